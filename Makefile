@@ -1,0 +1,85 @@
+# memtrack: kernel module, user tools, tests.
+#
+#   make                  module for KVER (default: running kernel, else the
+#                         newest installed headers) + user tools
+#   make KVER=<release>   module for that kernel -> build/<release>/memtrack.ko
+#   make check            install what is missing, build for 6.1 and 6.12, run
+#                         host and VM tests; ends with "N passed, N failed"
+#   make run              show memtrack working (in a VM where the host
+#                         cannot load modules)
+#   make install          module, tools, udev rule, modules-load snippet
+#
+# W=1 and C=1 pass through to kbuild.
+
+VERSION := 0.1.0
+TOP := $(CURDIR)
+KVER ?= $(shell $(TOP)/scripts/kernel-release)
+KDIR ?= /lib/modules/$(KVER)/build
+KOBJ := $(TOP)/build/$(KVER)/obj
+
+KMOD_FILES := $(wildcard kmod/*.c kmod/*.h)
+KMOD_DEPS := Kbuild $(KMOD_FILES) $(wildcard include/uapi/linux/*.h) \
+	$(wildcard kmod/features/*.c) kmod/features/detect
+
+CC ?= cc
+USER_CFLAGS := -O2 -g -Wall -Wextra -Werror=implicit-function-declaration \
+	-I$(TOP)/include
+BIN := build/bin
+TESTBIN := build/tests
+
+# Workloads the tests drive; each does something exactly known.
+PROGS := $(patsubst tests/progs/%.c,$(TESTBIN)/%,$(wildcard tests/progs/*.c))
+
+DESTDIR ?=
+PREFIX ?= /usr/local
+
+.PHONY: all module user progs check run install clean FORCE
+
+all: module user progs
+
+module: build/$(KVER)/memtrack.ko
+
+# kbuild writes objects next to the sources, so each kernel gets its own tree
+# of links to them.
+build/$(KVER)/memtrack.ko: $(KMOD_DEPS) FORCE
+	@test -d $(KDIR) || { echo "no kernel headers for $(KVER): run scripts/install-deps" >&2; exit 1; }
+	@mkdir -p $(KOBJ)/kmod
+	@find $(KOBJ)/kmod -maxdepth 1 -type l -delete
+	@ln -sfn $(TOP)/include $(KOBJ)/include
+	@ln -sf $(TOP)/Kbuild $(KOBJ)/Kbuild
+	@for f in $(KMOD_FILES); do ln -sf $(TOP)/$$f $(KOBJ)/$$f; done
+	@if [ ! -f $(KOBJ)/memtrack_features.h ] || \
+	    [ -n "$$(find kmod/features -newer $(KOBJ)/memtrack_features.h)" ]; then \
+		kmod/features/detect $(KDIR) $(KOBJ); fi
+	$(MAKE) -C $(KDIR) M=$(KOBJ) modules
+	@cp $(KOBJ)/memtrack.ko $@
+
+user:
+	@if [ -f user/Makefile ]; then $(MAKE) -C user TOP=$(TOP) BIN=$(TOP)/$(BIN); fi
+
+progs: $(PROGS)
+
+$(TESTBIN)/%: tests/progs/%.c
+	@mkdir -p $(TESTBIN)
+	$(CC) $(USER_CFLAGS) -o $@ $< -lpthread
+
+check:
+	@scripts/check
+
+run: module progs
+	@scripts/run-demo
+
+install: module user
+	install -D -m 0644 build/$(KVER)/memtrack.ko \
+		$(DESTDIR)/lib/modules/$(KVER)/extra/memtrack.ko
+	install -D -m 0644 packaging/99-memtrack.rules \
+		$(DESTDIR)/etc/udev/rules.d/99-memtrack.rules
+	install -D -m 0644 packaging/memtrack.conf \
+		$(DESTDIR)/etc/modules-load.d/memtrack.conf
+	@if [ -d $(BIN) ] && [ -n "$$(ls $(BIN))" ]; then \
+		install -d $(DESTDIR)$(PREFIX)/bin && \
+		install -m 0755 $(BIN)/* $(DESTDIR)$(PREFIX)/bin/; fi
+	@if [ -z "$(DESTDIR)" ]; then depmod -a $(KVER); fi
+
+clean:
+	rm -rf build

@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Differences between the kernels memtrack builds for, in one place.  The
+ * MTR_HAVE_* macros come from kmod/features/, which try-compiles each
+ * candidate against the target's headers.
+ */
+#ifndef MEMTRACK_COMPAT_H
+#define MEMTRACK_COMPAT_H
+
+#include <linux/pid.h>
+#include "memtrack_features.h"
+
+/* Syscall entry points, for kprobes: the arch's syscall wrapper names. */
+#if defined(CONFIG_X86_64)
+#define MTR_SYSCALL_SYM(name) "__x64_sys_" #name
+#elif defined(CONFIG_ARM64)
+#define MTR_SYSCALL_SYM(name) "__arm64_sys_" #name
+#else
+#error "memtrack: no syscall wrapper prefix known for this architecture"
+#endif
+
+/* oom:mark_victim took (int pid) before 6.1.130 and (task, uid) since. */
+#ifdef MTR_HAVE_MARK_VICTIM_TASK
+#define MTR_MARK_VICTIM_PROTO struct task_struct *victim, uid_t victim_uid
+#define mtr_mark_victim_task() (victim)
+#else
+#define MTR_MARK_VICTIM_PROTO int victim_pid
+#define mtr_mark_victim_task() pid_task(find_vpid(victim_pid), PIDTYPE_PID)
+#endif
+
+#endif /* MEMTRACK_COMPAT_H */

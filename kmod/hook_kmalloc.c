@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Kernel heap attributed to the task that asked for it: kmalloc bytes
+ * requested and actually allocated, and kfree calls.
+ */
+#include <linux/slab.h>
+#include <trace/events/kmem.h>
+#include "memtrack.h"
+
+static void mtr_probe_kmalloc(void *data, unsigned long call_site,
+			     const void *ptr, size_t bytes_req,
+			     size_t bytes_alloc, gfp_t gfp, int node)
+{
+	struct mtr_thread *t;
+
+	mtr_total_add(kmalloc_events, 1);
+	t = mtr_current();
+	if (!t || !ptr)
+		return;
+	mtr_count(t, MTR_C_KMALLOC_CALLS, 1);
+	mtr_count(t, MTR_C_KMALLOC_REQ, bytes_req);
+	mtr_count(t, MTR_C_KMALLOC_ALLOC, bytes_alloc);
+}
+
+/* kfree(NULL) fires the tracepoint too; it frees nothing. */
+static void mtr_probe_kfree(void *data, unsigned long call_site,
+			   const void *ptr)
+{
+	struct mtr_thread *t;
+
+	if (ZERO_OR_NULL_PTR(ptr))
+		return;
+	mtr_total_add(kfree_events, 1);
+	t = mtr_current();
+	if (t)
+		mtr_count(t, MTR_C_KFREE_CALLS, 1);
+}
+
+static void __used mtr_kmalloc_check_types(void)
+{
+	check_trace_callback_type_kmalloc(mtr_probe_kmalloc);
+	check_trace_callback_type_kfree(mtr_probe_kfree);
+}
+
+static struct mtr_tracepoint mtr_kmalloc_tps[] = {
+	{ .name = "kmalloc", .probe = mtr_probe_kmalloc },
+	{ .name = "kfree", .probe = mtr_probe_kfree },
+};
+
+struct mtr_hook_group mtr_group_kmalloc = {
+	.name = "kmalloc",
+	.tps = mtr_kmalloc_tps,
+	.nr_tps = ARRAY_SIZE(mtr_kmalloc_tps),
+};

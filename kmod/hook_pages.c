@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Page allocator: pages allocated and freed by each task, and failed
+ * allocations (mm_page_alloc fires with a NULL page) by order and gfp.
+ */
+#include <linux/mm_types.h>
+#include <linux/slab.h>
+#include <linux/minmax.h>
+#include <trace/events/kmem.h>
+#include "memtrack.h"
+
+static void mtr_probe_page_alloc(void *data, struct page *page,
+				unsigned int order, gfp_t gfp, int migratetype)
+{
+	struct mtr_thread *t;
+
+	if (likely(page)) {
+		mtr_total_add(pg_alloc_events, 1);
+	} else {
+		mtr_total_add(pg_alloc_fail, 1);
+		mtr_total_add(pg_alloc_fail_order[min(order, MTR_MAX_ORDER_SLOTS - 1U)], 1);
+	}
+	t = mtr_current();
+	if (!t)
+		return;
+	if (likely(page)) {
+		mtr_count(t, MTR_C_PG_ALLOC, 1UL << order);
+	} else {
+		mtr_count(t, MTR_C_PG_ALLOC_FAIL, 1);
+		WRITE_ONCE(t->fail_gfp, (__force u32)gfp);
+		WRITE_ONCE(t->proc->fail_gfp, (__force u32)gfp);
+	}
+}
+
+static void mtr_probe_page_free(void *data, struct page *page,
+			       unsigned int order)
+{
+	struct mtr_thread *t;
+
+	mtr_total_add(pg_free_events, 1);
+	t = mtr_current();
+	if (t)
+		mtr_count(t, MTR_C_PG_FREE, 1UL << order);
+}
+
+/* Order-0 pages freed in batches take this tracepoint instead. */
+static void mtr_probe_page_free_batched(void *data, struct page *page)
+{
+	mtr_probe_page_free(data, page, 0);
+}
+
+static void __used mtr_pages_check_types(void)
+{
+	check_trace_callback_type_mm_page_alloc(mtr_probe_page_alloc);
+	check_trace_callback_type_mm_page_free(mtr_probe_page_free);
+	check_trace_callback_type_mm_page_free_batched(mtr_probe_page_free_batched);
+}
+
+static struct mtr_tracepoint mtr_pages_tps[] = {
+	{ .name = "mm_page_alloc", .probe = mtr_probe_page_alloc },
+	{ .name = "mm_page_free", .probe = mtr_probe_page_free },
+	{ .name = "mm_page_free_batched", .probe = mtr_probe_page_free_batched },
+};
+
+struct mtr_hook_group mtr_group_pages = {
+	.name = "pages",
+	.tps = mtr_pages_tps,
+	.nr_tps = ARRAY_SIZE(mtr_pages_tps),
+};

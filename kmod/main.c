@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * memtrack: per-task memory counters for Linux.
+ *
+ * Load order matters: the task lifecycle hooks attach before the scan of
+ * existing tasks so that no fork or exit falls between the two; unload
+ * removes the /proc files (no more config writes), detaches every hook and
+ * waits for running probes, stops the reaper, and only then frees the table.
+ */
+#include <linux/module.h>
+#include <linux/moduleparam.h>
+#include <linux/workqueue.h>
+#include <linux/mutex.h>
+#include <linux/timekeeping.h>
+#include "memtrack.h"
+
+unsigned int mtr_retention_ms = MEMTRACK_RETENTION_MS_DEFAULT;
+module_param_named(retention_ms, mtr_retention_ms, uint, 0444);
+MODULE_PARM_DESC(retention_ms, "How long exited tasks stay listed (ms)");
+
+DEFINE_MUTEX(mtr_config_lock);
+u64 mtr_load_ns;
+DEFINE_PER_CPU(struct mtr_totals, mtr_totals);
+
+#define MTR_REAP_INTERVAL (HZ / 4)
+static void mtr_reap_fn(struct work_struct *work);
+static DECLARE_DELAYED_WORK(mtr_reap_work, mtr_reap_fn);
+
+static void mtr_reap_fn(struct work_struct *work)
+{
+	mtr_table_reap(ktime_get_ns(),
+		      (u64)READ_ONCE(mtr_retention_ms) * NSEC_PER_MSEC);
+	schedule_delayed_work(&mtr_reap_work, MTR_REAP_INTERVAL);
+}
+
+void mtr_totals_sum(struct mtr_totals *sum)
+{
+	const u64 *src;
+	u64 *dst = (u64 *)sum;
+	unsigned int cpu, i;
+
+	memset(sum, 0, sizeof(*sum));
+	for_each_possible_cpu(cpu) {
+		src = (const u64 *)per_cpu_ptr(&mtr_totals, cpu);
+		for (i = 0; i < sizeof(*sum) / sizeof(u64); i++)
+			dst[i] += READ_ONCE(src[i]);
+	}
+}
+
+static int __init mtr_init(void)
+{
+	unsigned int g;
+	int err;
+
+	if (mtr_retention_ms > MEMTRACK_RETENTION_MS_MAX) {
+		pr_err(MTR_NAME ": retention_ms above %u\n",
+		       MEMTRACK_RETENTION_MS_MAX);
+		return -EINVAL;
+	}
+	mtr_load_ns = ktime_get_ns();
+	err = mtr_table_init();
+	if (err)
+		return err;
+	err = mtr_hooks_init();
+	if (err)
+		goto out_table;
+
+	mutex_lock(&mtr_config_lock);
+	err = mtr_hook_group_set(&mtr_group_task, true);
+	mutex_unlock(&mtr_config_lock);
+	if (err)
+		goto out_hooks;
+	mtr_table_scan_existing();
+
+	mutex_lock(&mtr_config_lock);
+	for (g = 0; g < mtr_nr_groups; g++)
+		if (mtr_hook_group_set(mtr_groups[g], true))
+			pr_warn(MTR_NAME ": hook group %s left off\n",
+				mtr_groups[g]->name);
+	mutex_unlock(&mtr_config_lock);
+
+	schedule_delayed_work(&mtr_reap_work, MTR_REAP_INTERVAL);
+	err = mtr_proc_init();
+	if (err)
+		goto out_reaper;
+	return 0;
+
+out_reaper:
+	cancel_delayed_work_sync(&mtr_reap_work);
+out_hooks:
+	mtr_hooks_detach_all();
+out_table:
+	mtr_table_exit();
+	return err;
+}
+
+static void __exit mtr_exit(void)
+{
+	mtr_proc_exit();
+	mtr_hooks_detach_all();
+	cancel_delayed_work_sync(&mtr_reap_work);
+	mtr_table_exit();
+}
+
+module_init(mtr_init);
+module_exit(mtr_exit);
+MODULE_LICENSE("GPL");
+MODULE_AUTHOR("memtrack developers");
+MODULE_DESCRIPTION("Per-task memory counters and memory-event tracing");
+MODULE_VERSION("0.1.0");

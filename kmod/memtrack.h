@@ -1,0 +1,239 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * memtrack: internal declarations shared by the module's files.
+ */
+#ifndef MEMTRACK_H
+#define MEMTRACK_H
+
+#include <linux/types.h>
+#include <linux/list.h>
+#include <linux/spinlock.h>
+#include <linux/rcupdate.h>
+#include <linux/percpu.h>
+#include <linux/sched.h>
+#include <linux/kprobes.h>
+#include <uapi/linux/memtrack.h>
+
+#define MTR_NAME "memtrack"
+
+/*
+ * Per-thread counters: (index, column name).  Events are counted by the
+ * thread that causes them; min_flt and maj_flt are read from task_struct while
+ * the thread lives and frozen at its exit.  Signed quantities (mremap_bytes,
+ * brk_bytes: net growth) are stored two's complement and printed signed.
+ */
+#define MTR_COUNTERS(X)					\
+	X(MIN_FLT, min_flt)				\
+	X(MAJ_FLT, maj_flt)				\
+	X(PG_ALLOC, pg_alloc)				\
+	X(PG_FREE, pg_free)				\
+	X(PG_ALLOC_FAIL, pg_alloc_fail)			\
+	X(KMALLOC_CALLS, kmalloc_calls)			\
+	X(KMALLOC_REQ, kmalloc_req)			\
+	X(KMALLOC_ALLOC, kmalloc_alloc)			\
+	X(KFREE_CALLS, kfree_calls)			\
+	X(MMAP_CALLS, mmap_calls)			\
+	X(MMAP_BYTES, mmap_bytes)			\
+	X(MUNMAP_CALLS, munmap_calls)			\
+	X(MUNMAP_BYTES, munmap_bytes)			\
+	X(MREMAP_CALLS, mremap_calls)			\
+	X(MREMAP_BYTES, mremap_bytes)			\
+	X(BRK_CALLS, brk_calls)				\
+	X(BRK_BYTES, brk_bytes)				\
+	X(SHMGET_CALLS, shmget_calls)			\
+	X(SHMAT_CALLS, shmat_calls)			\
+	X(SHMDT_CALLS, shmdt_calls)			\
+	X(RECLAIM_STALLS, reclaim_stalls)		\
+	X(RECLAIM_NS, reclaim_ns)
+
+#define MTR_ENUM(id, name) MTR_C_##id,
+enum mtr_counter { MTR_COUNTERS(MTR_ENUM) MTR_NR_COUNTERS };
+#undef MTR_ENUM
+
+extern const char *const mtr_counter_names[MTR_NR_COUNTERS];
+
+/* What the mm of a process looks like; page counts except pgtables_bytes. */
+struct mtr_mm_snap {
+	unsigned long rss_anon;
+	unsigned long rss_file;
+	unsigned long rss_shmem;
+	unsigned long swap;
+	unsigned long rss_peak;
+	unsigned long vm_total;
+	unsigned long vm_data;
+	unsigned long vm_stack;
+	unsigned long vm_exec;
+	unsigned long pgtables_bytes;
+};
+
+struct mtr_proc;
+
+/*
+ * A tracked thread.  Looked up under RCU by tid; counters written only by the
+ * thread itself from task context, so a probe needs no atomics.
+ */
+struct mtr_thread {
+	struct hlist_node hnode;	/* mtr_thread_hash, by tid */
+	struct list_head node;		/* mtr_thread_list (RCU) */
+	struct list_head sibling;	/* proc->threads, under proc->lock */
+	struct rcu_head rcu;
+	struct mtr_proc *proc;
+	struct pid *pid;		/* identifies this incarnation */
+	pid_t tid;
+	u64 exit_ns;			/* 0 while alive */
+	u64 reclaim_start_ns;		/* direct reclaim in progress */
+	u32 fail_gfp;			/* gfp of the last failed page alloc */
+	u64 c[MTR_NR_COUNTERS];
+	char comm[TASK_COMM_LEN];	/* valid once exited */
+};
+
+struct mtr_proc {
+	struct hlist_node hnode;	/* mtr_proc_hash, by tgid */
+	struct list_head node;		/* mtr_proc_list (RCU) */
+	struct rcu_head rcu;
+	spinlock_t lock;		/* threads, nr_live, dead, exit data */
+	struct list_head threads;
+	pid_t tgid;
+	kuid_t uid;
+	unsigned int nr_live;
+	u64 exit_ns;			/* 0 while a thread lives */
+	u32 fail_gfp;
+	bool oom_victim;
+	u64 dead[MTR_NR_COUNTERS];	/* folded in from exited threads */
+	struct mtr_mm_snap exit_mm;	/* last mm state seen at exit */
+	char comm[TASK_COMM_LEN];	/* valid once exited */
+};
+
+/* table.c: the task table. */
+int mtr_table_init(void);
+void mtr_table_exit(void);
+int mtr_table_scan_existing(void);
+struct mtr_thread *mtr_thread_find(pid_t tid);	/* RCU; live only */
+struct mtr_thread *mtr_current(void);		/* RCU; NULL outside task ctx */
+void mtr_track_task(struct task_struct *task, gfp_t gfp);
+void mtr_thread_exit(struct mtr_thread *t, struct task_struct *task);
+void mtr_thread_exec(struct task_struct *task, pid_t old_tid);
+void mtr_table_reap(u64 now_ns, u64 retention_ns);
+extern struct list_head mtr_thread_list;
+extern struct list_head mtr_proc_list;
+
+struct mtr_table_stats {
+	unsigned int threads, threads_exited;
+	unsigned int procs, procs_exited;
+	u64 untracked;
+	size_t bytes;
+};
+void mtr_table_stats(struct mtr_table_stats *st);
+
+static inline void mtr_count(struct mtr_thread *t, enum mtr_counter c, u64 v)
+{
+	WRITE_ONCE(t->c[c], t->c[c] + v);
+}
+
+/* snapshot.c: reading live state of tasks and processes. */
+bool mtr_task_mm_snap(struct task_struct *task, struct mtr_mm_snap *s);
+struct mtr_proc_view {
+	u64 c[MTR_NR_COUNTERS];
+	struct mtr_mm_snap mm;
+	char comm[TASK_COMM_LEN];
+	kuid_t uid;
+	unsigned int nr_threads;
+	bool exited;
+	bool detailed;		/* reader may see event counters */
+};
+void mtr_proc_view(struct mtr_proc *p, struct mtr_proc_view *v);
+void mtr_thread_view(struct mtr_thread *t, struct mtr_proc_view *v);
+
+/* Global totals since load, per CPU; events from any context. */
+#define MTR_MAX_ORDER_SLOTS 16
+struct mtr_totals {
+	u64 pg_alloc_events;
+	u64 pg_free_events;
+	u64 pg_alloc_fail;
+	u64 pg_alloc_fail_order[MTR_MAX_ORDER_SLOTS];
+	u64 kmalloc_events;
+	u64 kfree_events;
+	u64 mmap_events;
+	u64 reclaim_stalls;
+	u64 reclaim_ns;
+	u64 reclaim_scanned;
+	u64 reclaim_reclaimed;
+	u64 reclaim_dirty;
+	u64 reclaim_writeback;
+	u64 oom_victims;
+	u64 forks;
+	u64 exits;
+};
+DECLARE_PER_CPU(struct mtr_totals, mtr_totals);
+#define mtr_total_add(field, v) this_cpu_add(mtr_totals.field, (v))
+void mtr_totals_sum(struct mtr_totals *sum);
+
+/* hook_oom.c: the most recent OOM victims. */
+#define MTR_OOM_RING 8
+struct mtr_oom_victim {
+	u64 time_ns;
+	pid_t pid, tgid, trigger_pid;
+	uid_t uid;
+	unsigned long rss_pages;
+	char comm[TASK_COMM_LEN];
+};
+unsigned int mtr_oom_victims(struct mtr_oom_victim *out, unsigned int max);
+
+/* hooks.c: groups of tracepoints and kprobes switched on and off together. */
+struct mtr_tracepoint {
+	const char *name;
+	void *probe;
+	struct tracepoint *tp;		/* resolved at load */
+	bool attached;
+};
+
+/* Kprobes are optional: a symbol the kernel lacks is skipped and reported. */
+struct mtr_kprobe {
+	struct kprobe kp;
+	bool attached;
+};
+
+struct mtr_kretprobe {
+	struct kretprobe rp;
+	bool attached;
+};
+
+struct mtr_hook_group {
+	const char *name;
+	struct mtr_tracepoint *tps;
+	unsigned int nr_tps;
+	struct mtr_kprobe *kps;
+	unsigned int nr_kps;
+	struct mtr_kretprobe *krps;
+	unsigned int nr_krps;
+	bool always_on;			/* the task lifecycle cannot be off */
+	bool enabled;
+};
+
+extern struct mtr_hook_group mtr_group_task, mtr_group_pages, mtr_group_kmalloc,
+	mtr_group_mmap, mtr_group_reclaim, mtr_group_oom;
+extern struct mtr_hook_group *const mtr_groups[];
+extern const unsigned int mtr_nr_groups;
+
+unsigned long mtr_mmap_missed(void);
+
+int mtr_hooks_init(void);
+int mtr_hook_group_set(struct mtr_hook_group *g, bool on);
+void mtr_hooks_detach_all(void);
+unsigned int mtr_hook_group_attached(const struct mtr_hook_group *g);
+unsigned int mtr_hook_group_size(const struct mtr_hook_group *g);
+
+/* main.c: configuration. */
+extern unsigned int mtr_retention_ms;
+extern u64 mtr_load_ns;
+extern struct mutex mtr_config_lock;
+
+/* proc_*.c */
+int mtr_proc_init(void);
+void mtr_proc_exit(void);
+int mtr_summary_show(struct seq_file *m, void *v);
+extern const struct proc_ops mtr_config_ops;
+extern const struct seq_operations mtr_tasks_seq_ops, mtr_threads_seq_ops;
+void mtr_sysmem_show(struct seq_file *m);
+
+#endif /* MEMTRACK_H */

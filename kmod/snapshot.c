@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Reading a process or thread as the /proc files show it: event counters from
+ * the table, memory and faults live from task_struct and mm_struct, the way
+ * /proc/PID/status reads them, so the two agree.
+ */
+#include <linux/mm.h>
+#include <linux/sched/mm.h>
+#include <linux/sched/task.h>
+#include <linux/cred.h>
+#include <linux/capability.h>
+#include <linux/string.h>
+#include "memtrack.h"
+
+static void mtr_mm_read(struct mm_struct *mm, struct mtr_mm_snap *s)
+{
+	s->rss_anon = get_mm_counter(mm, MM_ANONPAGES);
+	s->rss_file = get_mm_counter(mm, MM_FILEPAGES);
+	s->rss_shmem = get_mm_counter(mm, MM_SHMEMPAGES);
+	s->swap = get_mm_counter(mm, MM_SWAPENTS);
+	s->rss_peak = get_mm_hiwater_rss(mm);
+	s->vm_total = READ_ONCE(mm->total_vm);
+	s->vm_data = READ_ONCE(mm->data_vm);
+	s->vm_stack = READ_ONCE(mm->stack_vm);
+	s->vm_exec = READ_ONCE(mm->exec_vm);
+	s->pgtables_bytes = mm_pgtables_bytes(mm);
+}
+
+/* task_lock() keeps the mm attached while we read it.  False: no user mm. */
+bool mtr_task_mm_snap(struct task_struct *task, struct mtr_mm_snap *s)
+{
+	struct mm_struct *mm;
+
+	task_lock(task);
+	mm = task->mm;
+	if (mm && !(task->flags & PF_KTHREAD))
+		mtr_mm_read(mm, s);
+	else
+		mm = NULL;
+	task_unlock(task);
+	return mm;
+}
+
+/*
+ * Event counters reveal what a process does, which /proc keeps to those who
+ * may ptrace it; memory sizes and fault counts are public in /proc/PID/stat
+ * and status.  ptrace_may_access() is not exported, so approximate it by
+ * owner and CAP_SYS_PTRACE.
+ */
+static bool mtr_may_see_details(kuid_t owner)
+{
+	return uid_eq(current_fsuid(), owner) ||
+	       has_capability_noaudit(current, CAP_SYS_PTRACE);
+}
+
+static void mtr_add_live_thread(struct mtr_thread *t, struct task_struct *task,
+			       struct mtr_proc_view *v, bool *have_mm)
+{
+	int i;
+
+	for (i = 0; i < MTR_NR_COUNTERS; i++)
+		v->c[i] += READ_ONCE(t->c[i]);
+	if (!task)
+		return;
+	v->c[MTR_C_MIN_FLT] += READ_ONCE(task->min_flt);
+	v->c[MTR_C_MAJ_FLT] += READ_ONCE(task->maj_flt);
+	if (!*have_mm)
+		*have_mm = mtr_task_mm_snap(task, &v->mm);
+}
+
+/* Caller holds rcu_read_lock(). */
+void mtr_proc_view(struct mtr_proc *p, struct mtr_proc_view *v)
+{
+	struct task_struct *task, *named = NULL;
+	bool have_mm = false;
+	struct mtr_thread *t;
+
+	memset(v, 0, sizeof(*v));
+	spin_lock(&p->lock);
+	memcpy(v->c, p->dead, sizeof(v->c));
+	v->exited = p->exit_ns;
+	v->uid = p->uid;
+	if (v->exited) {
+		v->mm = p->exit_mm;
+		memcpy(v->comm, p->comm, sizeof(v->comm));
+	}
+	list_for_each_entry(t, &p->threads, sibling) {
+		if (t->exit_ns)
+			continue;
+		task = pid_task(t->pid, PIDTYPE_PID);
+		v->nr_threads++;
+		mtr_add_live_thread(t, task, v, &have_mm);
+		/* /proc/PID names a process after its leader. */
+		if (task && (!named || t->tid == p->tgid))
+			named = task;
+	}
+	if (named) {
+		__get_task_comm(v->comm, sizeof(v->comm), named);
+		v->uid = task_uid(named);
+	}
+	spin_unlock(&p->lock);
+	v->detailed = mtr_may_see_details(v->uid);
+}
+
+/* Caller holds rcu_read_lock(). */
+void mtr_thread_view(struct mtr_thread *t, struct mtr_proc_view *v)
+{
+	struct mtr_proc *p = t->proc;
+	struct task_struct *task = NULL;
+	bool have_mm = false;
+
+	memset(v, 0, sizeof(*v));
+	spin_lock(&p->lock);
+	v->uid = p->uid;
+	v->nr_threads = 1;
+	v->exited = t->exit_ns;
+	if (v->exited) {
+		memcpy(v->c, t->c, sizeof(v->c));
+		memcpy(v->comm, t->comm, sizeof(v->comm));
+		v->mm = p->exit_mm;
+	} else {
+		task = pid_task(t->pid, PIDTYPE_PID);
+		mtr_add_live_thread(t, task, v, &have_mm);
+		if (task) {
+			__get_task_comm(v->comm, sizeof(v->comm), task);
+			v->uid = task_uid(task);
+		} else {
+			memcpy(v->comm, t->comm, sizeof(v->comm));
+		}
+	}
+	spin_unlock(&p->lock);
+	v->detailed = mtr_may_see_details(v->uid);
+}
