@@ -57,7 +57,12 @@ build/$(KVER)/memtrack.ko: $(KMOD_DEPS) FORCE
 user:
 	@if [ -f user/Makefile ]; then $(MAKE) -C user TOP=$(TOP) BIN=$(TOP)/$(BIN); fi
 
-progs: $(PROGS)
+progs: $(PROGS) $(TESTBIN)/filedata
+
+# A file on the host's filesystem (9p in the VM), for file-backed RSS.
+$(TESTBIN)/filedata:
+	@mkdir -p $(TESTBIN)
+	head -c 33554432 /dev/zero >$@
 
 $(TESTBIN)/%: tests/progs/%.c
 	@mkdir -p $(TESTBIN)

@@ -148,6 +148,8 @@ static struct mtr_kretprobe mtr_mmap_krps[] = {
 	MTR_SYS_KRETPROBE(shmdt, mtr_shmdt_ret),
 };
 
+static_assert(ARRAY_SIZE(mtr_mmap_krps) <= MTR_MAX_KRETPROBES);
+
 struct mtr_hook_group mtr_group_mmap = {
 	.name = "mmap",
 	.krps = mtr_mmap_krps,

@@ -50,9 +50,14 @@ static void mtr_kprobe_reset(struct kprobe *kp)
 	kp->nmissed = 0;
 }
 
-static void mtr_group_detach(struct mtr_hook_group *g)
+/*
+ * Unregister a group's probes; the caller waits for running probes with
+ * tracepoint_synchronize_unregister(), once for however many groups.
+ */
+static void mtr_group_unregister(struct mtr_hook_group *g)
 {
-	unsigned int i;
+	struct kretprobe *krps[MTR_MAX_KRETPROBES];
+	unsigned int i, n = 0;
 
 	for (i = 0; i < g->nr_tps; i++) {
 		if (!g->tps[i].attached)
@@ -66,13 +71,20 @@ static void mtr_group_detach(struct mtr_hook_group *g)
 		unregister_kprobe(&g->kps[i].kp);
 		g->kps[i].attached = false;
 	}
+	/* One RCU grace period for all of them, not one each. */
 	for (i = 0; i < g->nr_krps; i++) {
 		if (!g->krps[i].attached)
 			continue;
-		unregister_kretprobe(&g->krps[i].rp);
+		krps[n++] = &g->krps[i].rp;
 		g->krps[i].attached = false;
 	}
-	/* No probe of this group runs after this. */
+	if (n)
+		unregister_kretprobes(krps, n);
+}
+
+static void mtr_group_detach(struct mtr_hook_group *g)
+{
+	mtr_group_unregister(g);
 	tracepoint_synchronize_unregister();
 }
 
@@ -140,9 +152,11 @@ void mtr_hooks_detach_all(void)
 	mutex_lock(&mtr_config_lock);
 	for (g = mtr_nr_groups; g-- > 0;) {
 		if (mtr_groups[g]->enabled)
-			mtr_group_detach(mtr_groups[g]);
+			mtr_group_unregister(mtr_groups[g]);
 		mtr_groups[g]->enabled = false;
 	}
+	/* No probe of any group runs after this. */
+	tracepoint_synchronize_unregister();
 	mutex_unlock(&mtr_config_lock);
 }
 

@@ -193,6 +193,9 @@ struct mtr_kprobe {
 	bool attached;
 };
 
+/* Most kretprobes in one group (unregistered in one batch). */
+#define MTR_MAX_KRETPROBES 8
+
 struct mtr_kretprobe {
 	struct kretprobe rp;
 	bool attached;

@@ -1,0 +1,287 @@
+"""Helpers for tests that run inside the VM (tests/vm/run) with memtrack.ko
+loaded: reading /proc/memtrack, driving the workloads in tests/progs, and
+counting tracepoint hits independently through tracefs.
+
+A test is a function decorated with @test; run_tests() runs the selected ones
+and prints "PASS name" / "FAIL name: why" lines and a closing
+"guest: N passed, N failed" line, which scripts/check adds up.
+"""
+import errno
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+import traceback
+
+PROC = "/proc/memtrack"
+PAGE = os.sysconf("SC_PAGE_SIZE")
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+TESTBIN = os.path.join(ROOT, "build", "tests")
+KVER = os.uname().release
+MODULE = os.path.join(ROOT, "build", KVER, "memtrack.ko")
+TRACEFS = "/sys/kernel/tracing"
+
+
+class TestFailure(Exception):
+    pass
+
+
+def check(cond, msg):
+    if not cond:
+        raise TestFailure(msg)
+
+
+def near(actual, expected, tol, what):
+    check(abs(actual - expected) <= tol,
+          f"{what}: {actual} not within {tol} of {expected}")
+
+
+# ---- /proc/memtrack ------------------------------------------------------
+
+def _value(v):
+    if v == "-":
+        return None
+    try:
+        return int(v, 0)
+    except ValueError:
+        return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), v)
+
+
+def read_table(name="tasks"):
+    """Rows of /proc/memtrack/{tasks,threads} as dicts, by pid: a list,
+    since an exited entry and a live one may share a pid."""
+    with open(f"{PROC}/{name}") as f:
+        lines = f.read().splitlines()
+    cols = lines[0].split()
+    rows = {}
+    for line in lines[1:]:
+        vals = line.split(" ")
+        check(len(vals) == len(cols), f"{name}: bad row {line!r}")
+        row = {c: _value(v) for c, v in zip(cols, vals)}
+        rows.setdefault(row["pid"], []).append(row)
+    return rows
+
+
+def columns(name="tasks"):
+    with open(f"{PROC}/{name}") as f:
+        return f.readline().split()
+
+
+def row(pid, name="tasks", state="R"):
+    """The one row of pid in the given state, or None."""
+    found = [r for r in read_table(name).get(pid, []) if r["state"] == state]
+    check(len(found) <= 1, f"{name}: {len(found)} rows for pid {pid} in state {state}")
+    return found[0] if found else None
+
+
+def summary():
+    """Key: value lines of the summary; repeated keys collect into lists."""
+    out = {}
+    with open(f"{PROC}/summary") as f:
+        for line in f:
+            m = re.match(r"^([A-Za-z][\w()]*):\s+(.*)$", line.rstrip("\n"))
+            if not m:
+                continue
+            k, v = m.group(1), m.group(2)
+            if k == "Victim":
+                out.setdefault(k, []).append(v)
+            else:
+                out[k] = v
+    return out
+
+
+def summary_int(key, s=None):
+    s = s if s is not None else summary()
+    return int(s[key].split()[0])
+
+
+def read_config():
+    with open(f"{PROC}/config") as f:
+        return dict(line.split() for line in f)
+
+
+def write_config(text):
+    """Write text to the config file in one write(); returns the errno or 0."""
+    fd = os.open(f"{PROC}/config", os.O_WRONLY)
+    try:
+        os.write(fd, text.encode() if isinstance(text, str) else text)
+        return 0
+    except OSError as e:
+        return e.errno
+    finally:
+        os.close(fd)
+
+
+def set_config(key, value):
+    err = write_config(f"{key} {value}\n")
+    check(err == 0, f"config {key} {value}: {os.strerror(err)}")
+
+
+# ---- /proc ------------------------------------------------------------------
+
+def proc_status(pid):
+    out = {}
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            k, _, v = line.partition(":")
+            out[k] = v.strip()
+    return out
+
+
+def status_bytes(st, key):
+    v = st.get(key)
+    return int(v.split()[0]) * 1024 if v else 0
+
+
+def vmstat():
+    with open("/proc/vmstat") as f:
+        return {k: int(v) for k, v in (line.split() for line in f)}
+
+
+def meminfo():
+    with open("/proc/meminfo") as f:
+        return {line.split(":")[0]: int(line.split()[1]) for line in f}
+
+
+# ---- workloads --------------------------------------------------------------
+
+class Memload:
+    """tests/progs/memload, one command at a time."""
+
+    def __init__(self):
+        self.p = subprocess.Popen([os.path.join(TESTBIN, "memload")],
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  text=True, bufsize=1)
+        self.pid = self.p.pid
+        self._expect("ok pid")
+
+    def _expect(self, prefix):
+        line = self.p.stdout.readline()
+        check(line.startswith(prefix), f"memload: expected {prefix!r}, got {line!r}")
+
+    def cmd(self, c):
+        self.p.stdin.write(c + "\n")
+        self.p.stdin.flush()
+        self._expect("ok")
+
+    def close(self):
+        if self.p.poll() is None:
+            self.p.stdin.write("exit\n")
+            self.p.stdin.flush()
+            self.p.wait(timeout=60)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        if self.p.poll() is None:
+            self.p.kill()
+            self.p.wait()
+
+
+class Stopped:
+    """SIGSTOP the given pids for the duration of a with-block."""
+
+    def __init__(self, pids):
+        self.pids = list(pids)
+
+    def __enter__(self):
+        for pid in self.pids:
+            os.kill(pid, signal.SIGSTOP)
+        # Wait until each is really stopped, not just signalled.
+        for pid in self.pids:
+            for _ in range(1000):
+                with open(f"/proc/{pid}/stat") as f:
+                    if f.read().rsplit(")", 1)[1].split()[0] == "T":
+                        break
+                time.sleep(0.01)
+        return self
+
+    def __exit__(self, *exc):
+        for pid in self.pids:
+            try:
+                os.kill(pid, signal.SIGCONT)
+            except ProcessLookupError:
+                pass
+
+
+# ---- tracefs: an independent count of tracepoint hits -------------------------
+
+class TraceCount:
+    """Count hits of one trace event (optionally filtered) in a with-block,
+    from the ring buffer's own statistics: entries + overrun."""
+
+    def __init__(self, system, event, filt=None):
+        self.dir = f"{TRACEFS}/events/{system}/{event}"
+        self.filt = filt
+        self.count = None
+
+    def _w(self, path, text):
+        with open(path, "w") as f:
+            f.write(text)
+
+    def _written(self):
+        total = 0
+        for cpu in os.listdir(f"{TRACEFS}/per_cpu"):
+            with open(f"{TRACEFS}/per_cpu/{cpu}/stats") as f:
+                st = dict(line.split(":", 1) for line in f if ":" in line)
+            total += int(st["entries"]) + int(st["overrun"])
+        return total
+
+    def __enter__(self):
+        self._w(f"{TRACEFS}/tracing_on", "0")
+        self._w(f"{TRACEFS}/trace", "")
+        if self.filt:
+            self._w(f"{self.dir}/filter", self.filt)
+        self._w(f"{self.dir}/enable", "1")
+        self._w(f"{TRACEFS}/tracing_on", "1")
+        return self
+
+    def __exit__(self, *exc):
+        self._w(f"{TRACEFS}/tracing_on", "0")
+        self._w(f"{self.dir}/enable", "0")
+        self.count = self._written()
+        if self.filt:
+            self._w(f"{self.dir}/filter", "0")
+        self._w(f"{TRACEFS}/trace", "")
+
+
+# ---- runner -----------------------------------------------------------------
+
+_TESTS = []
+
+
+def test(fn):
+    _TESTS.append(fn)
+    return fn
+
+
+def run_tests(argv):
+    names = argv[1:]
+    passed = failed = 0
+    for fn in _TESTS:
+        name = fn.__name__
+        if names and name not in names:
+            continue
+        t0 = time.monotonic()
+        try:
+            fn()
+        except TestFailure as e:
+            failed += 1
+            print(f"FAIL {name}: {e}", flush=True)
+        except Exception:
+            failed += 1
+            tb = traceback.format_exc().strip().splitlines()
+            print(f"FAIL {name}: {tb[-1]}", flush=True)
+            print("\n".join("    " + t for t in tb), file=sys.stderr, flush=True)
+        else:
+            passed += 1
+            print(f"PASS {name} ({time.monotonic() - t0:.1f}s)", flush=True)
+    print(f"guest: {passed} passed, {failed} failed", flush=True)
+    return 1 if failed else 0
+
+
+__all__ = [n for n in dir() if not n.startswith("_")] + ["errno", "os", "time",
+                                                        "signal", "subprocess"]
