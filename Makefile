@@ -71,7 +71,7 @@ $(TESTBIN)/%: tests/progs/%.c
 check:
 	@scripts/check
 
-run: module progs
+run:
 	@scripts/run-demo
 
 install: module user

@@ -8,6 +8,7 @@
 #define MEMTRACK_COMPAT_H
 
 #include <linux/pid.h>
+#include <linux/mm.h>
 #include "memtrack_features.h"
 
 /* Syscall entry points, for kprobes: the arch's syscall wrapper names. */
@@ -26,6 +27,17 @@
 #else
 #define MTR_MARK_VICTIM_PROTO int victim_pid
 #define mtr_mark_victim_task() pid_task(find_vpid(victim_pid), PIDTYPE_PID)
+#endif
+
+/*
+ * RSS counters: 6.1 keeps atomics (plus per-task caches /proc reads the same
+ * way); 6.2+ keeps percpu_counters, whose plain read misses the per-CPU
+ * batches, and /proc/PID/status sums them exactly: so do we.
+ */
+#ifdef MTR_HAVE_GET_MM_COUNTER_SUM
+#define mtr_mm_counter(mm, member) get_mm_counter_sum(mm, member)
+#else
+#define mtr_mm_counter(mm, member) get_mm_counter(mm, member)
 #endif
 
 #endif /* MEMTRACK_COMPAT_H */

@@ -13,139 +13,109 @@
 #include "memtrack.h"
 #include "compat.h"
 
+enum mtr_sys {
+	MTR_SYS_MMAP, MTR_SYS_MUNMAP, MTR_SYS_MREMAP, MTR_SYS_BRK,
+	MTR_SYS_SHMGET, MTR_SYS_SHMAT, MTR_SYS_SHMDT, MTR_NR_SYS
+};
+
 struct mtr_sys_args {
+	enum mtr_sys sys;
 	unsigned long arg[3];
 	unsigned long old_brk;
 };
 
+static struct mtr_kretprobe mtr_mmap_krps[MTR_NR_SYS];
+
 static int mtr_sys_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
 	struct mtr_sys_args *a = (struct mtr_sys_args *)ri->data;
+	struct kretprobe *rp = get_kretprobe(ri);
 	unsigned long args[6];
 
+	a->sys = container_of(rp, struct mtr_kretprobe, rp) - mtr_mmap_krps;
 	syscall_get_arguments(current, task_pt_regs(current), args);
 	memcpy(a->arg, args, sizeof(a->arg));
 	a->old_brk = current->mm ? READ_ONCE(current->mm->brk) : 0;
 	return 0;
 }
 
-static struct mtr_thread *mtr_sys_ret(struct kretprobe_instance *ri,
-				    struct pt_regs *regs, long *ret,
-				    struct mtr_sys_args **a)
+static void mtr_count2(struct mtr_thread *t, enum mtr_counter calls,
+		       enum mtr_counter bytes, unsigned long n)
 {
+	mtr_count(t, calls, 1);
+	mtr_count(t, bytes, n);
+}
+
+static int mtr_sys_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	const struct mtr_sys_args *a = (const struct mtr_sys_args *)ri->data;
+	long ret = regs_return_value(regs);
+	bool ok = !IS_ERR_VALUE(ret);
+	struct mtr_thread *t;
+
 	mtr_total_add(mmap_events, 1);
-	*ret = regs_return_value(regs);
-	*a = (struct mtr_sys_args *)ri->data;
-	return mtr_current();
-}
-
-static int mtr_mmap_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
-{
-	struct mtr_sys_args *a;
-	long ret;
-	struct mtr_thread *t = mtr_sys_ret(ri, regs, &ret, &a);
-
-	if (t && !IS_ERR_VALUE(ret)) {
-		mtr_count(t, MTR_C_MMAP_CALLS, 1);
-		mtr_count(t, MTR_C_MMAP_BYTES, PAGE_ALIGN(a->arg[1]));
+	t = mtr_current();
+	if (!t)
+		return 0;
+	switch (a->sys) {
+	case MTR_SYS_MMAP:
+		if (ok)
+			mtr_count2(t, MTR_C_MMAP_CALLS, MTR_C_MMAP_BYTES,
+				   PAGE_ALIGN(a->arg[1]));
+		break;
+	case MTR_SYS_MUNMAP:
+		if (!ret)
+			mtr_count2(t, MTR_C_MUNMAP_CALLS, MTR_C_MUNMAP_BYTES,
+				   PAGE_ALIGN(a->arg[1]));
+		break;
+	case MTR_SYS_MREMAP:
+		/* mremap(old_addr, old_len, new_len, ...): net growth. */
+		if (ok)
+			mtr_count2(t, MTR_C_MREMAP_CALLS, MTR_C_MREMAP_BYTES,
+				   PAGE_ALIGN(a->arg[2]) - PAGE_ALIGN(a->arg[1]));
+		break;
+	case MTR_SYS_BRK:
+		/* brk returns the new break; a refused brk returns the old. */
+		mtr_count2(t, MTR_C_BRK_CALLS, MTR_C_BRK_BYTES,
+			   (unsigned long)ret - a->old_brk);
+		break;
+	case MTR_SYS_SHMGET:
+		if (ret >= 0)
+			mtr_count(t, MTR_C_SHMGET_CALLS, 1);
+		break;
+	case MTR_SYS_SHMAT:
+		if (ok)
+			mtr_count(t, MTR_C_SHMAT_CALLS, 1);
+		break;
+	case MTR_SYS_SHMDT:
+		if (!ret)
+			mtr_count(t, MTR_C_SHMDT_CALLS, 1);
+		break;
+	case MTR_NR_SYS:
+		break;
 	}
-	return 0;
-}
-
-static int mtr_munmap_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
-{
-	struct mtr_sys_args *a;
-	long ret;
-	struct mtr_thread *t = mtr_sys_ret(ri, regs, &ret, &a);
-
-	if (t && !ret) {
-		mtr_count(t, MTR_C_MUNMAP_CALLS, 1);
-		mtr_count(t, MTR_C_MUNMAP_BYTES, PAGE_ALIGN(a->arg[1]));
-	}
-	return 0;
-}
-
-/* mremap(old_addr, old_len, new_len, ...): net growth, signed. */
-static int mtr_mremap_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
-{
-	struct mtr_sys_args *a;
-	long ret;
-	struct mtr_thread *t = mtr_sys_ret(ri, regs, &ret, &a);
-
-	if (t && !IS_ERR_VALUE(ret)) {
-		mtr_count(t, MTR_C_MREMAP_CALLS, 1);
-		mtr_count(t, MTR_C_MREMAP_BYTES,
-			 PAGE_ALIGN(a->arg[2]) - PAGE_ALIGN(a->arg[1]));
-	}
-	return 0;
-}
-
-/* brk returns the new break; a refused brk returns the old one. */
-static int mtr_brk_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
-{
-	struct mtr_sys_args *a;
-	long ret;
-	struct mtr_thread *t = mtr_sys_ret(ri, regs, &ret, &a);
-
-	if (t) {
-		mtr_count(t, MTR_C_BRK_CALLS, 1);
-		mtr_count(t, MTR_C_BRK_BYTES, (unsigned long)ret - a->old_brk);
-	}
-	return 0;
-}
-
-static int mtr_shmget_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
-{
-	struct mtr_sys_args *a;
-	long ret;
-	struct mtr_thread *t = mtr_sys_ret(ri, regs, &ret, &a);
-
-	if (t && ret >= 0)
-		mtr_count(t, MTR_C_SHMGET_CALLS, 1);
-	return 0;
-}
-
-static int mtr_shmat_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
-{
-	struct mtr_sys_args *a;
-	long ret;
-	struct mtr_thread *t = mtr_sys_ret(ri, regs, &ret, &a);
-
-	if (t && !IS_ERR_VALUE(ret))
-		mtr_count(t, MTR_C_SHMAT_CALLS, 1);
-	return 0;
-}
-
-static int mtr_shmdt_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
-{
-	struct mtr_sys_args *a;
-	long ret;
-	struct mtr_thread *t = mtr_sys_ret(ri, regs, &ret, &a);
-
-	if (t && !ret)
-		mtr_count(t, MTR_C_SHMDT_CALLS, 1);
 	return 0;
 }
 
 /* Syscalls sleep (mmap_lock, faults), so allow many calls in flight. */
-#define MTR_SYS_KRETPROBE(sys, ret_handler) {				\
+#define MTR_SYS_KRETPROBE(id, sys) [id] = {				\
 	.rp = {								\
 		.kp.symbol_name = MTR_SYSCALL_SYM(sys),			\
 		.entry_handler = mtr_sys_entry,				\
-		.handler = ret_handler,					\
+		.handler = mtr_sys_ret,					\
 		.data_size = sizeof(struct mtr_sys_args),		\
 		.maxactive = 512,					\
 	},								\
 }
 
-static struct mtr_kretprobe mtr_mmap_krps[] = {
-	MTR_SYS_KRETPROBE(mmap, mtr_mmap_ret),
-	MTR_SYS_KRETPROBE(munmap, mtr_munmap_ret),
-	MTR_SYS_KRETPROBE(mremap, mtr_mremap_ret),
-	MTR_SYS_KRETPROBE(brk, mtr_brk_ret),
-	MTR_SYS_KRETPROBE(shmget, mtr_shmget_ret),
-	MTR_SYS_KRETPROBE(shmat, mtr_shmat_ret),
-	MTR_SYS_KRETPROBE(shmdt, mtr_shmdt_ret),
+static struct mtr_kretprobe mtr_mmap_krps[MTR_NR_SYS] = {
+	MTR_SYS_KRETPROBE(MTR_SYS_MMAP, mmap),
+	MTR_SYS_KRETPROBE(MTR_SYS_MUNMAP, munmap),
+	MTR_SYS_KRETPROBE(MTR_SYS_MREMAP, mremap),
+	MTR_SYS_KRETPROBE(MTR_SYS_BRK, brk),
+	MTR_SYS_KRETPROBE(MTR_SYS_SHMGET, shmget),
+	MTR_SYS_KRETPROBE(MTR_SYS_SHMAT, shmat),
+	MTR_SYS_KRETPROBE(MTR_SYS_SHMDT, shmdt),
 };
 
 static_assert(ARRAY_SIZE(mtr_mmap_krps) <= MTR_MAX_KRETPROBES);

@@ -12,8 +12,10 @@ int mtr_proc_init(void)
 	if (!mtr_proc_dir)
 		return -ENOMEM;
 	if (!proc_create_single("summary", 0444, mtr_proc_dir, mtr_summary_show) ||
-	    !proc_create_seq("tasks", 0444, mtr_proc_dir, &mtr_tasks_seq_ops) ||
-	    !proc_create_seq("threads", 0444, mtr_proc_dir, &mtr_threads_seq_ops) ||
+	    !proc_create_seq_data("tasks", 0444, mtr_proc_dir, &mtr_tasks_seq_ops,
+				  &mtr_proc_list) ||
+	    !proc_create_seq_data("threads", 0444, mtr_proc_dir,
+				  &mtr_threads_seq_ops, &mtr_thread_list) ||
 	    !proc_create("config", 0644, mtr_proc_dir, &mtr_config_ops)) {
 		proc_remove(mtr_proc_dir);
 		return -ENOMEM;

@@ -6,6 +6,8 @@
  * Rows of processes the reader may not trace show '-' for event counters.
  */
 #include <linux/seq_file.h>
+#include <linux/proc_fs.h>
+#include <linux/fs.h>
 #include <linux/cred.h>
 #include <linux/user_namespace.h>
 #include "memtrack.h"
@@ -48,16 +50,17 @@ static void mtr_row(struct seq_file *m, pid_t pid, pid_t tgid,
 		seq_puts(m, " - -\n");
 }
 
-static void *mtr_tasks_start(struct seq_file *m, loff_t *pos)
+/* Both files walk an RCU list: its head is the proc entry's data. */
+static void *mtr_list_start(struct seq_file *m, loff_t *pos)
 	__acquires(RCU)
 {
 	rcu_read_lock();
-	return seq_list_start_head_rcu(&mtr_proc_list, *pos);
+	return seq_list_start_head_rcu(pde_data(file_inode(m->file)), *pos);
 }
 
-static void *mtr_tasks_next(struct seq_file *m, void *v, loff_t *pos)
+static void *mtr_list_next(struct seq_file *m, void *v, loff_t *pos)
 {
-	return seq_list_next_rcu(v, &mtr_proc_list, pos);
+	return seq_list_next_rcu(v, pde_data(file_inode(m->file)), pos);
 }
 
 static void mtr_list_stop(struct seq_file *m, void *v)
@@ -83,23 +86,11 @@ static int mtr_tasks_show(struct seq_file *m, void *v)
 }
 
 const struct seq_operations mtr_tasks_seq_ops = {
-	.start = mtr_tasks_start,
-	.next = mtr_tasks_next,
+	.start = mtr_list_start,
+	.next = mtr_list_next,
 	.stop = mtr_list_stop,
 	.show = mtr_tasks_show,
 };
-
-static void *mtr_threads_start(struct seq_file *m, loff_t *pos)
-	__acquires(RCU)
-{
-	rcu_read_lock();
-	return seq_list_start_head_rcu(&mtr_thread_list, *pos);
-}
-
-static void *mtr_threads_next(struct seq_file *m, void *v, loff_t *pos)
-{
-	return seq_list_next_rcu(v, &mtr_thread_list, pos);
-}
 
 static int mtr_threads_show(struct seq_file *m, void *v)
 {
@@ -118,8 +109,8 @@ static int mtr_threads_show(struct seq_file *m, void *v)
 }
 
 const struct seq_operations mtr_threads_seq_ops = {
-	.start = mtr_threads_start,
-	.next = mtr_threads_next,
+	.start = mtr_list_start,
+	.next = mtr_list_next,
 	.stop = mtr_list_stop,
 	.show = mtr_threads_show,
 };

@@ -11,14 +11,16 @@
 #include <linux/capability.h>
 #include <linux/string.h>
 #include "memtrack.h"
+#include "compat.h"
 
 static void mtr_mm_read(struct mm_struct *mm, struct mtr_mm_snap *s)
 {
-	s->rss_anon = get_mm_counter(mm, MM_ANONPAGES);
-	s->rss_file = get_mm_counter(mm, MM_FILEPAGES);
-	s->rss_shmem = get_mm_counter(mm, MM_SHMEMPAGES);
-	s->swap = get_mm_counter(mm, MM_SWAPENTS);
-	s->rss_peak = get_mm_hiwater_rss(mm);
+	s->rss_anon = mtr_mm_counter(mm, MM_ANONPAGES);
+	s->rss_file = mtr_mm_counter(mm, MM_FILEPAGES);
+	s->rss_shmem = mtr_mm_counter(mm, MM_SHMEMPAGES);
+	s->swap = mtr_mm_counter(mm, MM_SWAPENTS);
+	s->rss_peak = max(READ_ONCE(mm->hiwater_rss),
+			  s->rss_anon + s->rss_file + s->rss_shmem);
 	s->vm_total = READ_ONCE(mm->total_vm);
 	s->vm_data = READ_ONCE(mm->data_vm);
 	s->vm_stack = READ_ONCE(mm->stack_vm);

@@ -210,42 +210,52 @@ class Stopped:
 # ---- tracefs: an independent count of tracepoint hits -------------------------
 
 class TraceCount:
-    """Count hits of one trace event (optionally filtered) in a with-block,
-    from the ring buffer's own statistics: entries + overrun."""
+    """Count hits of trace events (each with an optional filter) during a
+    with-block, from the trace buffer.  counts[event] after the block.  Fails
+    if the buffer overwrote anything, so the counts are exact."""
 
-    def __init__(self, system, event, filt=None):
-        self.dir = f"{TRACEFS}/events/{system}/{event}"
-        self.filt = filt
-        self.count = None
+    BUFFER_KB = 4096
 
-    def _w(self, path, text):
+    def __init__(self, events):
+        self.events = events  # [(system, event, filter or None)]
+        self.counts = None
+
+    @staticmethod
+    def _w(path, text):
         with open(path, "w") as f:
             f.write(text)
 
-    def _written(self):
+    def _overrun(self):
         total = 0
         for cpu in os.listdir(f"{TRACEFS}/per_cpu"):
             with open(f"{TRACEFS}/per_cpu/{cpu}/stats") as f:
                 st = dict(line.split(":", 1) for line in f if ":" in line)
-            total += int(st["entries"]) + int(st["overrun"])
+            total += int(st["overrun"])
         return total
 
     def __enter__(self):
         self._w(f"{TRACEFS}/tracing_on", "0")
+        self._w(f"{TRACEFS}/buffer_size_kb", str(self.BUFFER_KB))
         self._w(f"{TRACEFS}/trace", "")
-        if self.filt:
-            self._w(f"{self.dir}/filter", self.filt)
-        self._w(f"{self.dir}/enable", "1")
+        for system, event, filt in self.events:
+            d = f"{TRACEFS}/events/{system}/{event}"
+            self._w(f"{d}/filter", filt or "0")
+            self._w(f"{d}/enable", "1")
         self._w(f"{TRACEFS}/tracing_on", "1")
         return self
 
     def __exit__(self, *exc):
         self._w(f"{TRACEFS}/tracing_on", "0")
-        self._w(f"{self.dir}/enable", "0")
-        self.count = self._written()
-        if self.filt:
-            self._w(f"{self.dir}/filter", "0")
+        for system, event, _ in self.events:
+            self._w(f"{TRACEFS}/events/{system}/{event}/enable", "0")
+            self._w(f"{TRACEFS}/events/{system}/{event}/filter", "0")
+        overrun = self._overrun()
+        with open(f"{TRACEFS}/trace") as f:
+            text = f.read()
         self._w(f"{TRACEFS}/trace", "")
+        if exc[0] is None:
+            check(overrun == 0, f"trace buffer overran by {overrun} events")
+        self.counts = {e: len(re.findall(rf" {e}: ", text)) for _, e, _ in self.events}
 
 
 # ---- runner -----------------------------------------------------------------

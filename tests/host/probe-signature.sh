@@ -1,0 +1,29 @@
+#!/bin/bash
+# A probe whose signature does not match its tracepoint must fail the module
+# build with the kernel's own flags (Debian builds with
+# -Werror=incompatible-pointer-types), and the matching one must build: the
+# guard every hook_*.c relies on.  usage: probe-signature.sh RELEASE
+set -euo pipefail
+kdir=/lib/modules/$1/build
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+probe() {
+	cat >"$work/$1.c" <<C
+#include <linux/mm_types.h>
+#include <linux/slab.h>
+#include <trace/events/kmem.h>
+static void probe(void *data, $2) { }
+static void __used check(void) { check_trace_callback_type_mm_page_alloc(probe); }
+C
+}
+probe right 'struct page *page, unsigned int order, gfp_t gfp, int migratetype'
+probe wrong 'struct page *page, unsigned int order'
+: >"$work/Kbuild"
+env -u MAKEFLAGS make -C "$kdir" M="$work" right.o >"$work/right.log" 2>&1 ||
+	{ cat "$work/right.log" >&2; echo "matching probe did not build" >&2; exit 1; }
+if env -u MAKEFLAGS make -C "$kdir" M="$work" wrong.o >"$work/wrong.log" 2>&1; then
+	echo "mismatched probe built: signature checks are not enforced" >&2
+	exit 1
+fi
+grep -q 'incompatible-pointer-types' "$work/wrong.log" ||
+	{ cat "$work/wrong.log" >&2; echo "failed for another reason" >&2; exit 1; }
