@@ -98,7 +98,7 @@ static int mtr_sys_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
 }
 
 /* Syscalls sleep (mmap_lock, faults), so allow many calls in flight. */
-#define MTR_SYS_KRETPROBE(id, sys) [id] = {				\
+#define MTR_SYS_KRETPROBE(sys) {					\
 	.rp = {								\
 		.kp.symbol_name = MTR_SYSCALL_SYM(sys),			\
 		.entry_handler = mtr_sys_entry,				\
@@ -109,13 +109,13 @@ static int mtr_sys_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
 }
 
 static struct mtr_kretprobe mtr_mmap_krps[MTR_NR_SYS] = {
-	MTR_SYS_KRETPROBE(MTR_SYS_MMAP, mmap),
-	MTR_SYS_KRETPROBE(MTR_SYS_MUNMAP, munmap),
-	MTR_SYS_KRETPROBE(MTR_SYS_MREMAP, mremap),
-	MTR_SYS_KRETPROBE(MTR_SYS_BRK, brk),
-	MTR_SYS_KRETPROBE(MTR_SYS_SHMGET, shmget),
-	MTR_SYS_KRETPROBE(MTR_SYS_SHMAT, shmat),
-	MTR_SYS_KRETPROBE(MTR_SYS_SHMDT, shmdt),
+	[MTR_SYS_MMAP] = MTR_SYS_KRETPROBE(mmap),
+	[MTR_SYS_MUNMAP] = MTR_SYS_KRETPROBE(munmap),
+	[MTR_SYS_MREMAP] = MTR_SYS_KRETPROBE(mremap),
+	[MTR_SYS_BRK] = MTR_SYS_KRETPROBE(brk),
+	[MTR_SYS_SHMGET] = MTR_SYS_KRETPROBE(shmget),
+	[MTR_SYS_SHMAT] = MTR_SYS_KRETPROBE(shmat),
+	[MTR_SYS_SHMDT] = MTR_SYS_KRETPROBE(shmdt),
 };
 
 static_assert(ARRAY_SIZE(mtr_mmap_krps) <= MTR_MAX_KRETPROBES);

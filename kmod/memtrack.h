@@ -16,39 +16,12 @@
 
 #define MTR_NAME "memtrack"
 
-/*
- * Per-thread counters: (index, column name).  Events are counted by the
- * thread that causes them; min_flt and maj_flt are read from task_struct while
- * the thread lives and frozen at its exit.  Signed quantities (mremap_bytes,
- * brk_bytes: net growth) are stored two's complement and printed signed.
- */
-#define MTR_COUNTERS(X)					\
-	X(MIN_FLT, min_flt)				\
-	X(MAJ_FLT, maj_flt)				\
-	X(PG_ALLOC, pg_alloc)				\
-	X(PG_FREE, pg_free)				\
-	X(PG_ALLOC_FAIL, pg_alloc_fail)			\
-	X(KMALLOC_CALLS, kmalloc_calls)			\
-	X(KMALLOC_REQ, kmalloc_req)			\
-	X(KMALLOC_ALLOC, kmalloc_alloc)			\
-	X(KFREE_CALLS, kfree_calls)			\
-	X(MMAP_CALLS, mmap_calls)			\
-	X(MMAP_BYTES, mmap_bytes)			\
-	X(MUNMAP_CALLS, munmap_calls)			\
-	X(MUNMAP_BYTES, munmap_bytes)			\
-	X(MREMAP_CALLS, mremap_calls)			\
-	X(MREMAP_BYTES, mremap_bytes)			\
-	X(BRK_CALLS, brk_calls)				\
-	X(BRK_BYTES, brk_bytes)				\
-	X(SHMGET_CALLS, shmget_calls)			\
-	X(SHMAT_CALLS, shmat_calls)			\
-	X(SHMDT_CALLS, shmdt_calls)			\
-	X(RECLAIM_STALLS, reclaim_stalls)		\
-	X(RECLAIM_NS, reclaim_ns)
-
-#define MTR_ENUM(id, name) MTR_C_##id,
-enum mtr_counter { MTR_COUNTERS(MTR_ENUM) MTR_NR_COUNTERS };
-#undef MTR_ENUM
+#define MTR_COUNTER(id, name) MTR_C_##id,
+enum mtr_counter {
+#include "counters.h"
+	MTR_NR_COUNTERS
+};
+#undef MTR_COUNTER
 
 extern const char *const mtr_counter_names[MTR_NR_COUNTERS];
 

@@ -19,6 +19,7 @@
 #include <linux/cred.h>
 #include <linux/timekeeping.h>
 #include <linux/string.h>
+#include <linux/stringify.h>
 #include "memtrack.h"
 
 #define MTR_HASH_BITS 14
@@ -34,9 +35,11 @@ static atomic_t mtr_nr_threads, mtr_nr_threads_exited;
 static atomic_t mtr_nr_procs, mtr_nr_procs_exited;
 static atomic64_t mtr_untracked;
 
-#define MTR_NAME_STR(id, name) [MTR_C_##id] = #name,
-const char *const mtr_counter_names[MTR_NR_COUNTERS] = { MTR_COUNTERS(MTR_NAME_STR) };
-#undef MTR_NAME_STR
+#define MTR_COUNTER(id, name) __stringify(name),
+const char *const mtr_counter_names[MTR_NR_COUNTERS] = {
+#include "counters.h"
+};
+#undef MTR_COUNTER
 
 struct mtr_thread *mtr_thread_find(pid_t tid)
 {
@@ -235,6 +238,16 @@ static bool mtr_thread_gone(struct mtr_thread *t)
 }
 
 /*
+ * Tasks exit while a pass runs, after it read the clock: their exit_ns is
+ * later than now, and an unsigned now - exit_ns would wrap and free them at
+ * once.
+ */
+static bool mtr_expired(u64 exit_ns, u64 now, u64 retention)
+{
+	return (s64)(now - exit_ns) >= (s64)retention;
+}
+
+/*
  * Free entries whose retention has passed, and mark exited the live entries
  * whose task is gone without our exit probe seeing it (a task that exited
  * while the load-time scan was adding it).
@@ -254,7 +267,7 @@ void mtr_table_reap(u64 now, u64 retention)
 				mtr_thread_exit(t, NULL);
 			continue;
 		}
-		if (now - exit_ns < retention)
+		if (!mtr_expired(exit_ns, now, retention))
 			continue;
 		hash_del_rcu(&t->hnode);
 		list_del_rcu(&t->node);
@@ -267,7 +280,7 @@ void mtr_table_reap(u64 now, u64 retention)
 	}
 	list_for_each_entry_safe(p, pn, &mtr_proc_list, node) {
 		exit_ns = READ_ONCE(p->exit_ns);
-		if (!exit_ns || now - exit_ns < retention)
+		if (!exit_ns || !mtr_expired(exit_ns, now, retention))
 			continue;
 		spin_lock(&p->lock);
 		empty = list_empty(&p->threads);
