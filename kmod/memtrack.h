@@ -16,12 +16,12 @@
 
 #define MTR_NAME "memtrack"
 
-#define MTR_COUNTER(id, name) MTR_C_##id,
+#define MEMTRACK_COUNTER(id, name) MTR_C_##id,
 enum mtr_counter {
-#include "counters.h"
+#include <uapi/linux/memtrack_counters.h>
 	MTR_NR_COUNTERS
 };
-#undef MTR_COUNTER
+#undef MEMTRACK_COUNTER
 
 extern const char *const mtr_counter_names[MTR_NR_COUNTERS];
 
@@ -203,6 +203,32 @@ unsigned int mtr_hook_group_size(const struct mtr_hook_group *g);
 extern unsigned int mtr_retention_ms;
 extern u64 mtr_load_ns;
 extern struct mutex mtr_config_lock;
+
+/*
+ * events.c, ring.c: records.  A reader (an opener of /dev/memtrack, or the
+ * netlink relay) has its own per-CPU ring buffers and filter; probes write
+ * each record into every reader that wants it, dropping and counting when a
+ * buffer is full.  Readers are created and destroyed in process context.
+ */
+struct mtr_reader;
+struct mtr_reader *mtr_reader_create(size_t ring_bytes);
+void mtr_reader_destroy(struct mtr_reader *r);
+int mtr_reader_set_filter(struct mtr_reader *r, const struct memtrack_filter *f);
+void mtr_reader_get_filter(struct mtr_reader *r, struct memtrack_filter *f);
+void mtr_reader_stats(struct mtr_reader *r, struct memtrack_ring_stats *st);
+/* Copy whole records, oldest first per CPU, into a kernel buffer; 0: none. */
+size_t mtr_reader_drain(struct mtr_reader *r, void *buf, size_t len);
+bool mtr_reader_empty(struct mtr_reader *r);
+/* Records generated for and lost by all readers since load. */
+void mtr_records_totals(u64 *generated, u64 *lost);
+extern unsigned int mtr_ring_kb;	/* per-CPU buffer of a new reader */
+
+/* netlink.c: the generic netlink family "memtrack". */
+int mtr_netlink_init(void);
+void mtr_netlink_exit(void);
+
+/* summary.c: the numbers both /proc/memtrack/summary and netlink report. */
+void mtr_summary_fill(struct memtrack_summary *s);
 
 /* proc_*.c */
 int mtr_proc_init(void);

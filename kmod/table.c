@@ -35,11 +35,11 @@ static atomic_t mtr_nr_threads, mtr_nr_threads_exited;
 static atomic_t mtr_nr_procs, mtr_nr_procs_exited;
 static atomic64_t mtr_untracked;
 
-#define MTR_COUNTER(id, name) __stringify(name),
+#define MEMTRACK_COUNTER(id, name) __stringify(name),
 const char *const mtr_counter_names[MTR_NR_COUNTERS] = {
-#include "counters.h"
+#include <uapi/linux/memtrack_counters.h>
 };
-#undef MTR_COUNTER
+#undef MEMTRACK_COUNTER
 
 struct mtr_thread *mtr_thread_find(pid_t tid)
 {

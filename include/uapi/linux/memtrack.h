@@ -2,20 +2,337 @@
 /*
  * memtrack: the interface between memtrack.ko and user space.
  *
- * Everything user space may rely on is defined here and nowhere else.  The
- * text files under /proc/memtrack are part of this ABI: their column and key
- * names only ever grow, and MEMTRACK_ABI_VERSION changes when a name changes
- * meaning or goes away.
+ * Everything user space may rely on is defined here (and the counter list in
+ * memtrack_counters.h) and nowhere else: the records of /dev/memtrack and of
+ * the netlink "events" group, the ioctls, the generic netlink family, and the
+ * text files under /proc/memtrack, whose column and key names only ever grow.
+ * MEMTRACK_ABI_VERSION changes when anything changes meaning or goes away.
+ *
+ * Structures only grow at their end; a reader checks the size it is given
+ * (record size, attribute length) and ignores what it does not know.
  */
 #ifndef _UAPI_LINUX_MEMTRACK_H
 #define _UAPI_LINUX_MEMTRACK_H
 
+#include <linux/types.h>
+#include <linux/ioctl.h>
+
 #define MEMTRACK_ABI_VERSION	1
 
 #define MEMTRACK_PROC_DIR	"/proc/memtrack"
+#define MEMTRACK_DEVICE		"/dev/memtrack"
 
-/* Limits of the writable knobs in /proc/memtrack/config. */
+/* Limits of the writable knobs in /proc/memtrack/config and SET_CONFIG. */
 #define MEMTRACK_RETENTION_MS_DEFAULT	15000
 #define MEMTRACK_RETENTION_MS_MAX	3600000
+
+/* ---- counters -------------------------------------------------------- */
+
+#define MEMTRACK_COUNTER(id, name) MEMTRACK_CTR_##id,
+enum memtrack_counter {
+#include "memtrack_counters.h"
+	MEMTRACK_NR_COUNTERS
+};
+#undef MEMTRACK_COUNTER
+
+#define MEMTRACK_COMM_LEN	16
+
+/* A process's address space, in bytes (as in /proc/PID/status). */
+struct memtrack_mm {
+	__u64 rss_anon;
+	__u64 rss_file;
+	__u64 rss_shmem;
+	__u64 swap;
+	__u64 rss_peak;
+	__u64 vm_total;
+	__u64 vm_data;
+	__u64 vm_stack;
+	__u64 vm_exec;
+	__u64 pgtables;
+};
+
+/* One row of /proc/memtrack/tasks or threads, binary. */
+struct memtrack_task {
+	__s32 pid;			/* tid for a thread */
+	__s32 tgid;
+	__u32 uid;
+	__u32 threads;			/* live threads; 1 for a thread */
+	__u8 exited;			/* kept for the retention time */
+	__u8 detailed;			/* counters[] beyond faults are valid */
+	__u8 oom_victim;
+	__u8 pad;
+	__u32 fail_gfp;			/* gfp of the last failed page alloc */
+	char comm[MEMTRACK_COMM_LEN];
+	struct memtrack_mm mm;
+	__u64 counters[MEMTRACK_NR_COUNTERS];
+};
+
+/* ---- records: read(2) on /dev/memtrack, and netlink "events" ----------- */
+
+struct memtrack_rec_hdr {
+	__u16 type;			/* enum memtrack_rec_type */
+	__u16 size;			/* whole record, a multiple of 8 */
+	__u32 cpu;
+	__u64 time_ns;			/* CLOCK_MONOTONIC */
+	__s32 pid;			/* the thread that caused it */
+	__s32 tgid;
+};
+
+enum memtrack_rec_type {
+	MEMTRACK_REC_LOST = 1,		/* memtrack_rec_lost */
+	MEMTRACK_REC_TASK_NEW,		/* memtrack_rec_task_new */
+	MEMTRACK_REC_TASK_EXIT,		/* memtrack_rec_task_exit */
+	MEMTRACK_REC_MMAP,		/* memtrack_rec_map */
+	MEMTRACK_REC_MUNMAP,		/* memtrack_rec_map */
+	MEMTRACK_REC_MREMAP,		/* memtrack_rec_mremap */
+	MEMTRACK_REC_BRK,		/* memtrack_rec_brk */
+	MEMTRACK_REC_SHM,		/* memtrack_rec_shm */
+	MEMTRACK_REC_OOM_VICTIM,	/* memtrack_rec_oom */
+	MEMTRACK_REC_RECLAIM_STALL,	/* memtrack_rec_reclaim */
+	MEMTRACK_REC_PAGE_ALLOC_FAIL,	/* memtrack_rec_page */
+	MEMTRACK_REC_RSS_GROWTH,	/* memtrack_rec_rss */
+	MEMTRACK_REC_PAGE_ALLOC,	/* memtrack_rec_page */
+	MEMTRACK_REC_PAGE_FREE,		/* memtrack_rec_page */
+	MEMTRACK_REC_KMALLOC,		/* memtrack_rec_kmalloc */
+	MEMTRACK_REC_KFREE,		/* memtrack_rec_kmalloc */
+	__MEMTRACK_REC_MAX
+};
+
+/*
+ * Event classes a reader subscribes to.  LOST is always delivered.  PAGE and
+ * KMALLOC are high-volume: they are only delivered with a pid or tgid filter.
+ */
+#define MEMTRACK_CLASS_TASK		(1U << 0)	/* TASK_NEW, TASK_EXIT */
+#define MEMTRACK_CLASS_MMAP		(1U << 1)	/* MMAP MUNMAP MREMAP BRK */
+#define MEMTRACK_CLASS_SHM		(1U << 2)
+#define MEMTRACK_CLASS_OOM		(1U << 3)
+#define MEMTRACK_CLASS_RECLAIM		(1U << 4)
+#define MEMTRACK_CLASS_ALLOC_FAIL	(1U << 5)
+#define MEMTRACK_CLASS_RSS		(1U << 6)
+#define MEMTRACK_CLASS_PAGE		(1U << 7)	/* PAGE_ALLOC, PAGE_FREE */
+#define MEMTRACK_CLASS_KMALLOC		(1U << 8)	/* KMALLOC, KFREE */
+#define MEMTRACK_CLASS_ALL		((1U << 9) - 1)
+#define MEMTRACK_CLASS_DEFAULT		(MEMTRACK_CLASS_ALL & \
+	~(MEMTRACK_CLASS_PAGE | MEMTRACK_CLASS_KMALLOC))
+
+struct memtrack_rec_lost {
+	struct memtrack_rec_hdr h;
+	__u64 lost;			/* records dropped before this one */
+};
+
+struct memtrack_rec_task_new {
+	struct memtrack_rec_hdr h;	/* pid/tgid: the new task */
+	__s32 parent_pid;
+	__u32 uid;
+	__u64 clone_flags;
+	char comm[MEMTRACK_COMM_LEN];
+};
+
+struct memtrack_rec_task_exit {
+	struct memtrack_rec_hdr h;
+	__u32 uid;
+	__u32 process_exit;		/* 1: last thread, counters are the process's */
+	char comm[MEMTRACK_COMM_LEN];
+	struct memtrack_mm mm;		/* at exit, before teardown */
+	__u64 counters[MEMTRACK_NR_COUNTERS];	/* final */
+};
+
+struct memtrack_rec_map {
+	struct memtrack_rec_hdr h;
+	__u64 addr;			/* mmap: the address returned */
+	__u64 len;
+	__u32 prot;			/* mmap only */
+	__u32 flags;			/* mmap only */
+};
+
+struct memtrack_rec_mremap {
+	struct memtrack_rec_hdr h;
+	__u64 old_addr;
+	__u64 old_len;
+	__u64 new_addr;
+	__u64 new_len;
+};
+
+struct memtrack_rec_brk {
+	struct memtrack_rec_hdr h;
+	__u64 old_brk;
+	__u64 new_brk;
+};
+
+enum memtrack_shm_op {
+	MEMTRACK_SHM_GET = 1,
+	MEMTRACK_SHM_AT,
+	MEMTRACK_SHM_DT,
+};
+
+struct memtrack_rec_shm {
+	struct memtrack_rec_hdr h;
+	__u32 op;			/* enum memtrack_shm_op */
+	__s32 shmid;			/* GET: returned; AT: argument */
+	__u64 addr;			/* AT: returned; DT: argument */
+	__u64 size;			/* GET: argument */
+};
+
+struct memtrack_rec_oom {
+	struct memtrack_rec_hdr h;	/* pid/tgid: who triggered the OOM */
+	__s32 victim_pid;
+	__s32 victim_tgid;
+	__u32 victim_uid;
+	__u32 pad;
+	__u64 victim_rss;		/* bytes */
+	char victim_comm[MEMTRACK_COMM_LEN];
+};
+
+struct memtrack_rec_reclaim {
+	struct memtrack_rec_hdr h;
+	__u64 duration_ns;
+	__u64 nr_reclaimed;
+};
+
+struct memtrack_rec_page {
+	struct memtrack_rec_hdr h;
+	__u64 pfn;			/* ~0 for a failed allocation */
+	__u32 order;
+	__u32 gfp;
+};
+
+/* A task whose RSS grew past the threshold, or faster than the rate. */
+struct memtrack_rec_rss {
+	struct memtrack_rec_hdr h;
+	__u64 rss;			/* bytes, now */
+	__u64 prev_rss;			/* bytes, window_ns ago */
+	__u64 window_ns;
+};
+
+struct memtrack_rec_kmalloc {
+	struct memtrack_rec_hdr h;
+	__u64 call_site;		/* 0 unless the reader may see it */
+	__u64 ptr;			/* 0 unless the reader may see it */
+	__u64 bytes_req;		/* KMALLOC only */
+	__u64 bytes_alloc;		/* KMALLOC only */
+	__u32 gfp;
+	__u32 pad;
+};
+
+/* ---- /dev/memtrack ioctls ---------------------------------------------- */
+
+struct memtrack_filter {
+	__u32 classes;			/* MEMTRACK_CLASS_* */
+	__u32 flags;			/* must be 0 */
+	__s32 pid;			/* only this thread, 0: any */
+	__s32 tgid;			/* only this process, 0: any */
+};
+
+struct memtrack_ring_stats {
+	__u64 delivered;		/* records read by this opener */
+	__u64 lost;			/* records dropped for this opener */
+	__u64 pending;			/* bytes waiting in its buffers */
+	__u32 ring_bytes;		/* size of each per-CPU buffer */
+	__u32 nr_cpus;
+};
+
+#define MEMTRACK_IOC_MAGIC	0xB7
+#define MEMTRACK_IOC_GET_VERSION	_IOR(MEMTRACK_IOC_MAGIC, 0, __u32)
+#define MEMTRACK_IOC_SET_FILTER		_IOW(MEMTRACK_IOC_MAGIC, 1, struct memtrack_filter)
+#define MEMTRACK_IOC_GET_FILTER		_IOR(MEMTRACK_IOC_MAGIC, 2, struct memtrack_filter)
+#define MEMTRACK_IOC_GET_STATS		_IOR(MEMTRACK_IOC_MAGIC, 3, struct memtrack_ring_stats)
+
+/* ---- generic netlink family "memtrack" ---------------------------------- */
+
+#define MEMTRACK_GENL_NAME		"memtrack"
+#define MEMTRACK_GENL_VERSION		1
+#define MEMTRACK_GENL_MCGRP_EVENTS	"events"
+
+enum memtrack_cmd {
+	MEMTRACK_CMD_UNSPEC,
+	MEMTRACK_CMD_GET_SUMMARY,	/* -> MEMTRACK_ATTR_SUMMARY */
+	MEMTRACK_CMD_GET_TASK,		/* PID -> TASK (a process, or a thread with THREAD) */
+	MEMTRACK_CMD_GET_TASKS,		/* dump; optional TGID or COMM filter -> TASK each */
+	MEMTRACK_CMD_GET_THREADS,	/* dump; TGID -> TASK per thread */
+	MEMTRACK_CMD_GET_CONFIG,	/* -> RETENTION_MS, HOOKS */
+	MEMTRACK_CMD_SET_CONFIG,	/* RETENTION_MS and/or HOOKS (CAP_SYS_ADMIN) */
+	MEMTRACK_CMD_EVENT,		/* multicast: RECORDS */
+	__MEMTRACK_CMD_MAX
+};
+#define MEMTRACK_CMD_MAX (__MEMTRACK_CMD_MAX - 1)
+
+enum memtrack_attr {
+	MEMTRACK_ATTR_UNSPEC,
+	MEMTRACK_ATTR_PID,		/* u32 */
+	MEMTRACK_ATTR_TGID,		/* u32 */
+	MEMTRACK_ATTR_COMM,		/* string, < MEMTRACK_COMM_LEN */
+	MEMTRACK_ATTR_THREAD,		/* flag: GET_TASK of a thread */
+	MEMTRACK_ATTR_TASK,		/* binary struct memtrack_task */
+	MEMTRACK_ATTR_SUMMARY,		/* binary struct memtrack_summary */
+	MEMTRACK_ATTR_RETENTION_MS,	/* u32, 0..MEMTRACK_RETENTION_MS_MAX */
+	MEMTRACK_ATTR_HOOKS,		/* nested: MEMTRACK_HOOK_ATTR_* per group */
+	MEMTRACK_ATTR_RECORDS,		/* binary: whole records, back to back */
+	MEMTRACK_ATTR_ABI_VERSION,	/* u32 */
+	MEMTRACK_ATTR_PAD,
+	__MEMTRACK_ATTR_MAX
+};
+#define MEMTRACK_ATTR_MAX (__MEMTRACK_ATTR_MAX - 1)
+
+/* Inside MEMTRACK_ATTR_HOOKS: one nest per group. */
+enum memtrack_hook_attr {
+	MEMTRACK_HOOK_ATTR_UNSPEC,
+	MEMTRACK_HOOK_ATTR_GROUP,	/* nested: NAME, ENABLED, ATTACHED, TOTAL */
+	MEMTRACK_HOOK_ATTR_NAME,	/* string */
+	MEMTRACK_HOOK_ATTR_ENABLED,	/* u8 0/1 */
+	MEMTRACK_HOOK_ATTR_ATTACHED,	/* u32, reply only */
+	MEMTRACK_HOOK_ATTR_TOTAL,	/* u32, reply only */
+	__MEMTRACK_HOOK_ATTR_MAX
+};
+#define MEMTRACK_HOOK_ATTR_MAX (__MEMTRACK_HOOK_ATTR_MAX - 1)
+
+/* What GET_SUMMARY returns (the numbers of /proc/memtrack/summary). */
+struct memtrack_summary {
+	__u32 abi_version;
+	__u32 nr_cpus;
+	__u64 uptime_ns;		/* since load */
+	/* system memory, bytes */
+	__u64 mem_total;
+	__u64 mem_free;
+	__u64 file_pages;
+	__u64 active_anon;
+	__u64 inactive_anon;
+	__u64 active_file;
+	__u64 inactive_file;
+	__u64 unevictable;
+	__u64 dirty;
+	__u64 writeback;
+	__u64 anon_pages;
+	__u64 mapped;
+	__u64 shmem;
+	__u64 slab_reclaimable;
+	__u64 slab_unreclaimable;
+	__u64 page_tables;
+	__u64 anon_huge;
+	__u64 swap_free;
+	/* since load */
+	__u64 page_alloc_failures;
+	__u64 reclaim_scanned;
+	__u64 reclaim_reclaimed;
+	__u64 reclaim_dirty;
+	__u64 reclaim_writeback;
+	__u64 direct_reclaim_stalls;
+	__u64 direct_reclaim_ns;
+	__u64 page_allocs;
+	__u64 page_frees;
+	__u64 kmallocs;
+	__u64 kfrees;
+	__u64 address_space_syscalls;
+	__u64 forks;
+	__u64 exits;
+	__u64 oom_kills;
+	__u64 records_generated;
+	__u64 records_lost;
+	/* tasks tracked */
+	__u32 processes;
+	__u32 processes_exited;
+	__u32 threads;
+	__u32 threads_exited;
+	__u64 untracked;
+};
 
 #endif /* _UAPI_LINUX_MEMTRACK_H */
