@@ -20,6 +20,8 @@ static void mtr_probe_kmalloc(void *data, unsigned long call_site,
 	mtr_count(t, MTR_C_KMALLOC_CALLS, 1);
 	mtr_count(t, MTR_C_KMALLOC_REQ, bytes_req);
 	mtr_count(t, MTR_C_KMALLOC_ALLOC, bytes_alloc);
+	mtr_ev_kmalloc(MEMTRACK_REC_KMALLOC, call_site, ptr, bytes_req,
+		       bytes_alloc, gfp);
 }
 
 /* kfree(NULL) fires the tracepoint too; it frees nothing. */
@@ -32,8 +34,10 @@ static void mtr_probe_kfree(void *data, unsigned long call_site,
 		return;
 	mtr_total_add(kfree_events, 1);
 	t = mtr_current();
-	if (t)
-		mtr_count(t, MTR_C_KFREE_CALLS, 1);
+	if (!t)
+		return;
+	mtr_count(t, MTR_C_KFREE_CALLS, 1);
+	mtr_ev_kmalloc(MEMTRACK_REC_KFREE, call_site, ptr, 0, 0, 0);
 }
 
 static void __used mtr_kmalloc_check_types(void)

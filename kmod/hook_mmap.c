@@ -20,7 +20,7 @@ enum mtr_sys {
 
 struct mtr_sys_args {
 	enum mtr_sys sys;
-	unsigned long arg[3];
+	unsigned long arg[4];
 	unsigned long old_brk;
 };
 
@@ -59,37 +59,51 @@ static int mtr_sys_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
 		return 0;
 	switch (a->sys) {
 	case MTR_SYS_MMAP:
-		if (ok)
-			mtr_count2(t, MTR_C_MMAP_CALLS, MTR_C_MMAP_BYTES,
-				   PAGE_ALIGN(a->arg[1]));
+		if (!ok)
+			break;
+		mtr_count2(t, MTR_C_MMAP_CALLS, MTR_C_MMAP_BYTES,
+			   PAGE_ALIGN(a->arg[1]));
+		mtr_ev_map(MEMTRACK_REC_MMAP, ret, a->arg[1], a->arg[2],
+			   a->arg[3]);
 		break;
 	case MTR_SYS_MUNMAP:
-		if (!ret)
-			mtr_count2(t, MTR_C_MUNMAP_CALLS, MTR_C_MUNMAP_BYTES,
-				   PAGE_ALIGN(a->arg[1]));
+		if (ret)
+			break;
+		mtr_count2(t, MTR_C_MUNMAP_CALLS, MTR_C_MUNMAP_BYTES,
+			   PAGE_ALIGN(a->arg[1]));
+		mtr_ev_map(MEMTRACK_REC_MUNMAP, a->arg[0], a->arg[1], 0, 0);
 		break;
 	case MTR_SYS_MREMAP:
 		/* mremap(old_addr, old_len, new_len, ...): net growth. */
-		if (ok)
-			mtr_count2(t, MTR_C_MREMAP_CALLS, MTR_C_MREMAP_BYTES,
-				   PAGE_ALIGN(a->arg[2]) - PAGE_ALIGN(a->arg[1]));
+		if (!ok)
+			break;
+		mtr_count2(t, MTR_C_MREMAP_CALLS, MTR_C_MREMAP_BYTES,
+			   PAGE_ALIGN(a->arg[2]) - PAGE_ALIGN(a->arg[1]));
+		mtr_ev_mremap(a->arg[0], a->arg[1], ret, a->arg[2]);
 		break;
 	case MTR_SYS_BRK:
 		/* brk returns the new break; a refused brk returns the old. */
 		mtr_count2(t, MTR_C_BRK_CALLS, MTR_C_BRK_BYTES,
 			   (unsigned long)ret - a->old_brk);
+		mtr_ev_brk(a->old_brk, ret);
 		break;
 	case MTR_SYS_SHMGET:
-		if (ret >= 0)
-			mtr_count(t, MTR_C_SHMGET_CALLS, 1);
+		if (ret < 0)
+			break;
+		mtr_count(t, MTR_C_SHMGET_CALLS, 1);
+		mtr_ev_shm(MEMTRACK_SHM_GET, ret, 0, a->arg[1]);
 		break;
 	case MTR_SYS_SHMAT:
-		if (ok)
-			mtr_count(t, MTR_C_SHMAT_CALLS, 1);
+		if (!ok)
+			break;
+		mtr_count(t, MTR_C_SHMAT_CALLS, 1);
+		mtr_ev_shm(MEMTRACK_SHM_AT, a->arg[0], ret, 0);
 		break;
 	case MTR_SYS_SHMDT:
-		if (!ret)
-			mtr_count(t, MTR_C_SHMDT_CALLS, 1);
+		if (ret)
+			break;
+		mtr_count(t, MTR_C_SHMDT_CALLS, 1);
+		mtr_ev_shm(MEMTRACK_SHM_DT, -1, a->arg[0], 0);
 		break;
 	case MTR_NR_SYS:
 		break;

@@ -20,7 +20,7 @@ static void mtr_probe_mark_victim(void *data, MTR_MARK_VICTIM_PROTO)
 	struct task_struct *task = mtr_mark_victim_task();
 	struct mtr_oom_victim *v;
 	struct mtr_thread *t;
-	unsigned long flags;
+	unsigned long flags, rss;
 
 	mtr_total_add(oom_victims, 1);
 	if (!task)
@@ -29,6 +29,8 @@ static void mtr_probe_mark_victim(void *data, MTR_MARK_VICTIM_PROTO)
 	if (t)
 		WRITE_ONCE(t->proc->oom_victim, true);
 
+	rss = task->mm ? get_mm_rss(task->mm) : 0;
+	mtr_ev_oom(task, rss);
 	spin_lock_irqsave(&mtr_oom_lock, flags);
 	v = &mtr_oom_ring[mtr_oom_head++ % MTR_OOM_RING];
 	v->time_ns = ktime_get_ns();
@@ -36,7 +38,7 @@ static void mtr_probe_mark_victim(void *data, MTR_MARK_VICTIM_PROTO)
 	v->tgid = task->tgid;
 	v->trigger_pid = current->pid;
 	v->uid = from_kuid_munged(&init_user_ns, task_uid(task));
-	v->rss_pages = task->mm ? get_mm_rss(task->mm) : 0;
+	v->rss_pages = rss;
 	strscpy(v->comm, task->comm, sizeof(v->comm));
 	spin_unlock_irqrestore(&mtr_oom_lock, flags);
 }

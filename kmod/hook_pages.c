@@ -25,10 +25,12 @@ static void mtr_probe_page_alloc(void *data, struct page *page,
 		return;
 	if (likely(page)) {
 		mtr_count(t, MTR_C_PG_ALLOC, 1UL << order);
+		mtr_ev_page(MEMTRACK_REC_PAGE_ALLOC, page, order, gfp);
 	} else {
 		mtr_count(t, MTR_C_PG_ALLOC_FAIL, 1);
 		WRITE_ONCE(t->fail_gfp, (__force u32)gfp);
 		WRITE_ONCE(t->proc->fail_gfp, (__force u32)gfp);
+		mtr_ev_page(MEMTRACK_REC_PAGE_ALLOC_FAIL, NULL, order, gfp);
 	}
 }
 
@@ -39,8 +41,10 @@ static void mtr_probe_page_free(void *data, struct page *page,
 
 	mtr_total_add(pg_free_events, 1);
 	t = mtr_current();
-	if (t)
-		mtr_count(t, MTR_C_PG_FREE, 1UL << order);
+	if (!t)
+		return;
+	mtr_count(t, MTR_C_PG_FREE, 1UL << order);
+	mtr_ev_page(MEMTRACK_REC_PAGE_FREE, page, order, 0);
 }
 
 /* Order-0 pages freed in batches take this tracepoint instead. */

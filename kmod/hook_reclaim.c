@@ -35,6 +35,7 @@ static void mtr_probe_reclaim_end(void *data, unsigned long nr_reclaimed)
 	mtr_total_add(reclaim_ns, ns);
 	mtr_count(t, MTR_C_RECLAIM_STALLS, 1);
 	mtr_count(t, MTR_C_RECLAIM_NS, ns);
+	mtr_ev_reclaim(ns, nr_reclaimed);
 }
 
 static void mtr_probe_shrink_inactive(void *data, int nid,

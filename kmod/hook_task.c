@@ -18,6 +18,7 @@ static void mtr_probe_newtask(void *data, struct task_struct *task,
 {
 	mtr_total_add(forks, 1);
 	mtr_track_task(task, GFP_NOWAIT | __GFP_NOWARN);
+	mtr_ev_task_new(task, clone_flags);
 }
 
 static void mtr_probe_exit(void *data, struct task_struct *task)
@@ -26,7 +27,7 @@ static void mtr_probe_exit(void *data, struct task_struct *task)
 
 	mtr_total_add(exits, 1);
 	if (t)
-		mtr_thread_exit(t, task);
+		mtr_ev_task_exit(t, task, mtr_thread_exit(t, task));
 }
 
 static void mtr_probe_exec(void *data, struct task_struct *task, pid_t old_pid,

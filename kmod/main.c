@@ -17,6 +17,8 @@
 unsigned int mtr_retention_ms = MEMTRACK_RETENTION_MS_DEFAULT;
 module_param_named(retention_ms, mtr_retention_ms, uint, 0444);
 MODULE_PARM_DESC(retention_ms, "How long exited tasks stay listed (ms)");
+module_param_named(ring_kb, mtr_ring_kb, uint, 0444);
+MODULE_PARM_DESC(ring_kb, "Per-CPU buffer of each /dev/memtrack reader (KiB)");
 
 DEFINE_MUTEX(mtr_config_lock);
 u64 mtr_load_ns;
@@ -57,6 +59,11 @@ static int __init mtr_init(void)
 		       MEMTRACK_RETENTION_MS_MAX);
 		return -EINVAL;
 	}
+	if (!mtr_ring_kb_valid(mtr_ring_kb)) {
+		pr_err(MTR_NAME ": ring_kb must be a power of two in %u..%u\n",
+		       MEMTRACK_RING_KB_MIN, MEMTRACK_RING_KB_MAX);
+		return -EINVAL;
+	}
 	mtr_load_ns = ktime_get_ns();
 	err = mtr_table_init();
 	if (err)
@@ -83,8 +90,13 @@ static int __init mtr_init(void)
 	err = mtr_proc_init();
 	if (err)
 		goto out_reaper;
+	err = mtr_dev_init();
+	if (err)
+		goto out_proc;
 	return 0;
 
+out_proc:
+	mtr_proc_exit();
 out_reaper:
 	cancel_delayed_work_sync(&mtr_reap_work);
 out_hooks:
@@ -96,6 +108,7 @@ out_table:
 
 static void __exit mtr_exit(void)
 {
+	mtr_dev_exit();
 	mtr_proc_exit();
 	mtr_hooks_detach_all();
 	cancel_delayed_work_sync(&mtr_reap_work);

@@ -12,6 +12,8 @@
 #include <linux/percpu.h>
 #include <linux/sched.h>
 #include <linux/kprobes.h>
+#include <linux/wait.h>
+#include <linux/gfp.h>
 #include <uapi/linux/memtrack.h>
 
 #define MTR_NAME "memtrack"
@@ -84,7 +86,7 @@ int mtr_table_scan_existing(void);
 struct mtr_thread *mtr_thread_find(pid_t tid);	/* RCU; live only */
 struct mtr_thread *mtr_current(void);		/* RCU; NULL outside task ctx */
 void mtr_track_task(struct task_struct *task, gfp_t gfp);
-void mtr_thread_exit(struct mtr_thread *t, struct task_struct *task);
+bool mtr_thread_exit(struct mtr_thread *t, struct task_struct *task);
 void mtr_thread_exec(struct task_struct *task, pid_t old_tid);
 void mtr_table_reap(u64 now_ns, u64 retention_ns);
 extern struct list_head mtr_thread_list;
@@ -136,6 +138,8 @@ struct mtr_totals {
 	u64 oom_victims;
 	u64 forks;
 	u64 exits;
+	u64 records_generated;
+	u64 records_lost;
 };
 DECLARE_PER_CPU(struct mtr_totals, mtr_totals);
 #define mtr_total_add(field, v) this_cpu_add(mtr_totals.field, (v))
@@ -216,12 +220,38 @@ void mtr_reader_destroy(struct mtr_reader *r);
 int mtr_reader_set_filter(struct mtr_reader *r, const struct memtrack_filter *f);
 void mtr_reader_get_filter(struct mtr_reader *r, struct memtrack_filter *f);
 void mtr_reader_stats(struct mtr_reader *r, struct memtrack_ring_stats *st);
-/* Copy whole records, oldest first per CPU, into a kernel buffer; 0: none. */
+/* Copy whole records, oldest first, into a kernel buffer; 0: none. */
 size_t mtr_reader_drain(struct mtr_reader *r, void *buf, size_t len);
+ssize_t mtr_reader_read_user(struct mtr_reader *r, char __user *buf, size_t len);
 bool mtr_reader_empty(struct mtr_reader *r);
+void mtr_reader_want_wakeup(struct mtr_reader *r);
+wait_queue_head_t *mtr_reader_waitq(struct mtr_reader *r);
+void mtr_emit(struct memtrack_rec_hdr *h, u32 class);
+bool mtr_have_readers(void);
+
+/* events.c: building records in the probes (task context only). */
+void mtr_ev_task_new(struct task_struct *task, unsigned long clone_flags);
+void mtr_ev_task_exit(struct mtr_thread *t, struct task_struct *task,
+		      bool process_exit);
+void mtr_ev_map(u16 type, unsigned long addr, unsigned long len,
+		unsigned long prot, unsigned long flags);
+void mtr_ev_mremap(unsigned long old_addr, unsigned long old_len,
+		   unsigned long new_addr, unsigned long new_len);
+void mtr_ev_brk(unsigned long old_brk, unsigned long new_brk);
+void mtr_ev_shm(u32 op, int shmid, unsigned long addr, unsigned long size);
+void mtr_ev_oom(struct task_struct *victim, unsigned long rss_pages);
+void mtr_ev_reclaim(u64 duration_ns, unsigned long nr_reclaimed);
+void mtr_ev_page(u16 type, struct page *page, unsigned int order, gfp_t gfp);
+void mtr_ev_kmalloc(u16 type, unsigned long call_site, const void *ptr,
+		    size_t bytes_req, size_t bytes_alloc, gfp_t gfp);
 /* Records generated for and lost by all readers since load. */
 void mtr_records_totals(u64 *generated, u64 *lost);
 extern unsigned int mtr_ring_kb;	/* per-CPU buffer of a new reader */
+bool mtr_ring_kb_valid(unsigned int kb);
+
+/* dev.c: /dev/memtrack. */
+int mtr_dev_init(void);
+void mtr_dev_exit(void);
 
 /* netlink.c: the generic netlink family "memtrack". */
 int mtr_netlink_init(void);

@@ -2,8 +2,9 @@
 /*
  * /proc/memtrack/config: "key value" lines.  A write carries exactly one
  * "key value" (optionally newline-terminated); anything else is refused with
- * EINVAL and changes nothing.  Keys: retention_ms (0..MAX) and one per hook
- * group, "on" or "off".
+ * EINVAL and changes nothing.  Keys: retention_ms (0..MAX), ring_kb (the
+ * per-CPU buffer of readers opened from now on) and one per hook group, "on"
+ * or "off".
  */
 #include <linux/proc_fs.h>
 #include <linux/seq_file.h>
@@ -21,6 +22,7 @@ static int mtr_config_show(struct seq_file *m, void *v)
 
 	mutex_lock(&mtr_config_lock);
 	seq_printf(m, "retention_ms %u\n", READ_ONCE(mtr_retention_ms));
+	seq_printf(m, "ring_kb %u\n", READ_ONCE(mtr_ring_kb));
 	for (g = 0; g < mtr_nr_groups; g++)
 		seq_printf(m, "%s %s\n", mtr_groups[g]->name,
 			   mtr_groups[g]->enabled ? "on" : "off");
@@ -30,13 +32,19 @@ static int mtr_config_show(struct seq_file *m, void *v)
 
 static int mtr_config_set(const char *key, const char *val)
 {
-	unsigned int g, ms;
+	unsigned int g, ms, kb;
 	bool on;
 
 	if (!strcmp(key, "retention_ms")) {
 		if (kstrtouint(val, 10, &ms) || ms > MEMTRACK_RETENTION_MS_MAX)
 			return -EINVAL;
 		WRITE_ONCE(mtr_retention_ms, ms);
+		return 0;
+	}
+	if (!strcmp(key, "ring_kb")) {
+		if (kstrtouint(val, 10, &kb) || !mtr_ring_kb_valid(kb))
+			return -EINVAL;
+		WRITE_ONCE(mtr_ring_kb, kb);
 		return 0;
 	}
 	if (!strcmp(val, "on"))

@@ -155,9 +155,11 @@ untracked:
 /*
  * @t's thread has exited (@task is it, in its exit path) or vanished without
  * us seeing the exit (@task NULL: its last counters stand).  Idempotent.
+ * True when it was the last thread of its process.
  */
-void mtr_thread_exit(struct mtr_thread *t, struct task_struct *task)
+bool mtr_thread_exit(struct mtr_thread *t, struct task_struct *task)
 {
+	bool last = false;
 	struct mtr_proc *p = t->proc;
 	u64 now = ktime_get_ns();
 	int i;
@@ -170,7 +172,7 @@ void mtr_thread_exit(struct mtr_thread *t, struct task_struct *task)
 	spin_lock(&p->lock);
 	if (t->exit_ns) {
 		spin_unlock(&p->lock);
-		return;
+		return false;
 	}
 	for (i = 0; i < MTR_NR_COUNTERS; i++)
 		p->dead[i] += READ_ONCE(t->c[i]);
@@ -180,8 +182,10 @@ void mtr_thread_exit(struct mtr_thread *t, struct task_struct *task)
 		memcpy(p->comm, t->comm, sizeof(p->comm));
 		WRITE_ONCE(p->exit_ns, now);
 		atomic_inc(&mtr_nr_procs_exited);
+		last = true;
 	}
 	spin_unlock(&p->lock);
+	return last;
 }
 
 /*

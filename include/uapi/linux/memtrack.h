@@ -25,6 +25,10 @@
 /* Limits of the writable knobs in /proc/memtrack/config and SET_CONFIG. */
 #define MEMTRACK_RETENTION_MS_DEFAULT	15000
 #define MEMTRACK_RETENTION_MS_MAX	3600000
+/* Per-CPU buffer of each reader, KiB: a power of two in this range. */
+#define MEMTRACK_RING_KB_DEFAULT	256
+#define MEMTRACK_RING_KB_MIN		8
+#define MEMTRACK_RING_KB_MAX		65536
 
 /* ---- counters -------------------------------------------------------- */
 
@@ -229,6 +233,7 @@ struct memtrack_ring_stats {
 	__u64 pending;			/* bytes waiting in its buffers */
 	__u32 ring_bytes;		/* size of each per-CPU buffer */
 	__u32 nr_cpus;
+	__u64 generated;		/* records for it; = delivered + lost once drained */
 };
 
 #define MEMTRACK_IOC_MAGIC	0xB7

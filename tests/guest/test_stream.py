@@ -1,0 +1,191 @@
+#!/usr/bin/env python3
+"""/dev/memtrack: exact records, per-task order, overflow accounting, two
+readers, poll wakeups, ioctl validation, unload while open.  Runs in the VM
+with the module loaded (scripts/check runs it on each kernel)."""
+import errno
+import fcntl
+import os
+import select
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from mtlib import (Memload, PAGE, TESTBIN, MODULE, check, run_tests, test,  # noqa: E402
+                   set_config, read_config)
+from mtrec import (CLASS, CLASS_ALL, CLASS_DEFAULT, COUNTERS, FILTER, IOC_GET_VERSION,  # noqa: E402
+                   IOC_SET_FILTER, Ring)
+
+
+def mmap_records(recs):
+    return [r for r in recs if r.name in ("MMAP", "MUNMAP", "BRK")]
+
+
+@test
+def exact_mmap_munmap_brk_records_in_order():
+    with Memload() as m, Ring(CLASS["mmap"], tgid=m.pid) as ring:
+        m.cmd("mmaps 500")
+        m.cmd(f"brk {1 << 20}")
+        m.cmd("pop")
+        m.close()
+        recs = mmap_records(ring.drain())
+    check(not [r for r in recs if r.tgid != m.pid], "records of other processes")
+    names = [r.name for r in recs]
+    check(names[:1000] == ["MMAP", "MUNMAP"] * 500,
+          f"first 1000 records are not 500 mmap/munmap pairs: {names[:6]}...")
+    for a, b in zip(recs[0:1000:2], recs[1:1000:2]):
+        check(a.body[0] == b.body[0] and a.body[1] == PAGE and b.body[1] == PAGE,
+              f"munmap {b.body[:2]} does not match mmap {a.body[:2]}")
+        check(a.time_ns <= b.time_ns, "records out of time order")
+    brks = [r for r in recs[1000:] if r.name == "BRK"]
+    grow = [r for r in brks if r.body[1] - r.body[0] == 1 << 20]
+    shrink = [r for r in brks if r.body[0] - r.body[1] == 1 << 20]
+    check(len(grow) == 1 and len(shrink) == 1,
+          f"brk records {[(r.body[0], r.body[1]) for r in brks]}")
+    check(recs.index(grow[0]) < recs.index(shrink[0]), "brk shrink before grow")
+
+
+@test
+def task_exit_carries_final_counters():
+    with Ring(CLASS["task"]) as ring:
+        out = subprocess.run([os.path.join(TESTBIN, "forkstorm"), "20"],
+                             capture_output=True, text=True, check=True).stdout.split()
+        time.sleep(0.2)
+        recs = ring.drain()
+    children = {int(p) for p in out[:-1]}
+    new = {r.pid for r in recs if r.name == "TASK_NEW"}
+    exits = {r.pid: r for r in recs if r.name == "TASK_EXIT"}
+    check(children <= new, f"TASK_NEW missing for {sorted(children - new)[:5]}")
+    check(children <= set(exits), f"TASK_EXIT missing for {sorted(children - set(exits))[:5]}")
+    mm_calls, mm_bytes = COUNTERS.index("mmap_calls"), COUNTERS.index("mmap_bytes")
+    for pid in children:
+        uid, process_exit, comm, *rest = exits[pid].body
+        counters = rest[10:]
+        check(process_exit == 1, f"child {pid}: not a process exit")
+        check(comm.rstrip(b"\0") == b"forkstorm", f"child {pid}: comm {comm}")
+        check(counters[mm_calls] == 1 and counters[mm_bytes] == 64 * PAGE,
+              f"child {pid}: mmap_calls {counters[mm_calls]} bytes {counters[mm_bytes]}")
+        check(rest[0] >= 64 * PAGE, f"child {pid}: rss_anon at exit {rest[0]}")
+
+
+@test
+def overflow_generated_equals_delivered_plus_lost():
+    old = read_config()["ring_kb"]
+    set_config("ring_kb", 8)
+    try:
+        with Memload() as m, Ring(CLASS["mmap"], tgid=m.pid) as ring:
+            m.cmd("mmaps 5000")
+            st = ring.stats()
+            recs = ring.drain()
+            m.close()
+            after = ring.stats()
+    finally:
+        set_config("ring_kb", old)
+    lost = sum(r.body[0] for r in recs if r.name == "LOST")
+    got = len([r for r in recs if r.name != "LOST"])
+    check(st["ring_bytes"] == 8192, f"ring of {st['ring_bytes']} bytes")
+    check(lost > 0, "nothing lost with a tiny ring")
+    check(got + lost == 10000, f"delivered {got} + lost {lost} != 10000 generated")
+    check(after["generated"] >= 10000 and
+          after["generated"] == after["delivered"] + after["lost"] and after["pending"] == 0,
+          f"stats {after}")
+    check(after["lost"] == lost, f"stats lost {after['lost']} vs LOST records {lost}")
+
+
+@test
+def two_readers_each_see_everything():
+    with Memload() as m, Ring(CLASS["mmap"], tgid=m.pid) as a, \
+            Ring(CLASS["mmap"], tgid=m.pid) as b:
+        m.cmd("mmaps 300")
+        ra, rb = mmap_records(a.drain()), mmap_records(b.drain())
+        m.close()
+    check(len(ra) == 600 and len(rb) == 600, f"reader a {len(ra)}, reader b {len(rb)}")
+    check([r.raw for r in ra] == [r.raw for r in rb], "readers saw different records")
+
+
+@test
+def poll_wakes_promptly():
+    with Memload() as m, Ring(CLASS["mmap"], tgid=m.pid) as ring:
+        p = select.poll()
+        p.register(ring.fd, select.POLLIN)
+        check(not p.poll(0), "readable before any record")
+        waits = []
+        for _ in range(5):
+            t0 = time.monotonic()
+            m.cmd("mmaps 1")
+            ev = p.poll(2000)
+            waits.append(time.monotonic() - t0)
+            check(ev and ev[0][1] & select.POLLIN, "poll did not wake within 2 s")
+            ring.drain()
+        m.close()
+    check(max(waits) < 0.5, f"poll woke after {max(waits):.3f} s")
+    # A blocking read sleeps until a record comes, then returns it.
+    import threading
+    with Memload() as m, Ring(CLASS["mmap"], tgid=m.pid, nonblock=False) as ring:
+        timer = threading.Timer(0.5, m.cmd, ["mmaps 1"])
+        t0 = time.monotonic()
+        timer.start()
+        recs = ring.read()
+        slept = time.monotonic() - t0
+        timer.join()
+        m.close()
+    check(len(mmap_records(recs)) >= 1, "blocking read returned no record")
+    check(0.4 < slept < 2, f"blocking read returned after {slept:.2f} s")
+
+
+@test
+def ioctls_refuse_bad_arguments():
+    with Ring(CLASS_DEFAULT) as ring:
+        v = fcntl.ioctl(ring.fd, IOC_GET_VERSION, bytes(4))
+        check(int.from_bytes(v, "little") == 1, "ABI version")
+        good = ring.get_filter()
+        bad = [(CLASS_ALL + 1, 0, 0, 0), (CLASS["mmap"], 1, 0, 0), (CLASS["mmap"], 0, -1, 0),
+               (CLASS["mmap"], 0, 0, -5), (CLASS["page"], 0, 0, 0), (CLASS["kmalloc"], 0, 0, 0),
+               (1 << 31, 0, 0, 0)]
+        for classes, flags, pid, tgid in bad:
+            try:
+                ring.set_filter(classes, pid, tgid, flags)
+                check(False, f"filter {classes:#x}/{flags}/{pid}/{tgid} accepted")
+            except OSError as e:
+                check(e.errno == errno.EINVAL, f"filter {classes:#x}: {e}")
+            check(ring.get_filter() == good, "a refused filter changed the filter")
+        for cmd in (0, 0xB7FF, IOC_SET_FILTER + 1, 0x5401):
+            try:
+                fcntl.ioctl(ring.fd, cmd, bytes(64))
+                check(False, f"ioctl {cmd:#x} accepted")
+            except OSError as e:
+                check(e.errno == errno.ENOTTY, f"ioctl {cmd:#x}: {e}")
+        # A bad user pointer is EFAULT, not a crash.
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        rc = libc.ioctl(ring.fd, ctypes.c_ulong(IOC_SET_FILTER), ctypes.c_void_p(16))
+        check(rc == -1 and ctypes.get_errno() == errno.EFAULT, "bad pointer not EFAULT")
+        check(ring.get_filter() == good, "filter changed")
+        # High-volume classes are fine with a pid filter.
+        ring.set_filter(CLASS["page"] | CLASS["kmalloc"], pid=os.getpid())
+    with Memload() as m, Ring(CLASS["mmap"], tgid=m.pid) as ring:
+        m.cmd("mmaps 1")
+        try:
+            os.read(ring.fd, 16)
+            check(False, "a 16-byte read returned data")
+        except OSError as e:
+            check(e.errno == errno.EINVAL, f"short read: {e}")
+        check(len(mmap_records(ring.drain())) == 2, "records lost by the short read")
+        m.close()
+    check(FILTER.size == 16, "filter size")
+
+
+@test
+def unload_refused_while_open():
+    ring = Ring(CLASS_DEFAULT)
+    r = subprocess.run(["rmmod", "memtrack"], capture_output=True, text=True)
+    check(r.returncode != 0, "rmmod succeeded with /dev/memtrack open")
+    ring.close()
+    subprocess.run(["rmmod", "memtrack"], check=True)
+    subprocess.run(["insmod", MODULE], check=True)
+    with Ring(CLASS_DEFAULT):
+        pass
+
+
+if __name__ == "__main__":
+    sys.exit(run_tests(sys.argv))
