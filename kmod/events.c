@@ -184,6 +184,21 @@ void mtr_ev_page(u16 type, struct page *page, unsigned int order, gfp_t gfp)
 		 MEMTRACK_CLASS_ALLOC_FAIL : MEMTRACK_CLASS_PAGE);
 }
 
+/* From the sampler's worker: the record is about @p, not current. */
+void mtr_ev_rss(struct mtr_proc *p, unsigned long rss, unsigned long prev,
+		u64 window_ns)
+{
+	struct memtrack_rec_rss r;
+
+	MTR_REC_INIT(r, MEMTRACK_REC_RSS_GROWTH);
+	r.h.pid = p->tgid;
+	r.h.tgid = p->tgid;
+	r.rss = (u64)rss << PAGE_SHIFT;
+	r.prev_rss = (u64)prev << PAGE_SHIFT;
+	r.window_ns = window_ns;
+	mtr_emit_as(&r.h, MEMTRACK_CLASS_RSS, p->uid);
+}
+
 void mtr_ev_kmalloc(u16 type, unsigned long call_site, const void *ptr,
 		    size_t bytes_req, size_t bytes_alloc, gfp_t gfp)
 {

@@ -30,8 +30,12 @@ static DECLARE_DELAYED_WORK(mtr_reap_work, mtr_reap_fn);
 
 static void mtr_reap_fn(struct work_struct *work)
 {
-	mtr_table_reap(ktime_get_ns(),
-		      (u64)READ_ONCE(mtr_retention_ms) * NSEC_PER_MSEC);
+	static unsigned int tick;
+	u64 now = ktime_get_ns();
+
+	mtr_table_reap(now, (u64)READ_ONCE(mtr_retention_ms) * NSEC_PER_MSEC);
+	if (++tick % (HZ / MTR_REAP_INTERVAL) == 0)
+		mtr_growth_sample(now);
 	schedule_delayed_work(&mtr_reap_work, MTR_REAP_INTERVAL);
 }
 

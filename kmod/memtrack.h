@@ -76,6 +76,8 @@ struct mtr_proc {
 	bool oom_victim;
 	u64 dead[MTR_NR_COUNTERS];	/* folded in from exited threads */
 	struct mtr_mm_snap exit_mm;	/* last mm state seen at exit */
+	unsigned long growth_rss;	/* growth.c: last sample, pages */
+	u64 growth_ns;
 	char comm[TASK_COMM_LEN];	/* valid once exited */
 };
 
@@ -227,6 +229,7 @@ bool mtr_reader_empty(struct mtr_reader *r);
 void mtr_reader_want_wakeup(struct mtr_reader *r);
 wait_queue_head_t *mtr_reader_waitq(struct mtr_reader *r);
 void mtr_emit(struct memtrack_rec_hdr *h, u32 class);
+void mtr_emit_as(struct memtrack_rec_hdr *h, u32 class, kuid_t uid);
 bool mtr_have_readers(void);
 
 /* events.c: building records in the probes (task context only). */
@@ -242,6 +245,8 @@ void mtr_ev_shm(u32 op, int shmid, unsigned long addr, unsigned long size);
 void mtr_ev_oom(struct task_struct *victim, unsigned long rss_pages);
 void mtr_ev_reclaim(u64 duration_ns, unsigned long nr_reclaimed);
 void mtr_ev_page(u16 type, struct page *page, unsigned int order, gfp_t gfp);
+void mtr_ev_rss(struct mtr_proc *p, unsigned long rss, unsigned long prev,
+		u64 window_ns);
 void mtr_ev_kmalloc(u16 type, unsigned long call_site, const void *ptr,
 		    size_t bytes_req, size_t bytes_alloc, gfp_t gfp);
 /* Records generated for and lost by all readers since load. */
@@ -252,6 +257,11 @@ bool mtr_ring_kb_valid(unsigned int kb);
 /* dev.c: /dev/memtrack. */
 int mtr_dev_init(void);
 void mtr_dev_exit(void);
+
+/* growth.c: RSS growth alerts. */
+extern unsigned int mtr_rss_alert_kb, mtr_rss_growth_kbps;
+void mtr_growth_sample(u64 now);
+unsigned long mtr_proc_rss(struct mtr_proc *p);
 
 /* netlink.c: the generic netlink family "memtrack". */
 int mtr_netlink_init(void);

@@ -23,6 +23,8 @@ static int mtr_config_show(struct seq_file *m, void *v)
 	mutex_lock(&mtr_config_lock);
 	seq_printf(m, "retention_ms %u\n", READ_ONCE(mtr_retention_ms));
 	seq_printf(m, "ring_kb %u\n", READ_ONCE(mtr_ring_kb));
+	seq_printf(m, "rss_alert_kb %u\n", READ_ONCE(mtr_rss_alert_kb));
+	seq_printf(m, "rss_growth_kbps %u\n", READ_ONCE(mtr_rss_growth_kbps));
 	for (g = 0; g < mtr_nr_groups; g++)
 		seq_printf(m, "%s %s\n", mtr_groups[g]->name,
 			   mtr_groups[g]->enabled ? "on" : "off");
@@ -39,6 +41,13 @@ static int mtr_config_set(const char *key, const char *val)
 		if (kstrtouint(val, 10, &ms) || ms > MEMTRACK_RETENTION_MS_MAX)
 			return -EINVAL;
 		WRITE_ONCE(mtr_retention_ms, ms);
+		return 0;
+	}
+	if (!strcmp(key, "rss_alert_kb") || !strcmp(key, "rss_growth_kbps")) {
+		if (kstrtouint(val, 10, &kb))
+			return -EINVAL;
+		WRITE_ONCE(*(key[4] == 'a' ? &mtr_rss_alert_kb :
+			     &mtr_rss_growth_kbps), kb);
 		return 0;
 	}
 	if (!strcmp(key, "ring_kb")) {

@@ -154,8 +154,8 @@ static void mtr_emit_one(struct mtr_reader *r, struct memtrack_rec_hdr *h)
 	mtr_ring_write(r, h);
 }
 
-/* Called by the event builders (events.c) in task context. */
-void mtr_emit(struct memtrack_rec_hdr *h, u32 class)
+/* Records about a task of @uid: who may read them follows that uid. */
+void mtr_emit_as(struct memtrack_rec_hdr *h, u32 class, kuid_t uid)
 {
 	const struct memtrack_filter *f;
 	struct mtr_reader *r;
@@ -166,11 +166,17 @@ void mtr_emit(struct memtrack_rec_hdr *h, u32 class)
 		if (!(f->classes & class) ||
 		    (f->pid && f->pid != h->pid) ||
 		    (f->tgid && f->tgid != h->tgid) ||
-		    (!r->all_tasks && !uid_eq(current_uid(), r->uid)))
+		    (!r->all_tasks && !uid_eq(uid, r->uid)))
 			continue;
 		mtr_emit_one(r, h);
 	}
 	rcu_read_unlock();
+}
+
+/* Called by the event builders (events.c) in task context. */
+void mtr_emit(struct memtrack_rec_hdr *h, u32 class)
+{
+	mtr_emit_as(h, class, current_uid());
 }
 
 bool mtr_have_readers(void)

@@ -70,6 +70,28 @@ static void mtr_add_live_thread(struct mtr_thread *t, struct task_struct *task,
 		*have_mm = mtr_task_mm_snap(task, &v->mm);
 }
 
+/* RSS of a live process in pages, 0 if none.  Caller holds rcu_read_lock(). */
+unsigned long mtr_proc_rss(struct mtr_proc *p)
+{
+	struct mtr_mm_snap s = {};
+	struct task_struct *task;
+	struct mtr_thread *t;
+	bool found = false;
+
+	spin_lock(&p->lock);
+	list_for_each_entry(t, &p->threads, sibling) {
+		if (t->exit_ns)
+			continue;
+		task = pid_task(t->pid, PIDTYPE_PID);
+		if (task && mtr_task_mm_snap(task, &s)) {
+			found = true;
+			break;
+		}
+	}
+	spin_unlock(&p->lock);
+	return found ? s.rss_anon + s.rss_file + s.rss_shmem : 0;
+}
+
 /* Caller holds rcu_read_lock(). */
 void mtr_proc_view(struct mtr_proc *p, struct mtr_proc_view *v)
 {

@@ -176,6 +176,41 @@ def ioctls_refuse_bad_arguments():
 
 
 @test
+def rss_growth_alerts():
+    """A process that grows by 64 MiB at once is reported once, by the rate
+    rule; one crossing rss_alert_kb is reported once, by the threshold rule;
+    nothing while it stays steady."""
+    old = read_config()
+    set_config("rss_growth_kbps", 16384)
+    set_config("rss_alert_kb", 0)
+    try:
+        with Memload() as m, Ring(CLASS["rss"], tgid=m.pid) as ring:
+            time.sleep(1.5)  # a first sample of the idle process
+            m.cmd(f"anon {64 << 20}")
+            time.sleep(2.5)
+            grown = [r for r in ring.drain() if r.name == "RSS_GROWTH"]
+            time.sleep(2.5)
+            steady = [r for r in ring.drain() if r.name == "RSS_GROWTH"]
+            set_config("rss_growth_kbps", 0)
+            set_config("rss_alert_kb", 96 << 10)
+            m.cmd(f"anon {64 << 20}")
+            time.sleep(2.5)
+            crossed = [r for r in ring.drain() if r.name == "RSS_GROWTH"]
+            m.close()
+    finally:
+        set_config("rss_growth_kbps", old["rss_growth_kbps"])
+        set_config("rss_alert_kb", old["rss_alert_kb"])
+    check(len(grown) == 1, f"{len(grown)} growth records for a 64 MiB jump")
+    rss, prev, window = grown[0].body
+    check(rss - prev >= 63 << 20 and grown[0].tgid == m.pid,
+          f"growth record rss {rss} prev {prev}")
+    check(0.5e9 < window < 2e9, f"window {window} ns")
+    check(not steady, f"{len(steady)} growth records while steady")
+    check(len(crossed) == 1 and crossed[0].body[0] >= 96 << 20 > crossed[0].body[1],
+          f"threshold records {[r.body for r in crossed]}")
+
+
+@test
 def unload_refused_while_open():
     ring = Ring(CLASS_DEFAULT)
     r = subprocess.run(["rmmod", "memtrack"], capture_output=True, text=True)

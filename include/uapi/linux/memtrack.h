@@ -25,6 +25,14 @@
 /* Limits of the writable knobs in /proc/memtrack/config and SET_CONFIG. */
 #define MEMTRACK_RETENTION_MS_DEFAULT	15000
 #define MEMTRACK_RETENTION_MS_MAX	3600000
+/*
+ * RSS growth alerts (MEMTRACK_REC_RSS_GROWTH), sampled once a second: a
+ * process whose RSS crosses rss_alert_kb, or grows by more than
+ * rss_growth_kbps KiB per second.  0 turns either off.
+ */
+#define MEMTRACK_RSS_ALERT_KB_DEFAULT		0
+#define MEMTRACK_RSS_GROWTH_KBPS_DEFAULT	65536
+
 /* Per-CPU buffer of each reader, KiB: a power of two in this range. */
 #define MEMTRACK_RING_KB_DEFAULT	256
 #define MEMTRACK_RING_KB_MIN		8
