@@ -133,4 +133,57 @@ else
 	fail records-json-matches-text-every-type "$out"
 fi
 
+# ---- memtrack-events' main loop, against a stand-in for /dev/memtrack ----------
+# fake_dev.so (LD_PRELOAD) makes /dev/memtrack a FIFO and records the filter
+# memtrack-events sets; the FIFO is fed the sample records of test_records.
+"$tmp/tests/test_records" --binary >"$tmp/records.bin"
+fake_run() {	# fake_run SIGNAL_AFTER_FEED ARGS...: runs in $tmp/fake/
+	local sig=$1
+	shift
+	rm -rf "$tmp/fake"
+	mkdir "$tmp/fake"
+	mkfifo "$tmp/fake/dev"
+	MT_FAKE_DEV=$tmp/fake/dev MT_FAKE_FILTER_OUT=$tmp/fake/filter \
+		LD_PRELOAD=$tmp/tests/fake_dev.so \
+		timeout 10 "$ev" "$@" >"$tmp/fake/out" 2>"$tmp/fake/err" &
+	local pid=$!
+	# the tool has the FIFO open once the filter is set
+	for _ in $(seq 100); do
+		[ -s "$tmp/fake/filter" ] && break
+		sleep 0.05
+	done
+	cat "$tmp/records.bin" >"$tmp/fake/dev"
+	if [ "$sig" != none ]; then
+		sleep 0.5
+		kill -"$sig" $pid
+	fi
+	wait $pid
+	echo $? >"$tmp/fake/rc"
+}
+
+# -n 3: the LOST record is printed but not counted; 3 more records, exit 0
+fake_run none -n 3
+want=$("$tmp/tests/test_records" --dump | sed -n '1p;3p;5p;7p')
+if [ "$(cat "$tmp/fake/rc")" = 0 ] && [ "$(cat "$tmp/fake/out")" = "$want" ] &&
+   [ "$(cat "$tmp/fake/err")" = "memtrack-events: 3 records, 5 lost" ] &&
+   [ "$(cat "$tmp/fake/filter")" = "classes=0x7f flags=0 pid=0 tgid=0" ]; then
+	pass events-count-stops-after-n-records
+else
+	fail events-count-stops-after-n-records "exit $(cat "$tmp/fake/rc"), stderr '$(cat "$tmp/fake/err")', filter '$(cat "$tmp/fake/filter")', stdout: $(cat "$tmp/fake/out")"
+fi
+
+# SIGINT after the records: every record as JSON, counts on stderr, exit 0;
+# -p and -c go to the kernel's filter (records are not filtered again here)
+for sig in INT TERM; do
+	fake_run $sig -p 1234 -c page,kmalloc --json
+	want=$("$tmp/tests/test_records" --dump | sed -n '2~2p')
+	if [ "$(cat "$tmp/fake/rc")" = 0 ] && [ "$(cat "$tmp/fake/out")" = "$want" ] &&
+	   [ "$(cat "$tmp/fake/err")" = "memtrack-events: 17 records, 5 lost" ] &&
+	   [ "$(cat "$tmp/fake/filter")" = "classes=0x180 flags=0 pid=1234 tgid=0" ]; then
+		pass "events-sig$sig-json-filter-passed-through"
+	else
+		fail "events-sig$sig-json-filter-passed-through" "exit $(cat "$tmp/fake/rc"), stderr '$(cat "$tmp/fake/err")', filter '$(cat "$tmp/fake/filter")', stdout lines $(wc -l <"$tmp/fake/out")"
+	fi
+done
+
 exit $failed

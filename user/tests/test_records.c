@@ -4,7 +4,8 @@
  * through mt_walk_records() and the text and JSON formatters, class parsing,
  * counter names.  Prints "PASS name" or "FAIL name: why" per test; exits 1
  * if any failed.  "test_records --dump" prints every sample record as a text
- * line and a JSON line, for the shell test to cross-check.
+ * line and a JSON line, for the shell test to cross-check; "--binary"
+ * writes them as /dev/memtrack would return them.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -550,6 +551,10 @@ int main(int argc, char **argv)
 {
 	if (argc > 1 && !strcmp(argv[1], "--dump"))
 		return dump();
+	if (argc > 1 && !strcmp(argv[1], "--binary")) {
+		build_all(&b);
+		return fwrite(b.a, 1, b.len, stdout) == b.len ? 0 : 1;
+	}
 	test_all_types();
 	test_json();
 	test_malformed();
