@@ -36,31 +36,32 @@ struct mt_handle {
 	void *rxbuf;
 };
 
+/* A libnl error (NLE_*, either sign) as a negative errno. */
 static int nlerr_errno(int nlerr)
 {
 	switch (nlerr < 0 ? -nlerr : nlerr) {
-	case NLE_INTR:		return EINTR;
-	case NLE_BAD_SOCK:	return EBADF;
-	case NLE_AGAIN:		return ETIMEDOUT;	/* SO_RCVTIMEO */
-	case NLE_NOMEM:		return ENOMEM;
-	case NLE_EXIST:		return EEXIST;
-	case NLE_INVAL:		return EINVAL;
-	case NLE_RANGE:		return ERANGE;
-	case NLE_MSGSIZE:	return EMSGSIZE;
-	case NLE_OPNOTSUPP:	return EOPNOTSUPP;
-	case NLE_OBJ_NOTFOUND:	return ENOENT;
-	case NLE_NOACCESS:	return EACCES;
-	case NLE_PERM:		return EPERM;
-	case NLE_BUSY:		return EBUSY;
-	case NLE_NODEV:		return ENODEV;
-	case NLE_PROTO_MISMATCH: return EPROTONOSUPPORT;
-	default:		return EIO;
+	case NLE_INTR:		return -EINTR;
+	case NLE_BAD_SOCK:	return -EBADF;
+	case NLE_AGAIN:		return -ETIMEDOUT;	/* SO_RCVTIMEO */
+	case NLE_NOMEM:		return -ENOMEM;
+	case NLE_EXIST:		return -EEXIST;
+	case NLE_INVAL:		return -EINVAL;
+	case NLE_RANGE:		return -ERANGE;
+	case NLE_MSGSIZE:	return -EMSGSIZE;
+	case NLE_OPNOTSUPP:	return -EOPNOTSUPP;
+	case NLE_OBJ_NOTFOUND:	return -ENOENT;
+	case NLE_NOACCESS:	return -EACCES;
+	case NLE_PERM:		return -EPERM;
+	case NLE_BUSY:		return -EBUSY;
+	case NLE_NODEV:		return -ENODEV;
+	case NLE_PROTO_MISMATCH: return -EPROTONOSUPPORT;
+	default:		return -EIO;
 	}
 }
 
 static int nl_fail(int nlerr, const char *what)
 {
-	return mt_seterr(-nlerr_errno(nlerr), "netlink: %s: %s", what,
+	return mt_seterr(nlerr_errno(nlerr), "netlink: %s: %s", what,
 			 nl_geterror(nlerr));
 }
 
@@ -71,7 +72,7 @@ struct mt_handle *mt_open(int flags)
 	int err;
 
 	if (flags) {
-		mt_seterr(-EINVAL, "mt_open: unknown flags %#x", flags);
+		mt_seterr(-EINVAL, "%s: unknown flags %#x", __func__, flags);
 		errno = EINVAL;
 		return NULL;
 	}
@@ -633,7 +634,7 @@ int mt_read_events(struct mt_handle *h, mt_record_cb cb, void *arg)
 	int fd, i, total = 0;
 
 	if (!h->ev)
-		return mt_seterr(-EINVAL, "mt_read_events: not subscribed");
+		return mt_seterr(-EINVAL, "%s: not subscribed", __func__);
 	fd = nl_socket_get_fd(h->ev);
 	for (i = 0; i < MT_EVENTS_MAX_MSGS && !c.stop; i++) {
 		ssize_t len;

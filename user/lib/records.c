@@ -12,6 +12,8 @@
 #include "memtrack.h"
 #include "internal.h"
 
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
 static __thread char mt_errbuf[256];
 
 const char *mt_errmsg(void)
@@ -185,12 +187,12 @@ int mt_class_parse(const char *csv, uint32_t *classes)
 		size_t len = strcspn(p, ",");
 		size_t i;
 
-		for (i = 0; i < sizeof(class_names) / sizeof(class_names[0]); i++) {
+		for (i = 0; i < ARRAY_SIZE(class_names); i++) {
 			if (strlen(class_names[i].name) == len &&
 			    !strncmp(class_names[i].name, p, len))
 				break;
 		}
-		if (i == sizeof(class_names) / sizeof(class_names[0]))
+		if (i == ARRAY_SIZE(class_names))
 			return mt_seterr(-EINVAL, "unknown event class '%.*s'",
 					 (int)len, p);
 		bits |= class_names[i].bits;
@@ -206,7 +208,7 @@ const char *mt_class_name(uint32_t bit)
 {
 	size_t i;
 
-	for (i = 0; i < sizeof(class_names) / sizeof(class_names[0]); i++)
+	for (i = 0; i < ARRAY_SIZE(class_names); i++)
 		if (class_names[i].bits == bit)
 			return class_names[i].name;
 	return NULL;
