@@ -1,0 +1,189 @@
+#!/bin/bash
+# Host checks of libmemtrack and memtrack-events that need no kernel module:
+# the build (-Wall -Wextra -Werror), memtrack-events' command line and its
+# errors without the module, and user/tests/test_records.c (hand-built record
+# buffers through the record walker and the text/JSON formatters).
+# Prints "PASS name" or "FAIL name: why" per check; exits 1 if any failed.
+set -uo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$root"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failed=0
+
+pass() { echo "PASS $1"; }
+fail() { echo "FAIL $1: $2"; failed=1; }
+
+# ---- build ----------------------------------------------------------------
+# A fresh tree of objects, so every file is compiled with -Werror here.
+if out=$(make -C user TOP="$root" BIN="$tmp/bin" LIBDIR="$tmp/lib" \
+	OBJDIR="$tmp/obj" TESTDIR="$tmp/tests" all tests 2>&1); then
+	pass build-user-warning-free
+else
+	fail build-user-warning-free "$(echo "$out" | grep -E 'error|warning' | head -5)"
+	exit 1
+fi
+if out=$(make user 2>&1) && [ -x build/bin/memtrack-events ]; then
+	pass build-make-user-from-top
+else
+	fail build-make-user-from-top "$(echo "$out" | tail -5)"
+fi
+ev=$tmp/bin/memtrack-events
+
+# ---- command line ------------------------------------------------------------
+out=$("$ev" --help 2>&1); rc=$?
+missing=
+for w in -p --pid -t --tgid -c --class -j --json -N --netlink -n --count \
+	-h --help task mmap shm oom reclaim alloc_fail rss page kmalloc all default; do
+	grep -q -- "$w\b" <<<"$out" || missing="$missing $w"
+done
+if [ $rc -eq 0 ] && [ -z "$missing" ]; then
+	pass help-documents-every-option
+else
+	fail help-documents-every-option "exit $rc, not mentioned:$missing"
+fi
+
+# usage errors: exit 2 and a message naming the problem
+usage_case() {
+	local name=$1 want=$2
+	shift 2
+	local out rc
+	out=$("$ev" "$@" 2>&1 >/dev/null); rc=$?
+	if [ $rc -eq 2 ] && grep -qF -- "$want" <<<"$out"; then
+		pass "$name"
+	else
+		fail "$name" "memtrack-events $* -> exit $rc, stderr '$out'"
+	fi
+}
+usage_case usage-bad-class "memtrack-events: unknown event class 'bogus'" -c task,bogus
+usage_case usage-empty-class "unknown event class ''" -c ''
+usage_case usage-page-needs-filter "classes page and kmalloc need -p PID or -t TGID" -c page
+usage_case usage-kmalloc-needs-filter "need -p PID or -t TGID" -c mmap,kmalloc
+usage_case usage-bad-pid "invalid pid 'x'" -p x
+usage_case usage-bad-count "invalid count '0'" -n 0
+usage_case usage-extra-argument "unexpected argument 'foo'" foo
+usage_case usage-unknown-option "Try 'memtrack-events --help'" --bogus
+
+# ---- without the module ---------------------------------------------------------
+if [ -e /dev/memtrack ] || [ -d /sys/module/memtrack ]; then
+	pass "no-module-errors (skipped: memtrack.ko is loaded here)"
+else
+	want="memtrack-events: /dev/memtrack: No such file or directory (is memtrack.ko loaded?)"
+	out=$(timeout 10 "$ev" 2>&1 >/dev/null); rc=$?
+	if [ $rc -eq 1 ] && [ "$out" = "$want" ]; then
+		pass no-module-ring-error
+	else
+		fail no-module-ring-error "exit $rc, stderr '$out'"
+	fi
+	out=$(timeout 10 "$ev" -p 1 -c page --json 2>&1 >/dev/null); rc=$?
+	if [ $rc -eq 1 ] && [ "$out" = "$want" ]; then
+		pass no-module-ring-error-with-filter
+	else
+		fail no-module-ring-error-with-filter "exit $rc, stderr '$out'"
+	fi
+	want='memtrack-events: memtrack.ko is not loaded (no generic netlink family "memtrack")'
+	out=$(timeout 10 "$ev" --netlink 2>&1 >/dev/null); rc=$?
+	if [ $rc -eq 1 ] && [ "$out" = "$want" ]; then
+		pass no-module-netlink-error
+	else
+		fail no-module-netlink-error "exit $rc, stderr '$out'"
+	fi
+fi
+
+# ---- record walking and formatting ------------------------------------------------
+out=$("$tmp/tests/test_records" 2>&1); rc=$?
+sed -E 's/^(PASS|FAIL) /\1 records-/' <<<"$out"
+if [ $rc -ne 0 ] || ! grep -q '^PASS' <<<"$out"; then
+	failed=1
+fi
+
+# Every sample record: the JSON line parses and has exactly the text line's
+# fields and values.
+"$tmp/tests/test_records" --dump >"$tmp/dump" 2>&1
+if out=$(python3 - "$tmp/dump" <<'PY' 2>&1
+import json, re, sys
+
+lines = open(sys.argv[1], encoding="latin-1").read().splitlines()
+assert len(lines) == 36, "expected 18 text+JSON pairs, got %d lines" % len(lines)
+
+def unescape(s):
+    return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), s)
+
+for text, js in zip(lines[0::2], lines[1::2]):
+    obj = json.loads(js)
+    head, _, rest = text.partition(" ")
+    cpu, pidtgid, typ, *fields = text.split(" ")[1:]
+    want = {"time": float(head), "cpu": int(cpu.strip("[]")),
+            "pid": int(pidtgid.split("/")[0]),
+            "tgid": int(pidtgid.split("/")[1]), "type": typ}
+    for f in fields:
+        k, v = f.split("=", 1)
+        if re.fullmatch(r"-?[0-9]+", v):
+            want[k] = int(v)
+        else:
+            want[k] = unescape(v)
+    if list(obj) != list(want):
+        sys.exit("keys differ: %s vs %s" % (list(obj), list(want)))
+    if obj != want:
+        sys.exit("values differ:\n%s\n%s" % (obj, want))
+PY
+); then
+	pass records-json-matches-text-every-type
+else
+	fail records-json-matches-text-every-type "$out"
+fi
+
+# ---- memtrack-events' main loop, against a stand-in for /dev/memtrack ----------
+# fake_dev.so (LD_PRELOAD) makes /dev/memtrack a FIFO and records the filter
+# memtrack-events sets; the FIFO is fed the sample records of test_records.
+"$tmp/tests/test_records" --binary >"$tmp/records.bin"
+fake_run() {	# fake_run SIGNAL_AFTER_FEED ARGS...: runs in $tmp/fake/
+	local sig=$1
+	shift
+	rm -rf "$tmp/fake"
+	mkdir "$tmp/fake"
+	mkfifo "$tmp/fake/dev"
+	MT_FAKE_DEV=$tmp/fake/dev MT_FAKE_FILTER_OUT=$tmp/fake/filter \
+		LD_PRELOAD=$tmp/tests/fake_dev.so \
+		timeout 10 "$ev" "$@" >"$tmp/fake/out" 2>"$tmp/fake/err" &
+	local pid=$!
+	# the tool has the FIFO open once the filter is set
+	for _ in $(seq 100); do
+		[ -s "$tmp/fake/filter" ] && break
+		sleep 0.05
+	done
+	cat "$tmp/records.bin" >"$tmp/fake/dev"
+	if [ "$sig" != none ]; then
+		sleep 0.5
+		kill -"$sig" $pid
+	fi
+	wait $pid
+	echo $? >"$tmp/fake/rc"
+}
+
+# -n 3: the LOST record is printed but not counted; 3 more records, exit 0
+fake_run none -n 3
+want=$("$tmp/tests/test_records" --dump | sed -n '1p;3p;5p;7p')
+if [ "$(cat "$tmp/fake/rc")" = 0 ] && [ "$(cat "$tmp/fake/out")" = "$want" ] &&
+   [ "$(cat "$tmp/fake/err")" = "memtrack-events: 3 records, 5 lost" ] &&
+   [ "$(cat "$tmp/fake/filter")" = "classes=0x7f flags=0 pid=0 tgid=0" ]; then
+	pass events-count-stops-after-n-records
+else
+	fail events-count-stops-after-n-records "exit $(cat "$tmp/fake/rc"), stderr '$(cat "$tmp/fake/err")', filter '$(cat "$tmp/fake/filter")', stdout: $(cat "$tmp/fake/out")"
+fi
+
+# SIGINT after the records: every record as JSON, counts on stderr, exit 0;
+# -p and -c go to the kernel's filter (records are not filtered again here)
+for sig in INT TERM; do
+	fake_run $sig -p 1234 -c page,kmalloc --json
+	want=$("$tmp/tests/test_records" --dump | sed -n '2~2p')
+	if [ "$(cat "$tmp/fake/rc")" = 0 ] && [ "$(cat "$tmp/fake/out")" = "$want" ] &&
+	   [ "$(cat "$tmp/fake/err")" = "memtrack-events: 17 records, 5 lost" ] &&
+	   [ "$(cat "$tmp/fake/filter")" = "classes=0x180 flags=0 pid=1234 tgid=0" ]; then
+		pass "events-sig$sig-json-filter-passed-through"
+	else
+		fail "events-sig$sig-json-filter-passed-through" "exit $(cat "$tmp/fake/rc"), stderr '$(cat "$tmp/fake/err")', filter '$(cat "$tmp/fake/filter")', stdout lines $(wc -l <"$tmp/fake/out")"
+	fi
+done
+
+exit $failed

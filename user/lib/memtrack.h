@@ -1,0 +1,141 @@
+/* SPDX-License-Identifier: LGPL-2.1 */
+/*
+ * libmemtrack: user-space access to memtrack.ko.
+ *
+ * Generic netlink (summary, tasks, config, the "events" multicast group) and
+ * the /dev/memtrack record ring.  Only plain structures cross this interface:
+ * the ABI structures of <linux/memtrack.h> and the few defined below.
+ *
+ * Every function that can fail returns a negative errno (or NULL with errno
+ * set) and leaves a readable description in mt_errmsg().
+ */
+#ifndef MEMTRACK_USER_LIB_H
+#define MEMTRACK_USER_LIB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <linux/memtrack.h>
+
+/* Last error of an mt_* call in this thread, for messages. */
+const char *mt_errmsg(void);
+
+/* ---- records ------------------------------------------------------------ */
+
+/*
+ * Called for each record; rec->size bytes are valid and 8-byte aligned.
+ * Return 0 to go on, > 0 to stop the walk, < 0 to stop and fail with that.
+ */
+typedef int (*mt_record_cb)(const struct memtrack_rec_hdr *rec, void *arg);
+
+/*
+ * Walk records laid back to back in buf.  Each must have a size that is a
+ * multiple of 8, at least the header (and the known structure of its type),
+ * and within buf.  Returns the number of records passed to cb, or -EBADMSG
+ * at the first malformed one (after the good ones before it), or cb's
+ * negative return.  A positive return from cb ends the walk early.
+ */
+int mt_walk_records(const void *buf, size_t len, mt_record_cb cb, void *arg);
+
+/* "mmap", "task_exit", ...; "unknown" for a type this library does not know. */
+const char *mt_record_type_name(unsigned int type);
+/* The smallest valid size of a record of this type (0: type unknown). */
+size_t mt_record_min_size(unsigned int type);
+/* The MEMTRACK_CLASS_* bit a record type belongs to (0: LOST or unknown). */
+uint32_t mt_record_class(unsigned int type);
+
+/*
+ * "task,mmap,oom" -> MEMTRACK_CLASS_* bits.  Names: task mmap shm oom
+ * reclaim alloc_fail rss page kmalloc all default.  -EINVAL (and
+ * mt_errmsg()) on an unknown or empty name.
+ */
+int mt_class_parse(const char *csv, uint32_t *classes);
+/* The class name of a single MEMTRACK_CLASS_* bit, NULL if none. */
+const char *mt_class_name(uint32_t bit);
+
+/* Counter names in ABI order ("min_flt", ...); NULL past the end. */
+const char *mt_counter_name(unsigned int idx);
+/* True for counters stored two's complement (net growth). */
+bool mt_counter_signed(unsigned int idx);
+
+/*
+ * One record as one line (no newline) into buf, snprintf-style: returns the
+ * length the whole line needs; the output is truncated (and terminated) if
+ * it does not fit.  Text: "SEC.NSEC [CPU] PID/TGID TYPE key=value ...";
+ * JSON: one object with the same fields.
+ */
+int mt_format_text(const struct memtrack_rec_hdr *rec, char *buf, size_t len);
+int mt_format_json(const struct memtrack_rec_hdr *rec, char *buf, size_t len);
+
+/* ---- /dev/memtrack -------------------------------------------------------- */
+
+/*
+ * Open /dev/memtrack (O_NONBLOCK if nonblock) and apply the filter (NULL:
+ * the kernel's default).  Returns the fd or a negative errno.
+ */
+int mt_ring_open(const struct memtrack_filter *f, bool nonblock);
+/*
+ * One read(2) of whole records, walked with cb.  Returns the number of
+ * records, 0 if none were ready, or a negative errno (-EAGAIN is returned
+ * as 0, -EINTR as is).
+ */
+int mt_ring_read(int fd, mt_record_cb cb, void *arg);
+int mt_ring_stats(int fd, struct memtrack_ring_stats *st);
+
+/* ---- generic netlink -------------------------------------------------------- */
+
+struct mt_handle;
+
+struct mt_handle *mt_open(int flags);	/* flags: 0 */
+void mt_close(struct mt_handle *h);
+
+int mt_get_summary(struct mt_handle *h, struct memtrack_summary *s);
+/* A process (thread false) or a thread (thread true); -ESRCH if unknown. */
+int mt_get_task(struct mt_handle *h, pid_t pid, bool thread,
+		struct memtrack_task *t);
+
+struct mt_task_filter {
+	pid_t tgid;			/* 0: any */
+	const char *comm;		/* NULL: any */
+};
+
+/* Dumps; *out is malloc'ed (free() it), *n rows.  f may be NULL. */
+int mt_dump_tasks(struct mt_handle *h, const struct mt_task_filter *f,
+		  struct memtrack_task **out, size_t *n);
+int mt_dump_threads(struct mt_handle *h, pid_t tgid,
+		    struct memtrack_task **out, size_t *n);
+
+#define MT_HOOK_NAME_LEN	16
+#define MT_MAX_HOOK_GROUPS	16
+
+struct mt_hook_group {
+	char name[MT_HOOK_NAME_LEN];
+	bool enabled;
+	uint32_t attached;		/* get only */
+	uint32_t total;			/* get only */
+};
+
+struct mt_config {
+	int64_t retention_ms;		/* set: < 0 leaves it unchanged */
+	size_t nr_hooks;		/* set: groups to switch, may be 0 */
+	struct mt_hook_group hooks[MT_MAX_HOOK_GROUPS];
+};
+
+int mt_get_config(struct mt_handle *h, struct mt_config *c);
+int mt_set_config(struct mt_handle *h, const struct mt_config *c);
+
+/*
+ * Events: join the "events" multicast group on a socket of its own (4 MiB
+ * receive buffer, non-blocking).  Poll mt_events_fd() for POLLIN, then
+ * mt_read_events() reads every message waiting and returns the number of
+ * records passed to cb (0 if none), or a negative errno.  A receive buffer
+ * overrun (ENOBUFS: messages lost, how many is unknown) is not an error: it
+ * is counted in mt_events_overruns().
+ */
+int mt_subscribe(struct mt_handle *h);
+int mt_events_fd(struct mt_handle *h);
+int mt_read_events(struct mt_handle *h, mt_record_cb cb, void *arg);
+uint64_t mt_events_overruns(struct mt_handle *h);
+
+#endif /* MEMTRACK_USER_LIB_H */
