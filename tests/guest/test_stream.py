@@ -4,6 +4,7 @@ readers, poll wakeups, ioctl validation, unload while open.  Runs in the VM
 with the module loaded (scripts/check runs it on each kernel)."""
 import errno
 import fcntl
+import json
 import os
 import select
 import subprocess
@@ -11,7 +12,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from mtlib import (Memload, PAGE, TESTBIN, MODULE, check, run_tests, test,  # noqa: E402
+from mtlib import (Memload, PAGE, ROOT, TESTBIN, MODULE, check, run_tests, test,  # noqa: E402
                    set_config, read_config)
 from mtrec import (CLASS, CLASS_ALL, CLASS_DEFAULT, COUNTERS, FILTER, IOC_GET_VERSION,  # noqa: E402
                    IOC_SET_FILTER, Ring)
@@ -208,6 +209,28 @@ def rss_growth_alerts():
     check(not steady, f"{len(steady)} growth records while steady")
     check(len(crossed) == 1 and crossed[0].body[0] >= 96 << 20 > crossed[0].body[1],
           f"threshold records {[r.body for r in crossed]}")
+
+
+@test
+def memtrack_events_tool_end_to_end():
+    """memtrack-events -t PID -c mmap --json prints exactly the workload's
+    records, then its count on Ctrl-C."""
+    with Memload() as m:
+        tool = subprocess.Popen([os.path.join(ROOT, "build", "bin", "memtrack-events"),
+                                 "-t", str(m.pid), "-c", "mmap", "--json"],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(1)
+        m.cmd("mmaps 100")
+        time.sleep(1)
+        tool.send_signal(2)
+        out, err = tool.communicate(timeout=30)
+        m.close()
+    lines = [json.loads(line) for line in out.splitlines()]
+    check([x["type"] for x in lines] == ["mmap", "munmap"] * 100,
+          f"{len(lines)} records: {[x['type'] for x in lines][:4]}...")
+    check(all(x["tgid"] == m.pid and x["len"] == PAGE for x in lines), "wrong records")
+    check(tool.returncode == 0 and "200 records, 0 lost" in err,
+          f"exit {tool.returncode}: {err.strip()}")
 
 
 @test
