@@ -83,8 +83,13 @@ static int __init mtr_init(void)
 	err = mtr_proc_init();
 	if (err)
 		goto out_reaper;
+	err = mtr_netlink_init();
+	if (err)
+		goto out_proc;
 	return 0;
 
+out_proc:
+	mtr_proc_exit();
 out_reaper:
 	cancel_delayed_work_sync(&mtr_reap_work);
 out_hooks:
@@ -96,6 +101,7 @@ out_table:
 
 static void __exit mtr_exit(void)
 {
+	mtr_netlink_exit();
 	mtr_proc_exit();
 	mtr_hooks_detach_all();
 	cancel_delayed_work_sync(&mtr_reap_work);
