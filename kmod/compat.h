@@ -40,4 +40,11 @@
 #define mtr_mm_counter(mm, member) get_mm_counter(mm, member)
 #endif
 
+/* A dump's parsed request attributes: in a struct genl_info since 6.6. */
+#ifdef MTR_HAVE_GENL_INFO_DUMP
+#define mtr_genl_dump_attrs(cb) (genl_info_dump(cb)->attrs)
+#else
+#define mtr_genl_dump_attrs(cb) (genl_dumpit_info(cb)->attrs)
+#endif
+
 #endif /* MEMTRACK_COMPAT_H */

@@ -94,11 +94,16 @@ static int __init mtr_init(void)
 	err = mtr_proc_init();
 	if (err)
 		goto out_reaper;
-	err = mtr_dev_init();
+	err = mtr_netlink_init();
 	if (err)
 		goto out_proc;
+	err = mtr_dev_init();
+	if (err)
+		goto out_netlink;
 	return 0;
 
+out_netlink:
+	mtr_netlink_exit();
 out_proc:
 	mtr_proc_exit();
 out_reaper:
@@ -113,6 +118,7 @@ out_table:
 static void __exit mtr_exit(void)
 {
 	mtr_dev_exit();
+	mtr_netlink_exit();
 	mtr_proc_exit();
 	mtr_hooks_detach_all();
 	cancel_delayed_work_sync(&mtr_reap_work);

@@ -269,6 +269,7 @@ void mtr_netlink_exit(void);
 
 /* summary.c: the numbers both /proc/memtrack/summary and netlink report. */
 void mtr_summary_fill(struct memtrack_summary *s);
+void mtr_summary_fill_totals(struct memtrack_summary *s, struct mtr_totals *t);
 
 /* proc_*.c */
 int mtr_proc_init(void);
@@ -276,6 +277,7 @@ void mtr_proc_exit(void);
 int mtr_summary_show(struct seq_file *m, void *v);
 extern const struct proc_ops mtr_config_ops;
 extern const struct seq_operations mtr_tasks_seq_ops, mtr_threads_seq_ops;
-void mtr_sysmem_show(struct seq_file *m);
+void mtr_sysmem_fill(struct memtrack_summary *s);
+void mtr_sysmem_show(struct seq_file *m, const struct memtrack_summary *s);
 
 #endif /* MEMTRACK_H */

@@ -7,6 +7,7 @@
 #include <linux/timekeeping.h>
 #include <linux/utsname.h>
 #include <linux/string.h>
+#include <linux/slab.h>
 #include "memtrack.h"
 
 #define MTR_TOP 10
@@ -76,12 +77,12 @@ static void mtr_show_top(struct seq_file *m)
 	kfree(top);
 }
 
-static void mtr_show_oom(struct seq_file *m, const struct mtr_totals *t)
+static void mtr_show_oom(struct seq_file *m, const struct memtrack_summary *s)
 {
 	struct mtr_oom_victim v[MTR_OOM_RING];
 	unsigned int n, i;
 
-	seq_printf(m, "\n[oom]\nOomKills: %llu\n", t->oom_victims);
+	seq_printf(m, "\n[oom]\nOomKills: %llu\n", s->oom_kills);
 	n = mtr_oom_victims(v, MTR_OOM_RING);
 	for (i = 0; i < n; i++) {
 		seq_printf(m, "Victim: pid=%d tgid=%d uid=%u rss_kb=%lu trigger=%d age_s=%llu comm=",
@@ -93,16 +94,15 @@ static void mtr_show_oom(struct seq_file *m, const struct mtr_totals *t)
 	}
 }
 
-static void mtr_show_module(struct seq_file *m)
+static void mtr_show_module(struct seq_file *m, const struct memtrack_summary *s)
 {
 	struct mtr_table_stats st;
 	const struct mtr_hook_group *g;
 	unsigned int i;
 
-	mtr_table_stats(&st);
 	seq_printf(m, "\n[tasks]\nProcesses: %u\nProcessesExited: %u\nThreads: %u\nThreadsExited: %u\nUntracked: %llu\n",
-		   st.procs, st.procs_exited, st.threads, st.threads_exited,
-		   st.untracked);
+		   s->processes, s->processes_exited, s->threads,
+		   s->threads_exited, s->untracked);
 	seq_puts(m, "\n[module]\n");
 	mutex_lock(&mtr_config_lock);
 	for (i = 0; i < mtr_nr_groups; i++) {
@@ -114,39 +114,58 @@ static void mtr_show_module(struct seq_file *m)
 	mutex_unlock(&mtr_config_lock);
 	seq_printf(m, "SyscallProbesMissed: %lu\n", mtr_mmap_missed());
 	seq_printf(m, "RetentionMs: %u\n", READ_ONCE(mtr_retention_ms));
+	mtr_table_stats(&st);
 	seq_printf(m, "MemoryUsed: %zu kB\n",
 		   (st.bytes + num_possible_cpus() * sizeof(struct mtr_totals)) >> 10);
 }
 
-int mtr_summary_show(struct seq_file *m, void *v)
+static void mtr_show_alloc(struct seq_file *m, const struct memtrack_summary *s,
+			   const struct mtr_totals *t)
 {
-	struct mtr_totals t;
 	unsigned int i;
 
-	mtr_totals_sum(&t);
-	seq_printf(m, "memtrack %s abi %d kernel %s up_s %llu\n\n",
-		   THIS_MODULE->version, MEMTRACK_ABI_VERSION,
-		   init_utsname()->release,
-		   (ktime_get_ns() - mtr_load_ns) / NSEC_PER_SEC);
-	mtr_sysmem_show(m);
-
 	seq_printf(m, "\n[allocation]\nPageAllocFailures: %llu\nPageAllocFailuresByOrder:",
-		   t.pg_alloc_fail);
+		   s->page_alloc_failures);
 	for (i = 0; i < MTR_MAX_ORDER_SLOTS; i++)
-		if (t.pg_alloc_fail_order[i])
-			seq_printf(m, " %u:%llu", i, t.pg_alloc_fail_order[i]);
+		if (t->pg_alloc_fail_order[i])
+			seq_printf(m, " %u:%llu", i, t->pg_alloc_fail_order[i]);
 	seq_puts(m, "\n");
+}
 
+static void mtr_show_events(struct seq_file *m, const struct memtrack_summary *s)
+{
 	seq_printf(m, "\n[reclaim]\nScanned: %llu\nReclaimed: %llu\nDirty: %llu\nWriteback: %llu\nDirectReclaimStalls: %llu\nDirectReclaimUs: %llu\n",
-		   t.reclaim_scanned, t.reclaim_reclaimed, t.reclaim_dirty,
-		   t.reclaim_writeback, t.reclaim_stalls,
-		   t.reclaim_ns / NSEC_PER_USEC);
+		   s->reclaim_scanned, s->reclaim_reclaimed, s->reclaim_dirty,
+		   s->reclaim_writeback, s->direct_reclaim_stalls,
+		   s->direct_reclaim_ns / NSEC_PER_USEC);
 
 	seq_printf(m, "\n[events since load]\nPageAllocs: %llu\nPageFrees: %llu\nKmallocs: %llu\nKfrees: %llu\nAddressSpaceSyscalls: %llu\nForks: %llu\nExits: %llu\n",
-		   t.pg_alloc_events, t.pg_free_events, t.kmalloc_events,
-		   t.kfree_events, t.mmap_events, t.forks, t.exits);
-	mtr_show_oom(m, &t);
-	mtr_show_module(m);
+		   s->page_allocs, s->page_frees, s->kmallocs, s->kfrees,
+		   s->address_space_syscalls, s->forks, s->exits);
+}
+
+/* Every number of the summary comes from one struct memtrack_summary. */
+int mtr_summary_show(struct seq_file *m, void *v)
+{
+	struct memtrack_summary *s;
+	struct mtr_totals *t;
+
+	s = kmalloc(sizeof(*s), GFP_KERNEL);
+	t = kmalloc(sizeof(*t), GFP_KERNEL);
+	if (!s || !t)
+		goto out;
+	mtr_summary_fill_totals(s, t);
+	seq_printf(m, "memtrack %s abi %d kernel %s up_s %llu\n\n",
+		   THIS_MODULE->version, s->abi_version,
+		   init_utsname()->release, s->uptime_ns / NSEC_PER_SEC);
+	mtr_sysmem_show(m, s);
+	mtr_show_alloc(m, s, t);
+	mtr_show_events(m, s);
+	mtr_show_oom(m, s);
+	mtr_show_module(m, s);
 	mtr_show_top(m);
-	return 0;
+out:
+	kfree(s);
+	kfree(t);
+	return s && t ? 0 : -ENOMEM;
 }

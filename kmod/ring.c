@@ -89,6 +89,7 @@ static void mtr_ring_write(struct mtr_reader *r, struct memtrack_rec_hdr *h)
 	WRITE_ONCE(ring->generated, ring->generated + 1);
 	mtr_total_add(records_generated, 1);
 	head = ring->head;
+	/* Pairs with the reader's release: the space it freed is free. */
 	tail = smp_load_acquire(&ring->tail);
 	if (atomic64_read(&ring->lost))
 		need += sizeof(lr);
@@ -111,10 +112,11 @@ static void mtr_ring_write(struct mtr_reader *r, struct memtrack_rec_hdr *h)
 		head += sizeof(lr);
 	}
 	mtr_ring_copy_in(ring, head, h, h->size);
+	/* Pairs with the reader's acquire: it sees the record whole. */
 	smp_store_release(&ring->head, head + h->size);
 	local_irq_restore(flags);
 
-	/* Pairs with the barrier after a reader sets ->sleeping. */
+	/* Orders head before ->sleeping; pairs with mtr_reader_want_wakeup(). */
 	smp_mb();
 	if (READ_ONCE(r->sleeping))
 		irq_work_queue(&r->wake);
@@ -196,6 +198,7 @@ static void mtr_reader_wake(struct irq_work *work)
 void mtr_reader_want_wakeup(struct mtr_reader *r)
 {
 	WRITE_ONCE(r->sleeping, true);
+	/* Orders ->sleeping before reading heads; pairs with mtr_ring_write(). */
 	smp_mb();
 }
 
@@ -211,6 +214,7 @@ bool mtr_reader_empty(struct mtr_reader *r)
 	for_each_possible_cpu(cpu) {
 		struct mtr_ring *ring = &r->rings[cpu];
 
+		/* Pairs with the producer's release of head. */
 		if (smp_load_acquire(&ring->head) != READ_ONCE(ring->tail) ||
 		    atomic64_read(&ring->lost))
 			return false;
@@ -288,6 +292,7 @@ static ssize_t mtr_reader_copy(struct mtr_reader *r, void *kbuf,
 		best = NULL;
 		for_each_possible_cpu(cpu) {
 			ring = &r->rings[cpu];
+			/* Pairs with the producer's release of head. */
 			if (smp_load_acquire(&ring->head) == ring->tail)
 				continue;
 			mtr_ring_peek(ring, ring->tail, &h, sizeof(h));
@@ -302,6 +307,7 @@ static ssize_t mtr_reader_copy(struct mtr_reader *r, void *kbuf,
 			return done ? done : -EINVAL;
 		if (mtr_ring_copy_out(best, best_h.size, kbuf, ubuf, done))
 			return done ? done : -EFAULT;
+		/* Pairs with the producer's acquire: copied out, reusable. */
 		smp_store_release(&best->tail, best->tail + best_h.size);
 		done += best_h.size;
 		if (best_h.type != MEMTRACK_REC_LOST)
@@ -385,6 +391,7 @@ void mtr_reader_stats(struct mtr_reader *r, struct memtrack_ring_stats *st)
 	for_each_possible_cpu(cpu) {
 		ring = &r->rings[cpu];
 		st->lost += READ_ONCE(ring->lost_total);
+		/* Pairs with the producer's release of head. */
 		st->pending += smp_load_acquire(&ring->head) - ring->tail;
 		st->generated += READ_ONCE(ring->generated);
 	}

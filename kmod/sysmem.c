@@ -11,9 +11,14 @@
 #include <linux/seq_file.h>
 #include "memtrack.h"
 
-static void mtr_show_kb(struct seq_file *m, const char *name, unsigned long pages)
+static u64 mtr_bytes(unsigned long pages)
 {
-	seq_printf(m, "%-16s %10lu kB\n", name, pages << (PAGE_SHIFT - 10));
+	return (u64)pages << PAGE_SHIFT;
+}
+
+static void mtr_show_kb(struct seq_file *m, const char *name, u64 bytes)
+{
+	seq_printf(m, "%-16s %10llu kB\n", name, bytes >> 10);
 }
 
 static void mtr_show_zones(struct seq_file *m)
@@ -38,32 +43,62 @@ static void mtr_show_zones(struct seq_file *m)
 	}
 }
 
-void mtr_sysmem_show(struct seq_file *m)
+/* Bytes, from the counters /proc/meminfo is built from. */
+void mtr_sysmem_fill(struct memtrack_summary *s)
+{
+	struct sysinfo si;
+
+	si_meminfo(&si);
+	s->mem_total = mtr_bytes(si.totalram);
+	s->mem_free = mtr_bytes(si.freeram);
+	s->file_pages = mtr_bytes(global_node_page_state(NR_FILE_PAGES));
+	s->active_anon = mtr_bytes(global_node_page_state(NR_ACTIVE_ANON));
+	s->inactive_anon = mtr_bytes(global_node_page_state(NR_INACTIVE_ANON));
+	s->active_file = mtr_bytes(global_node_page_state(NR_ACTIVE_FILE));
+	s->inactive_file = mtr_bytes(global_node_page_state(NR_INACTIVE_FILE));
+	s->unevictable = mtr_bytes(global_node_page_state(NR_UNEVICTABLE));
+	s->dirty = mtr_bytes(global_node_page_state(NR_FILE_DIRTY));
+	s->writeback = mtr_bytes(global_node_page_state(NR_WRITEBACK));
+	s->anon_pages = mtr_bytes(global_node_page_state(NR_ANON_MAPPED));
+	s->mapped = mtr_bytes(global_node_page_state(NR_FILE_MAPPED));
+	s->shmem = mtr_bytes(global_node_page_state(NR_SHMEM));
+	s->slab_reclaimable =
+		mtr_bytes(global_node_page_state_pages(NR_SLAB_RECLAIMABLE_B));
+	s->slab_unreclaimable =
+		mtr_bytes(global_node_page_state_pages(NR_SLAB_UNRECLAIMABLE_B));
+	s->page_tables = mtr_bytes(global_node_page_state(NR_PAGETABLE));
+	s->anon_huge = mtr_bytes(global_node_page_state(NR_ANON_THPS));
+	s->swap_free = mtr_bytes(get_nr_swap_pages());
+}
+
+/*
+ * Buffers is not in struct memtrack_summary (it is part of FilePages there),
+ * so it alone is read here.
+ */
+void mtr_sysmem_show(struct seq_file *m, const struct memtrack_summary *s)
 {
 	struct sysinfo si;
 
 	si_meminfo(&si);
 	seq_puts(m, "[system]\n");
-	mtr_show_kb(m, "MemTotal:", si.totalram);
-	mtr_show_kb(m, "MemFree:", si.freeram);
-	mtr_show_kb(m, "Buffers:", si.bufferram);
-	mtr_show_kb(m, "FilePages:", global_node_page_state(NR_FILE_PAGES));
-	mtr_show_kb(m, "Active(anon):", global_node_page_state(NR_ACTIVE_ANON));
-	mtr_show_kb(m, "Inactive(anon):", global_node_page_state(NR_INACTIVE_ANON));
-	mtr_show_kb(m, "Active(file):", global_node_page_state(NR_ACTIVE_FILE));
-	mtr_show_kb(m, "Inactive(file):", global_node_page_state(NR_INACTIVE_FILE));
-	mtr_show_kb(m, "Unevictable:", global_node_page_state(NR_UNEVICTABLE));
-	mtr_show_kb(m, "Dirty:", global_node_page_state(NR_FILE_DIRTY));
-	mtr_show_kb(m, "Writeback:", global_node_page_state(NR_WRITEBACK));
-	mtr_show_kb(m, "AnonPages:", global_node_page_state(NR_ANON_MAPPED));
-	mtr_show_kb(m, "Mapped:", global_node_page_state(NR_FILE_MAPPED));
-	mtr_show_kb(m, "Shmem:", global_node_page_state(NR_SHMEM));
-	mtr_show_kb(m, "SReclaimable:",
-		   global_node_page_state_pages(NR_SLAB_RECLAIMABLE_B));
-	mtr_show_kb(m, "SUnreclaim:",
-		   global_node_page_state_pages(NR_SLAB_UNRECLAIMABLE_B));
-	mtr_show_kb(m, "PageTables:", global_node_page_state(NR_PAGETABLE));
-	mtr_show_kb(m, "AnonHugePages:", global_node_page_state(NR_ANON_THPS));
-	mtr_show_kb(m, "SwapFree:", get_nr_swap_pages());
+	mtr_show_kb(m, "MemTotal:", s->mem_total);
+	mtr_show_kb(m, "MemFree:", s->mem_free);
+	mtr_show_kb(m, "Buffers:", mtr_bytes(si.bufferram));
+	mtr_show_kb(m, "FilePages:", s->file_pages);
+	mtr_show_kb(m, "Active(anon):", s->active_anon);
+	mtr_show_kb(m, "Inactive(anon):", s->inactive_anon);
+	mtr_show_kb(m, "Active(file):", s->active_file);
+	mtr_show_kb(m, "Inactive(file):", s->inactive_file);
+	mtr_show_kb(m, "Unevictable:", s->unevictable);
+	mtr_show_kb(m, "Dirty:", s->dirty);
+	mtr_show_kb(m, "Writeback:", s->writeback);
+	mtr_show_kb(m, "AnonPages:", s->anon_pages);
+	mtr_show_kb(m, "Mapped:", s->mapped);
+	mtr_show_kb(m, "Shmem:", s->shmem);
+	mtr_show_kb(m, "SReclaimable:", s->slab_reclaimable);
+	mtr_show_kb(m, "SUnreclaim:", s->slab_unreclaimable);
+	mtr_show_kb(m, "PageTables:", s->page_tables);
+	mtr_show_kb(m, "AnonHugePages:", s->anon_huge);
+	mtr_show_kb(m, "SwapFree:", s->swap_free);
 	mtr_show_zones(m);
 }
