@@ -12,8 +12,8 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from mtlib import (Memload, PAGE, ROOT, TESTBIN, MODULE, check, run_tests, test,  # noqa: E402
-                   set_config, read_config)
+from mtlib import (Memload, PAGE, ROOT, TESTBIN, MODULE, Stopped, check, read_table,  # noqa: E402
+                   row, run_tests, test, set_config, read_config)
 from mtrec import (CLASS, CLASS_ALL, CLASS_DEFAULT, COUNTERS, FILTER, IOC_GET_VERSION,  # noqa: E402
                    IOC_SET_FILTER, Ring)
 
@@ -211,17 +211,16 @@ def rss_growth_alerts():
           f"threshold records {[r.body for r in crossed]}")
 
 
-@test
-def memtrack_events_tool_end_to_end():
-    """memtrack-events -t PID -c mmap --json prints exactly the workload's
-    records, then its count on Ctrl-C."""
+def events_through_tool(extra):
+    """memtrack-events -t PID -c mmap --json EXTRA while a memload makes 100
+    mmap/munmap pairs: the JSON records, and the tool's exit summary."""
     with Memload() as m:
         tool = subprocess.Popen([os.path.join(ROOT, "build", "bin", "memtrack-events"),
-                                 "-t", str(m.pid), "-c", "mmap", "--json"],
+                                 "-t", str(m.pid), "-c", "mmap", "--json"] + extra,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        time.sleep(1)
+        time.sleep(1.5)
         m.cmd("mmaps 100")
-        time.sleep(1)
+        time.sleep(1.5)
         tool.send_signal(2)
         out, err = tool.communicate(timeout=30)
         m.close()
@@ -229,8 +228,49 @@ def memtrack_events_tool_end_to_end():
     check([x["type"] for x in lines] == ["mmap", "munmap"] * 100,
           f"{len(lines)} records: {[x['type'] for x in lines][:4]}...")
     check(all(x["tgid"] == m.pid and x["len"] == PAGE for x in lines), "wrong records")
+    check(all(a["addr"] == b["addr"] for a, b in zip(lines[0::2], lines[1::2])),
+          "munmap addresses do not follow their mmaps")
     check(tool.returncode == 0 and "200 records, 0 lost" in err,
           f"exit {tool.returncode}: {err.strip()}")
+
+
+@test
+def memtrack_events_tool_end_to_end():
+    events_through_tool([])
+
+
+@test
+def netlink_events_group_exact_and_in_order():
+    events_through_tool(["--netlink"])
+
+
+@test
+def libmemtrack_requests_match_proc():
+    """libmemtrack's summary, dumps, task, threads and config calls against
+    the module, compared with /proc/memtrack."""
+    with Memload() as m:
+        m.cmd("threads 3")
+        m.cmd("mmaps 7")
+        with Stopped([m.pid]):
+            out = subprocess.run([os.path.join(ROOT, "build", "tests", "user", "lib_kernel"),
+                                  str(m.pid)], capture_output=True, text=True)
+            r = row(m.pid)
+            threads = [t for rows in read_table("threads").values() for t in rows
+                       if t["tgid"] == m.pid and t["state"] == "R"]
+        m.close()
+    check(out.returncode == 0, f"lib_kernel: {out.stdout} {out.stderr}")
+    facts = {line.split()[0]: line.split()[1:] for line in out.stdout.splitlines()}
+    check(facts["summary"][:2] == ["abi", "1"], f"summary {facts['summary']}")
+    check(facts["dump-tgid"] == ["rows", "1", "pid", str(m.pid)], f"{facts['dump-tgid']}")
+    task = facts["task"]
+    check(task[:4] == ["pid", str(m.pid), "threads", "4"], f"task {task}")
+    check(int(task[5]) == r["rss_anon"] and int(task[7]) == r["mmap_calls"],
+          f"task {task} vs /proc row rss_anon {r['rss_anon']} mmap_calls {r['mmap_calls']}")
+    check(facts["threads"] == ["rows", str(len(threads))] and len(threads) == 4,
+          f"threads {facts['threads']} vs {len(threads)}")
+    check(facts["task-unknown"] == [str(-errno.ESRCH)], f"unknown pid: {facts['task-unknown']}")
+    check(facts["config"][:4] == ["retention", "15000", "set", "12345"], f"{facts['config']}")
+    check(read_config()["retention_ms"] == "15000", "config not restored")
 
 
 @test
