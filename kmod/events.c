@@ -49,20 +49,6 @@ void mtr_ev_task_new(struct task_struct *task, unsigned long clone_flags)
 	mtr_emit(&r.h, MEMTRACK_CLASS_TASK);
 }
 
-static void mtr_mm_to_abi(const struct mtr_mm_snap *s, struct memtrack_mm *m)
-{
-	m->rss_anon = (u64)s->rss_anon << PAGE_SHIFT;
-	m->rss_file = (u64)s->rss_file << PAGE_SHIFT;
-	m->rss_shmem = (u64)s->rss_shmem << PAGE_SHIFT;
-	m->swap = (u64)s->swap << PAGE_SHIFT;
-	m->rss_peak = (u64)s->rss_peak << PAGE_SHIFT;
-	m->vm_total = (u64)s->vm_total << PAGE_SHIFT;
-	m->vm_data = (u64)s->vm_data << PAGE_SHIFT;
-	m->vm_stack = (u64)s->vm_stack << PAGE_SHIFT;
-	m->vm_exec = (u64)s->vm_exec << PAGE_SHIFT;
-	m->pgtables = s->pgtables_bytes;
-}
-
 /*
  * A thread's final counters; when it was the process's last thread, the
  * process's, which its threads folded into proc->dead.

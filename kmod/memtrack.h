@@ -109,6 +109,7 @@ static inline void mtr_count(struct mtr_thread *t, enum mtr_counter c, u64 v)
 
 /* snapshot.c: reading live state of tasks and processes. */
 bool mtr_task_mm_snap(struct task_struct *task, struct mtr_mm_snap *s);
+void mtr_mm_to_abi(const struct mtr_mm_snap *s, struct memtrack_mm *m);
 struct mtr_proc_view {
 	u64 c[MTR_NR_COUNTERS];
 	struct mtr_mm_snap mm;

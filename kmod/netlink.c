@@ -62,7 +62,6 @@ static void mtr_task_from_view(struct memtrack_task *out, pid_t pid, pid_t tgid,
 			       const struct mtr_proc_view *v, u32 fail_gfp,
 			       bool oom)
 {
-	const struct mtr_mm_snap *s = &v->mm;
 	unsigned int i;
 
 	memset(out, 0, sizeof(*out));
@@ -74,16 +73,7 @@ static void mtr_task_from_view(struct memtrack_task *out, pid_t pid, pid_t tgid,
 	out->detailed = v->detailed;
 	memcpy(out->comm, v->comm, min(sizeof(out->comm), sizeof(v->comm)));
 	out->comm[sizeof(out->comm) - 1] = '\0';
-	out->mm.rss_anon = (u64)s->rss_anon << PAGE_SHIFT;
-	out->mm.rss_file = (u64)s->rss_file << PAGE_SHIFT;
-	out->mm.rss_shmem = (u64)s->rss_shmem << PAGE_SHIFT;
-	out->mm.swap = (u64)s->swap << PAGE_SHIFT;
-	out->mm.rss_peak = (u64)s->rss_peak << PAGE_SHIFT;
-	out->mm.vm_total = (u64)s->vm_total << PAGE_SHIFT;
-	out->mm.vm_data = (u64)s->vm_data << PAGE_SHIFT;
-	out->mm.vm_stack = (u64)s->vm_stack << PAGE_SHIFT;
-	out->mm.vm_exec = (u64)s->vm_exec << PAGE_SHIFT;
-	out->mm.pgtables = s->pgtables_bytes;
+	mtr_mm_to_abi(&v->mm, &out->mm);
 	/* Faults are public (/proc/PID/stat); the rest only for tracers. */
 	for (i = 0; i < MTR_NR_COUNTERS; i++)
 		if (v->detailed || i == MTR_C_MIN_FLT || i == MTR_C_MAJ_FLT)

@@ -28,6 +28,21 @@ static void mtr_mm_read(struct mm_struct *mm, struct mtr_mm_snap *s)
 	s->pgtables_bytes = mm_pgtables_bytes(mm);
 }
 
+/* The ABI's form of an mm: bytes. */
+void mtr_mm_to_abi(const struct mtr_mm_snap *s, struct memtrack_mm *m)
+{
+	m->rss_anon = (u64)s->rss_anon << PAGE_SHIFT;
+	m->rss_file = (u64)s->rss_file << PAGE_SHIFT;
+	m->rss_shmem = (u64)s->rss_shmem << PAGE_SHIFT;
+	m->swap = (u64)s->swap << PAGE_SHIFT;
+	m->rss_peak = (u64)s->rss_peak << PAGE_SHIFT;
+	m->vm_total = (u64)s->vm_total << PAGE_SHIFT;
+	m->vm_data = (u64)s->vm_data << PAGE_SHIFT;
+	m->vm_stack = (u64)s->vm_stack << PAGE_SHIFT;
+	m->vm_exec = (u64)s->vm_exec << PAGE_SHIFT;
+	m->pgtables = s->pgtables_bytes;
+}
+
 /* task_lock() keeps the mm attached while we read it.  False: no user mm. */
 bool mtr_task_mm_snap(struct task_struct *task, struct mtr_mm_snap *s)
 {
