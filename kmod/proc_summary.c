@@ -142,6 +142,9 @@ static void mtr_show_events(struct seq_file *m, const struct memtrack_summary *s
 	seq_printf(m, "\n[events since load]\nPageAllocs: %llu\nPageFrees: %llu\nKmallocs: %llu\nKfrees: %llu\nAddressSpaceSyscalls: %llu\nForks: %llu\nExits: %llu\n",
 		   s->page_allocs, s->page_frees, s->kmallocs, s->kfrees,
 		   s->address_space_syscalls, s->forks, s->exits);
+	/* Over all readers: generated = delivered + lost + pending. */
+	seq_printf(m, "RecordsGenerated: %llu\nRecordsLost: %llu\n",
+		   s->records_generated, s->records_lost);
 }
 
 /* Every number of the summary comes from one struct memtrack_summary. */
