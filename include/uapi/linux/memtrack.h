@@ -265,6 +265,10 @@ enum memtrack_cmd {
 	MEMTRACK_CMD_GET_CONFIG,	/* -> RETENTION_MS, HOOKS */
 	MEMTRACK_CMD_SET_CONFIG,	/* RETENTION_MS and/or HOOKS (CAP_SYS_ADMIN) */
 	MEMTRACK_CMD_EVENT,		/* multicast: RECORDS */
+	MEMTRACK_CMD_LEAK_ATTACH,	/* TGID, LEAK_PROBES [, LEAK_FLAGS] */
+	MEMTRACK_CMD_LEAK_DETACH,	/* TGID */
+	MEMTRACK_CMD_LEAK_STACKS,	/* dump: TGID [, MIN_AGE_MS] -> LEAK_STACK each */
+	MEMTRACK_CMD_LEAK_STATS,	/* TGID -> LEAK_STATS */
 	__MEMTRACK_CMD_MAX
 };
 #define MEMTRACK_CMD_MAX (__MEMTRACK_CMD_MAX - 1)
@@ -282,6 +286,11 @@ enum memtrack_attr {
 	MEMTRACK_ATTR_RECORDS,		/* binary: whole records, back to back */
 	MEMTRACK_ATTR_ABI_VERSION,	/* u32 */
 	MEMTRACK_ATTR_PAD,
+	MEMTRACK_ATTR_LEAK_PROBES,	/* nested: MEMTRACK_PROBE_ATTR_PROBE each */
+	MEMTRACK_ATTR_LEAK_FLAGS,	/* u32: MEMTRACK_LEAK_F_* */
+	MEMTRACK_ATTR_MIN_AGE_MS,	/* u32 */
+	MEMTRACK_ATTR_LEAK_STACK,	/* binary struct memtrack_leak_stack + frames */
+	MEMTRACK_ATTR_LEAK_STATS,	/* binary struct memtrack_leak_stats */
 	__MEMTRACK_ATTR_MAX
 };
 #define MEMTRACK_ATTR_MAX (__MEMTRACK_ATTR_MAX - 1)
@@ -297,6 +306,70 @@ enum memtrack_hook_attr {
 	__MEMTRACK_HOOK_ATTR_MAX
 };
 #define MEMTRACK_HOOK_ATTR_MAX (__MEMTRACK_HOOK_ATTR_MAX - 1)
+
+/* ---- leak tracer ---------------------------------------------------------- */
+
+/*
+ * The allocator entry points memtrack-leak can probe.  User space finds them
+ * in the objects the target has mapped (ELF symbols -> file offsets) and
+ * hands (path, offset, api) triples to LEAK_ATTACH; the module puts uprobes
+ * (and uretprobes where the result matters) on them, for the target only.
+ */
+enum memtrack_leak_api {
+	MEMTRACK_API_MALLOC = 1,	/* (size) -> ptr */
+	MEMTRACK_API_CALLOC,		/* (n, size) -> ptr */
+	MEMTRACK_API_REALLOC,		/* (ptr, size) -> ptr */
+	MEMTRACK_API_REALLOCARRAY,	/* (ptr, n, size) -> ptr */
+	MEMTRACK_API_FREE,		/* (ptr) */
+	MEMTRACK_API_POSIX_MEMALIGN,	/* (&ptr, align, size) -> 0 */
+	MEMTRACK_API_ALIGNED_ALLOC,	/* (align, size) -> ptr */
+	MEMTRACK_API_MEMALIGN,		/* (align, size) -> ptr */
+	MEMTRACK_API_VALLOC,		/* (size) -> ptr */
+	MEMTRACK_API_PVALLOC,		/* (size) -> ptr */
+	MEMTRACK_API_NEW,		/* operator new(size[, align][, nothrow]) */
+	MEMTRACK_API_NEW_ARRAY,		/* operator new[](...) */
+	MEMTRACK_API_DELETE,		/* operator delete(ptr[, size][, align]) */
+	MEMTRACK_API_DELETE_ARRAY,	/* operator delete[](...) */
+	__MEMTRACK_API_MAX
+};
+
+enum memtrack_probe_attr {
+	MEMTRACK_PROBE_ATTR_UNSPEC,
+	MEMTRACK_PROBE_ATTR_PROBE,	/* nested: PATH, OFFSET, API */
+	MEMTRACK_PROBE_ATTR_PATH,	/* string: the mapped object */
+	MEMTRACK_PROBE_ATTR_OFFSET,	/* u64: file offset of the entry point */
+	MEMTRACK_PROBE_ATTR_API,	/* u32: enum memtrack_leak_api */
+	__MEMTRACK_PROBE_ATTR_MAX
+};
+#define MEMTRACK_PROBE_ATTR_MAX (__MEMTRACK_PROBE_ATTR_MAX - 1)
+
+#define MEMTRACK_LEAK_F_CHILDREN	(1U << 0)	/* follow forked children */
+#define MEMTRACK_LEAK_MAX_FRAMES	64
+
+/* One call stack holding outstanding allocations. */
+struct memtrack_leak_stack {
+	__u32 stack_id;
+	__u32 nr_frames;		/* user return addresses that follow */
+	__u64 bytes;			/* outstanding */
+	__u64 blocks;
+	__u64 oldest_ns;		/* CLOCK_MONOTONIC of the oldest block */
+	__u32 api;			/* enum memtrack_leak_api of the allocations */
+	__u32 mismatched;		/* frees by the wrong API seen for this stack */
+	__u64 frames[];			/* [0]: the allocator's caller */
+};
+
+struct memtrack_leak_stats {
+	__u64 allocs;
+	__u64 frees;
+	__u64 outstanding_bytes;
+	__u64 outstanding_blocks;
+	__u64 unknown_frees;		/* frees of blocks we never saw allocated */
+	__u64 mismatched_frees;		/* new[] freed by delete, malloc by delete, ... */
+	__u64 dropped_allocs;		/* table full */
+	__u64 dropped_stacks;		/* stack table full */
+	__u32 nr_stacks;
+	__u32 nr_probes;
+};
 
 /* What GET_SUMMARY returns (the numbers of /proc/memtrack/summary). */
 struct memtrack_summary {
