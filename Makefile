@@ -33,7 +33,7 @@ PROGS := $(patsubst tests/progs/%.c,$(TESTBIN)/%,$(wildcard tests/progs/*.c))
 DESTDIR ?=
 PREFIX ?= /usr/local
 
-.PHONY: all module user progs check run install clean FORCE
+.PHONY: all module user progs leak-progs check run install clean FORCE
 
 all: module user progs
 
@@ -58,6 +58,22 @@ user:
 	@if [ -f user/Makefile ]; then $(MAKE) -C user TOP=$(TOP) BIN=$(TOP)/$(BIN); fi
 
 progs: $(PROGS) $(TESTBIN)/filedata
+
+# Leak fixtures (tests/progs/leaks/README.md), with and without frame
+# pointers, as the leak tracer must handle both.
+LEAK_SRCS := $(wildcard tests/progs/leaks/*.c tests/progs/leaks/*.cc)
+LEAK_NAMES := $(basename $(notdir $(LEAK_SRCS)))
+LEAK_PROGS := $(foreach v,fp nofp,$(addprefix $(TESTBIN)/leaks/$(v)/,$(LEAK_NAMES)))
+LEAK_CFLAGS_fp := -fno-omit-frame-pointer
+LEAK_CFLAGS_nofp :=
+
+leak-progs: $(LEAK_PROGS)
+
+$(TESTBIN)/leaks/%: tests/progs/leaks/common.h
+	@mkdir -p $(dir $@)
+	$(if $(wildcard tests/progs/leaks/$(notdir $@).cc),$(CXX) -Wno-mismatched-new-delete,$(CC)) \
+		-O2 -g $(LEAK_CFLAGS_$(firstword $(subst /, ,$*))) -Wall -Wextra -o $@ \
+		$(wildcard tests/progs/leaks/$(notdir $@).c tests/progs/leaks/$(notdir $@).cc) -lpthread
 
 # A file on the host's filesystem (9p in the VM), for file-backed RSS.
 $(TESTBIN)/filedata:
