@@ -266,4 +266,91 @@ else
 		pass leak-without-module || fail leak-without-module "exit $rc, '$out'"
 fi
 
+# ---- memtrack-leak end to end, against user/tests/fake_genl.so -------------------
+# The shim answers the netlink commands as the module would (see its header):
+# stack 1 (malloc) grows by 1000 bytes per dump, its frames are the return
+# addresses into leak_site (through inlined leak_inlined) and leak_direct.
+ra_inl=$(awk '$1 == "ra" && $2 == "inl" { print $3 }' "$tmp/c.out")
+ra_direct=$(awk '$1 == "ra" && $2 == "direct" { print $3 }' "$tmp/c.out")
+fake() (
+	MT_FAKE_LOG=$tmp/fake.log MT_FAKE_FRAMES1=$ra_inl,$ra_direct \
+	MT_FAKE_FRAMES2=$ra_direct LD_PRELOAD=$tmp/tests/fake_genl.so exec "$leak" "$@"
+)
+rm -f "$tmp/fake.log"
+out=$(fake -p "$cpid" -i 0.1 -n 2 --min-age 1.5 2>"$tmp/err"); rc=$?
+nprobes=$("$probes" "$cpid" | wc -l)
+if [ $rc -eq 0 ] &&
+   grep -qx "attach tgid=$cpid probes=$nprobes .*" "$tmp/fake.log" &&
+   [ "$(grep -c "^stacks tgid=$cpid min_age=1500$" "$tmp/fake.log")" = 2 ] &&
+   grep -qx "detach tgid=$cpid" "$tmp/fake.log"; then
+	pass leak-attach-dump-detach
+else
+	fail leak-attach-dump-detach "exit $rc, $(cat "$tmp/err"), log: $(grep -v ^probe "$tmp/fake.log")"
+fi
+# every probe sent is one the library found
+if diff <("$probes" "$cpid" | awk '{ print $1, $2 }' | sort) \
+	<(awk '$1 == "probe" { print $2, $3 }' "$tmp/fake.log" | sort) >"$tmp/diff"; then
+	pass leak-attach-sends-probes
+else
+	fail leak-attach-sends-probes "$(head -5 "$tmp/diff")"
+fi
+want="  #2 2000 bytes in 2 blocks (malloc), oldest"
+if [ "$(grep -c ' report [12]: ' <<<"$out")" = 2 ] &&
+   grep -qF "$want" <<<"$out" && grep -q "growth +1000$" <<<"$out" &&
+   grep -q "growth +0$" <<<"$out" &&
+   grep -qE '^ +leak_inlined \(.*leakdemo\.c:[0-9]+\) \(inlined\)$' <<<"$out" &&
+   grep -qE '^ +leak_site \(.*leakdemo\.c:[0-9]+\)$' <<<"$out"; then
+	pass leak-text-report
+else
+	fail leak-text-report "$out"
+fi
+if fake -p "$cpid" -i 0.1 -n 2 --json -o "$tmp/json" 2>"$tmp/err" &&
+   python3 - "$tmp/json" <<'PY'
+import json, sys
+docs = [json.loads(l) for l in open(sys.argv[1])]
+assert len(docs) == 2, docs
+for d in docs:
+    assert set(d) >= {"time", "pid", "stacks"}, d
+    for s in d["stacks"]:
+        assert set(s) >= {"bytes", "blocks", "oldest_s", "growth", "api", "frames"}, s
+        for f in s["frames"]:
+            assert set(f) >= {"function", "file", "line", "inlined"}, f
+s1 = [s for s in docs[1]["stacks"] if s["api"] == "malloc"][0]
+assert s1["bytes"] == 2000 and s1["growth"] == 1000, s1
+fr = s1["frames"]
+assert fr[0]["function"] == "leak_inlined" and fr[0]["inlined"] is True, fr
+assert fr[1]["function"] == "leak_site" and fr[1]["inlined"] is False, fr
+assert docs[1]["stacks"][0]["api"] == "new[]", docs[1]
+PY
+then
+	pass leak-json-report
+else
+	fail leak-json-report "$(cat "$tmp/err") $(head -c 600 "$tmp/json")"
+fi
+out=$(fake -p "$cpid" -i 0.1 -n 1 --folded 2>&1)
+grep -qx "leak_direct;leak_site;leak_inlined 1000" <<<"$out" &&
+	grep -qx "leak_direct 4096" <<<"$out" &&
+	pass leak-folded || fail leak-folded "'$out'"
+out=$(MT_FAKE_ATTACH_ERR=-1 fake -p "$cpid" -n 1 2>&1); rc=$?
+[ $rc -eq 1 ] && grep -qF "permission denied: tracing $cpid needs the rights of ptrace" <<<"$out" &&
+	pass leak-eperm-message || fail leak-eperm-message "exit $rc, '$out'"
+rm -f "$tmp/fake.log"
+# a simple command, so that $! is memtrack-leak itself
+MT_FAKE_LOG=$tmp/fake.log LD_PRELOAD=$tmp/tests/fake_genl.so \
+	"$leak" -p "$cpid" -i 10 >/dev/null 2>&1 &
+lpid=$!
+for i in $(seq 100); do
+	grep -q attach "$tmp/fake.log" 2>/dev/null && break
+	sleep 0.05
+done
+kill -INT $lpid
+for i in $(seq 100); do
+	kill -0 $lpid 2>/dev/null || break
+	sleep 0.05
+done
+kill -KILL $lpid 2>/dev/null && echo "memtrack-leak ignored SIGINT"
+wait $lpid; rc=$?
+[ $rc -eq 0 ] && grep -qx "detach tgid=$cpid" "$tmp/fake.log" &&
+	pass leak-ctrl-c-detaches || fail leak-ctrl-c-detaches "exit $rc, log: $(grep -v ^probe "$tmp/fake.log")"
+
 exit $failed
