@@ -2,8 +2,35 @@
 #ifndef MEMTRACK_USER_LIB_INTERNAL_H
 #define MEMTRACK_USER_LIB_INTERNAL_H
 
+#include <stdbool.h>
+#include <stddef.h>
+
 /* Set mt_errmsg() and return err. */
 int mt_seterr(int err, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+
+/*
+ * Generic netlink requests (netlink.c), shared with leak.c.  req_msg()
+ * starts a message for cmd (flags: NLM_F_DUMP or 0); req_run() sends it
+ * (consumed) and calls r->parse for each reply until ACK, error or DONE.
+ */
+struct mt_handle;
+struct nl_msg;
+struct nlattr;
+
+struct req {
+	struct mt_handle *h;
+	/* called for each reply; a negative return fails the request */
+	int (*parse)(struct req *r, struct nlattr **tb);
+	void *arg;
+	int err;			/* first negative errno */
+	bool done;
+};
+
+struct nl_msg *req_msg(struct mt_handle *h, int cmd, int flags);
+/* The same with room for size bytes (0: libnl's default, a page). */
+struct nl_msg *req_msg_size(struct mt_handle *h, int cmd, int flags,
+			    size_t size);
+int req_run(struct mt_handle *h, struct nl_msg *msg, struct req *r);
 
 #endif

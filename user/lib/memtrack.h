@@ -138,4 +138,86 @@ int mt_events_fd(struct mt_handle *h);
 int mt_read_events(struct mt_handle *h, mt_record_cb cb, void *arg);
 uint64_t mt_events_overruns(struct mt_handle *h);
 
+/* ---- leak tracer ------------------------------------------------------------ */
+
+/*
+ * One allocator entry point to probe: the object as the target mapped it,
+ * the file offset of the entry, the API.  symbol is the ELF name it was
+ * found by (a static string).
+ */
+struct mt_leak_probe {
+	char *path;
+	uint64_t offset;
+	uint32_t api;			/* enum memtrack_leak_api */
+	const char *symbol;
+};
+
+/*
+ * The allocator entry points (libc's malloc family, libstdc++'s operator
+ * new/delete variants) in the ELF objects pid has mapped, from .dynsym and
+ * .symtab: defined GLOBAL/WEAK functions, st_value turned into a file offset
+ * through the PT_LOAD holding it.  Aliases at one offset count once (the
+ * first API in enum order wins: e.g. glibc's aligned_alloc is memalign).
+ * GNU ifuncs are skipped (the symbol is the resolver, not the allocator).
+ * *out is malloc'ed: free with mt_leak_probes_free().  Returns 0, -ESRCH
+ * if pid does not exist, or another negative errno.
+ */
+int mt_leak_find_probes(pid_t pid, struct mt_leak_probe **out, size_t *n);
+void mt_leak_probes_free(struct mt_leak_probe *p, size_t n);
+/* "malloc", "new[]", ...; "unknown" for anything else. */
+const char *mt_leak_api_name(uint32_t api);
+
+/* A dumped stack: the ABI structure with its frames in place. */
+struct mt_leak_stack {
+	uint32_t stack_id;
+	uint32_t nr_frames;
+	uint64_t bytes;
+	uint64_t blocks;
+	uint64_t oldest_ns;		/* CLOCK_MONOTONIC */
+	uint32_t api;
+	uint32_t mismatched;
+	uint64_t frames[MEMTRACK_LEAK_MAX_FRAMES];	/* [0]: allocator's caller */
+};
+
+/*
+ * Decode one MEMTRACK_ATTR_LEAK_STACK payload: struct memtrack_leak_stack
+ * followed by exactly nr_frames u64 (nr_frames <= MEMTRACK_LEAK_MAX_FRAMES).
+ * -EBADMSG (and mt_errmsg()) otherwise.
+ */
+int mt_leak_stack_decode(const void *data, size_t len, struct mt_leak_stack *out);
+
+/* flags: MEMTRACK_LEAK_F_*.  -EPERM: tracing pid needs ptrace rights. */
+int mt_leak_attach(struct mt_handle *h, pid_t pid,
+		   const struct mt_leak_probe *probes, size_t n, uint32_t flags);
+int mt_leak_detach(struct mt_handle *h, pid_t pid);
+/* Stacks with blocks at least min_age_ms old; *out malloc'ed, *n rows. */
+int mt_leak_stacks(struct mt_handle *h, pid_t pid, uint32_t min_age_ms,
+		   struct mt_leak_stack **out, size_t *n);
+int mt_leak_stats(struct mt_handle *h, pid_t pid, struct memtrack_leak_stats *st);
+
+/* ---- symbols of a live process (libdw) ------------------------------------ */
+
+/* One source-level frame; a return address may give several (inlining). */
+struct mt_sym_frame {
+	const char *function;		/* demangled; NULL if unknown */
+	const char *file;		/* NULL if no line information */
+	int line;			/* 0 if unknown */
+	bool inlined;			/* inlined into the next frame */
+	const char *module;		/* object path; NULL if unmapped */
+};
+
+struct mt_symbolizer;
+
+/* The modules pid has mapped now.  NULL with errno (and mt_errmsg()). */
+struct mt_symbolizer *mt_sym_open(pid_t pid);
+void mt_sym_close(struct mt_symbolizer *s);
+/*
+ * The frames of addr, innermost first (inlined ones, then the function that
+ * holds them).  ret_addr: addr is a return address, look up addr - 1.
+ * Results are cached and valid until mt_sym_close().  Returns the number
+ * of frames (>= 1: an unknown address gives one frame of NULLs).
+ */
+int mt_sym_lookup(struct mt_symbolizer *s, uint64_t addr, bool ret_addr,
+		  const struct mt_sym_frame **frames);
+
 #endif /* MEMTRACK_USER_LIB_H */

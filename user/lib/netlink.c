@@ -142,15 +142,6 @@ static struct nla_policy hook_policy[MEMTRACK_HOOK_ATTR_MAX + 1] = {
 	[MEMTRACK_HOOK_ATTR_TOTAL] = { .type = NLA_U32 },
 };
 
-struct req {
-	struct mt_handle *h;
-	/* called for each reply; a negative return fails the request */
-	int (*parse)(struct req *r, struct nlattr **tb);
-	void *arg;
-	int err;			/* first negative errno */
-	bool done;
-};
-
 static int req_valid(struct nl_msg *msg, void *arg)
 {
 	struct nlattr *tb[MEMTRACK_ATTR_MAX + 1];
@@ -212,9 +203,15 @@ static int req_error(struct sockaddr_nl *nla, struct nlmsgerr *e, void *arg)
 	return NL_STOP;
 }
 
-static struct nl_msg *req_msg(struct mt_handle *h, int cmd, int flags)
+struct nl_msg *req_msg(struct mt_handle *h, int cmd, int flags)
 {
-	struct nl_msg *msg = nlmsg_alloc();
+	return req_msg_size(h, cmd, flags, 0);
+}
+
+struct nl_msg *req_msg_size(struct mt_handle *h, int cmd, int flags,
+			    size_t size)
+{
+	struct nl_msg *msg = size ? nlmsg_alloc_size(size) : nlmsg_alloc();
 
 	if (!msg)
 		return NULL;
@@ -227,7 +224,7 @@ static struct nl_msg *req_msg(struct mt_handle *h, int cmd, int flags)
 }
 
 /* Send msg (consumed) and collect replies until ACK, error or DONE. */
-static int req_run(struct mt_handle *h, struct nl_msg *msg, struct req *r)
+int req_run(struct mt_handle *h, struct nl_msg *msg, struct req *r)
 {
 	struct nl_cb *cb;
 	int err;

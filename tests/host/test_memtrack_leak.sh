@@ -1,0 +1,356 @@
+#!/bin/bash
+# Host checks of the leak tracer's user side that need no kernel module:
+#  - the build (-Werror) and user/tests/test_leak.c (stack decoding);
+#  - mt_leak_find_probes() on live processes: every libc allocator's file
+#    offset agrees with readelf -sW + readelf -lW, and the libstdc++
+#    operator new/delete variants are found in a C++ process;
+#  - mt_sym_lookup() on a -O2 -g fixture agrees with addr2line -f -i,
+#    an inlined function shown as inlined, and a C++ name demangled;
+#  - memtrack-leak's usage errors (exit 2) and its message without the module.
+# Prints "PASS name" or "FAIL name: why" per check; exits 1 if any failed.
+set -uo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$root"
+tmp=$(mktemp -d)
+pids=()
+cleanup() {
+	local p
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+failed=0
+
+pass() { echo "PASS $1"; }
+fail() { echo "FAIL $1: $2"; failed=1; }
+
+# ---- build --------------------------------------------------------------------
+if out=$(make -C user TOP="$root" BIN="$tmp/bin" LIBDIR="$tmp/lib" \
+	OBJDIR="$tmp/obj" TESTDIR="$tmp/tests" all tests 2>&1); then
+	pass build-user-warning-free
+else
+	fail build-user-warning-free "$(echo "$out" | grep -E 'error|warning' | head -5)"
+	exit 1
+fi
+if out=$(gcc -O2 -g -Wall -Wextra -Werror -o "$tmp/leakdemo" tests/progs/leakdemo.c 2>&1) &&
+   out=$(g++ -O0 -g -Wall -Wextra -Werror -o "$tmp/leakdemo_cxx" tests/progs/leakdemo_cxx.cc 2>&1); then
+	pass build-fixtures
+else
+	fail build-fixtures "$out"
+	exit 1
+fi
+probes=$tmp/tests/leak_probes
+sym=$tmp/tests/leak_symbolize
+leak=$tmp/bin/memtrack-leak
+
+# ---- unit tests -----------------------------------------------------------------
+"$tmp/tests/test_leak" || failed=1
+
+# ---- fixtures ---------------------------------------------------------------------
+# Start one; wait until it has printed its first lines (it is then set up).
+start() { # out-file cmd...
+	local out=$1 i
+	shift
+	"$@" >"$out" &
+	pids+=($!)
+	for i in $(seq 100); do
+		[ -s "$out" ] && grep -q '^ra' "$out" && return 0
+		sleep 0.05
+	done
+	return 1
+}
+start "$tmp/c.out" "$tmp/leakdemo" 60 || fail fixture-c "leakdemo printed nothing"
+cpid=${pids[-1]}
+start "$tmp/cxx.out" "$tmp/leakdemo_cxx" 60 || fail fixture-cxx "leakdemo_cxx printed nothing"
+cxxpid=${pids[-1]}
+
+# ---- elfsyms ------------------------------------------------------------------
+# File offset of SYMBOL in OBJECT by readelf: st_value through its PT_LOAD.
+# Several versions of one name may exist: all their offsets, one a line.
+readelf_offsets() { # object symbol
+	local vals v type off va pa fs rest found=
+	vals=$(readelf -sW "$1" | awk -v s="$2" '
+		$4 == "FUNC" && $7 != "UND" {
+			n = $8; sub(/@.*/, "", n)
+			if (n == s) print $2
+		}' | sort -u)
+	[ -n "$vals" ] || return 1
+	for v in $vals; do
+		while read -r type off va pa fs rest; do
+			[ "$type" = LOAD ] || continue
+			if (( 0x$v >= va && 0x$v < va + fs )); then
+				printf '%#x\n' $((0x$v - va + off))
+				found=1
+				break
+			fi
+		done < <(readelf -lW "$1")
+	done
+	[ -n "$found" ]
+}
+
+if "$probes" "$cpid" >"$tmp/c.probes" 2>"$tmp/err"; then
+	pass elfsyms-runs
+else
+	fail elfsyms-runs "$(cat "$tmp/err")"
+fi
+libc=$(awk '$1 ~ /\/libc\.so/ { print $1; exit }' "$tmp/c.probes")
+if [ -z "$libc" ]; then
+	fail elfsyms-libc-found "no libc probe in: $(head -3 "$tmp/c.probes")"
+else
+	pass elfsyms-libc-found
+	# every triple the library gives agrees with readelf for its symbol
+	bad=
+	while read -r path off api symbol; do
+		[ "$path" = "$libc" ] || continue
+		want=$(readelf_offsets "$libc" "$symbol")
+		grep -qx -- "$off" <<<"$want" || bad="$bad $symbol($off, readelf: ${want//$'\n'/,})"
+	done <"$tmp/c.probes"
+	[ -z "$bad" ] && pass elfsyms-libc-offsets-match-readelf ||
+		fail elfsyms-libc-offsets-match-readelf "$bad"
+	# every allocator libc defines has a probe at its offset (aliases share one)
+	missing=
+	for s in malloc calloc realloc reallocarray free posix_memalign \
+		aligned_alloc memalign valloc pvalloc; do
+		want=$(readelf_offsets "$libc" "$s") || { missing="$missing $s(not in libc)"; continue; }
+		found=
+		for o in $want; do
+			awk -v p="$libc" -v o="$o" '$1 == p && $2 == o { f = 1 } END { exit !f }' \
+				"$tmp/c.probes" && found=1
+		done
+		[ -n "$found" ] || missing="$missing $s"
+	done
+	[ -z "$missing" ] && pass elfsyms-libc-all-allocators ||
+		fail elfsyms-libc-all-allocators "no probe for:$missing"
+	# one probe per offset
+	dups=$(awk '{ print $1, $2 }' "$tmp/c.probes" | sort | uniq -d)
+	[ -z "$dups" ] && pass elfsyms-no-duplicate-offsets ||
+		fail elfsyms-no-duplicate-offsets "$dups"
+	# APIs match the symbols
+	badapi=$(awk '{
+		s = $4; a = $3; want = s
+		if (s ~ /^_Znw/) want = "new"; else if (s ~ /^_Zna/) want = "new[]"
+		else if (s ~ /^_Zdl/) want = "delete"; else if (s ~ /^_Zda/) want = "delete[]"
+		if (a != want) print s "->" a }' "$tmp/c.probes")
+	[ -z "$badapi" ] && pass elfsyms-libc-apis || fail elfsyms-libc-apis "$badapi"
+fi
+
+"$probes" "$cxxpid" >"$tmp/cxx.probes" 2>"$tmp/err" || fail elfsyms-cxx-runs "$(cat "$tmp/err")"
+libstdcxx=$(awk '$1 ~ /\/libstdc\+\+\.so/ { print $1; exit }' "$tmp/cxx.probes")
+if [ -z "$libstdcxx" ]; then
+	fail elfsyms-libstdcxx-found "no libstdc++ probe"
+else
+	missing=
+	badapi=
+	for s in _Znwm _Znam _ZnwmRKSt9nothrow_t _ZnamRKSt9nothrow_t \
+		_ZnwmSt11align_val_t _ZnamSt11align_val_t \
+		_ZnwmSt11align_val_tRKSt9nothrow_t _ZnamSt11align_val_tRKSt9nothrow_t \
+		_ZdlPv _ZdaPv _ZdlPvm _ZdaPvm _ZdlPvSt11align_val_t _ZdaPvSt11align_val_t \
+		_ZdlPvmSt11align_val_t _ZdaPvmSt11align_val_t \
+		_ZdlPvRKSt9nothrow_t _ZdaPvRKSt9nothrow_t; do
+		case $s in
+		_Znw*) api=new ;; _Zna*) api='new[]' ;; _Zdl*) api=delete ;; *) api='delete[]' ;;
+		esac
+		want=$(readelf_offsets "$libstdcxx" "$s") || { missing="$missing $s(not defined)"; continue; }
+		line=$(awk -v p="$libstdcxx" -v o="$want" '$1 == p && $2 == o' "$tmp/cxx.probes")
+		if [ -z "$line" ]; then
+			missing="$missing $s"
+		elif [ "$(awk '{ print $3 }' <<<"$line")" != "$api" ]; then
+			badapi="$badapi $s->$(awk '{ print $3 }' <<<"$line")"
+		fi
+	done
+	[ -z "$missing" ] && pass elfsyms-libstdcxx-operators ||
+		fail elfsyms-libstdcxx-operators "no probe at readelf's offset for:$missing"
+	[ -z "$badapi" ] && pass elfsyms-libstdcxx-apis || fail elfsyms-libstdcxx-apis "$badapi"
+fi
+
+# libc and libstdc++ have p_vaddr == p_offset for their code; an object
+# linked at 0x200000 (st_value 0x201xxx, file offset 0x1xxx) tells a
+# conversion that works from one that does nothing.
+printf '#include <stddef.h>\nvoid *pvalloc(size_t n) { (void)n; return NULL; }\n' >"$tmp/fake.c"
+if gcc -shared -fPIC -O2 -Wl,-Ttext-segment=0x200000 -o "$tmp/libfake.so" "$tmp/fake.c" 2>"$tmp/err"; then
+	LD_PRELOAD=$tmp/libfake.so sleep 60 &
+	pids+=($!)
+	fpid=$!
+	for i in $(seq 100); do
+		grep -q libfake "/proc/$fpid/maps" 2>/dev/null && break
+		sleep 0.05
+	done
+	got=$("$probes" "$fpid" | awk -v p="$tmp/libfake.so" '$1 == p { print $2, $3 }')
+	want=$(readelf_offsets "$tmp/libfake.so" pvalloc)
+	value=$(readelf -sW "$tmp/libfake.so" | awk '$8 == "pvalloc" { print "0x" $2; exit }')
+	if [ -n "$want" ] && [ "$got" = "$want pvalloc" ] && (( want != value )); then
+		pass elfsyms-offset-differs-from-vaddr
+	else
+		fail elfsyms-offset-differs-from-vaddr "got '$got', readelf offset '$want', st_value '$value'"
+	fi
+else
+	fail elfsyms-offset-differs-from-vaddr "cannot build libfake.so: $(cat "$tmp/err")"
+fi
+
+# ---- symbolize --------------------------------------------------------------------
+# leakdemo is PIE: file address = runtime address - (runtime main - nm main)
+main_rt=$(awk '$1 == "main" { print $2 }' "$tmp/c.out")
+main_nm=$(nm "$tmp/leakdemo" | awk '$3 == "main" { print $1 }')
+bias=$((main_rt - 0x$main_nm))
+for site in inl direct; do
+	ra=$(awk -v s="$site" '$1 == "ra" && $2 == s { print $3 }' "$tmp/c.out")
+	# ours: "function file:line inlined|-" per frame, file reduced to its name
+	ours=$("$sym" -r "$cpid" "$ra" | awk -F'\t' '{ n = split($3, p, "/"); print $2, p[n], $4 }')
+	theirs=$(addr2line -f -i -e "$tmp/leakdemo" "$(printf '%#x' $((ra - 1 - bias)))" |
+		sed 's/ (discriminator [0-9]*)//' | awk '
+		NR % 2 { fn = $0; next }
+		{ n = split($0, p, "/"); f[++k] = fn " " p[n] }
+		END { for (i = 1; i <= k; i++) print f[i], (i < k ? "inlined" : "-") }')
+	if [ -n "$ours" ] && [ "$ours" = "$theirs" ]; then
+		pass "symbolize-$site-matches-addr2line"
+	else
+		fail "symbolize-$site-matches-addr2line" "ours '$ours' addr2line '$theirs'"
+	fi
+done
+ra=$(awk '$1 == "ra" && $2 == "inl" { print $3 }' "$tmp/c.out")
+first=$("$sym" -r "$cpid" "$ra" | head -1 | cut -f2,4)
+last=$("$sym" -r "$cpid" "$ra" | tail -1 | cut -f2,4)
+[ "$first" = $'leak_inlined\tinlined' ] && [ "$last" = $'leak_site\t-' ] &&
+	pass symbolize-inlined-frame-marked ||
+	fail symbolize-inlined-frame-marked "first '$first' last '$last'"
+ra=$(awk '$1 == "ra" { print $2 }' "$tmp/cxx.out")
+got=$("$sym" -r "$cxxpid" "$ra" | head -1)
+grep -qP '\tdemo::make_ints\(int\)\t.*leakdemo_cxx\.cc:[0-9]+\t-$' <<<"$got" &&
+	pass symbolize-cxx-demangled || fail symbolize-cxx-demangled "'$got'"
+got=$("$sym" "$cpid" 0x10 | cut -f2)
+[ "$got" = "??" ] && pass symbolize-unmapped-address ||
+	fail symbolize-unmapped-address "'$got'"
+
+# ---- memtrack-leak command line -----------------------------------------------------
+out=$("$leak" --help 2>&1); rc=$?
+missing=
+for w in -p --pid -i --interval -n --count --min-age --top -j --json --folded \
+	-o --output -h --help; do
+	grep -q -- "$w\b" <<<"$out" || missing="$missing $w"
+done
+[ $rc -eq 0 ] && [ -z "$missing" ] && pass leak-help-documents-every-option ||
+	fail leak-help-documents-every-option "exit $rc, not mentioned:$missing"
+
+usage_case() { # name expected-stderr args...
+	local name=$1 want=$2 out rc
+	shift 2
+	out=$("$leak" "$@" 2>&1 >/dev/null); rc=$?
+	if [ $rc -eq 2 ] && grep -qF -- "$want" <<<"$out"; then
+		pass "$name"
+	else
+		fail "$name" "memtrack-leak $* -> exit $rc, stderr '$out'"
+	fi
+}
+usage_case leak-usage-no-pid "-p PID is required"
+usage_case leak-usage-bad-pid "invalid number 'x'" -p x
+usage_case leak-usage-zero-pid "invalid number '0'" -p 0
+usage_case leak-usage-bad-interval "invalid number of seconds '0'" -p 1 -i 0
+usage_case leak-usage-neg-interval "invalid number of seconds '-1'" -p 1 -i -1
+usage_case leak-usage-bad-count "invalid number '0'" -p 1 -n 0
+usage_case leak-usage-bad-top "invalid number 'many'" -p 1 --top many
+usage_case leak-usage-bad-min-age "invalid number of seconds 'old'" -p 1 --min-age old
+usage_case leak-usage-json-folded "exclude each other" -p 1 --json --folded
+usage_case leak-usage-extra-arg "unexpected argument 'extra'" -p 1 extra
+usage_case leak-usage-unknown-option "unrecognized option" -p 1 --bogus
+
+out=$("$leak" -p 999999999 2>&1); rc=$?
+[ $rc -eq 1 ] && grep -qF "no such process: 999999999" <<<"$out" &&
+	pass leak-no-such-pid || fail leak-no-such-pid "exit $rc, '$out'"
+
+if grep -qw memtrack /proc/net/genetlink 2>/dev/null || [ -d /sys/module/memtrack ]; then
+	echo "SKIP leak-without-module: memtrack.ko is loaded"
+else
+	out=$("$leak" -p "$cpid" -n 1 -i 0.1 2>&1); rc=$?
+	[ $rc -eq 1 ] && grep -qF "memtrack.ko is not loaded" <<<"$out" &&
+		pass leak-without-module || fail leak-without-module "exit $rc, '$out'"
+fi
+
+# ---- memtrack-leak end to end, against user/tests/fake_genl.so -------------------
+# The shim answers the netlink commands as the module would (see its header):
+# stack 1 (malloc) grows by 1000 bytes per dump, its frames are the return
+# addresses into leak_site (through inlined leak_inlined) and leak_direct.
+ra_inl=$(awk '$1 == "ra" && $2 == "inl" { print $3 }' "$tmp/c.out")
+ra_direct=$(awk '$1 == "ra" && $2 == "direct" { print $3 }' "$tmp/c.out")
+fake() (
+	MT_FAKE_LOG=$tmp/fake.log MT_FAKE_FRAMES1=$ra_inl,$ra_direct \
+	MT_FAKE_FRAMES2=$ra_direct LD_PRELOAD=$tmp/tests/fake_genl.so exec "$leak" "$@"
+)
+rm -f "$tmp/fake.log"
+out=$(fake -p "$cpid" -i 0.1 -n 2 --min-age 1.5 2>"$tmp/err"); rc=$?
+nprobes=$("$probes" "$cpid" | wc -l)
+if [ $rc -eq 0 ] &&
+   grep -qx "attach tgid=$cpid probes=$nprobes .*" "$tmp/fake.log" &&
+   [ "$(grep -c "^stacks tgid=$cpid min_age=1500$" "$tmp/fake.log")" = 2 ] &&
+   grep -qx "detach tgid=$cpid" "$tmp/fake.log"; then
+	pass leak-attach-dump-detach
+else
+	fail leak-attach-dump-detach "exit $rc, $(cat "$tmp/err"), log: $(grep -v ^probe "$tmp/fake.log")"
+fi
+# every probe sent is one the library found
+if diff <("$probes" "$cpid" | awk '{ print $1, $2 }' | sort) \
+	<(awk '$1 == "probe" { print $2, $3 }' "$tmp/fake.log" | sort) >"$tmp/diff"; then
+	pass leak-attach-sends-probes
+else
+	fail leak-attach-sends-probes "$(head -5 "$tmp/diff")"
+fi
+want="  #2 2000 bytes in 2 blocks (malloc), oldest"
+if [ "$(grep -c ' report [12]: ' <<<"$out")" = 2 ] &&
+   grep -qF "$want" <<<"$out" && grep -q "growth +1000$" <<<"$out" &&
+   grep -q "growth +0$" <<<"$out" &&
+   grep -qE '^ +leak_inlined \(.*leakdemo\.c:[0-9]+\) \(inlined\)$' <<<"$out" &&
+   grep -qE '^ +leak_site \(.*leakdemo\.c:[0-9]+\)$' <<<"$out"; then
+	pass leak-text-report
+else
+	fail leak-text-report "$out"
+fi
+if fake -p "$cpid" -i 0.1 -n 2 --json -o "$tmp/json" 2>"$tmp/err" &&
+   python3 - "$tmp/json" <<'PY'
+import json, sys
+docs = [json.loads(l) for l in open(sys.argv[1])]
+assert len(docs) == 2, docs
+for d in docs:
+    assert set(d) >= {"time", "pid", "stacks"}, d
+    for s in d["stacks"]:
+        assert set(s) >= {"bytes", "blocks", "oldest_s", "growth", "api", "frames"}, s
+        for f in s["frames"]:
+            assert set(f) >= {"function", "file", "line", "inlined"}, f
+s1 = [s for s in docs[1]["stacks"] if s["api"] == "malloc"][0]
+assert s1["bytes"] == 2000 and s1["growth"] == 1000, s1
+fr = s1["frames"]
+assert fr[0]["function"] == "leak_inlined" and fr[0]["inlined"] is True, fr
+assert fr[1]["function"] == "leak_site" and fr[1]["inlined"] is False, fr
+assert docs[1]["stacks"][0]["api"] == "new[]", docs[1]
+PY
+then
+	pass leak-json-report
+else
+	fail leak-json-report "$(cat "$tmp/err") $(head -c 600 "$tmp/json")"
+fi
+out=$(fake -p "$cpid" -i 0.1 -n 1 --folded 2>&1)
+grep -qx "leak_direct;leak_site;leak_inlined 1000" <<<"$out" &&
+	grep -qx "leak_direct 4096" <<<"$out" &&
+	pass leak-folded || fail leak-folded "'$out'"
+out=$(MT_FAKE_ATTACH_ERR=-1 fake -p "$cpid" -n 1 2>&1); rc=$?
+[ $rc -eq 1 ] && grep -qF "permission denied: tracing $cpid needs the rights of ptrace" <<<"$out" &&
+	pass leak-eperm-message || fail leak-eperm-message "exit $rc, '$out'"
+rm -f "$tmp/fake.log"
+# a simple command, so that $! is memtrack-leak itself
+MT_FAKE_LOG=$tmp/fake.log LD_PRELOAD=$tmp/tests/fake_genl.so \
+	"$leak" -p "$cpid" -i 10 >/dev/null 2>&1 &
+lpid=$!
+for i in $(seq 100); do
+	grep -q attach "$tmp/fake.log" 2>/dev/null && break
+	sleep 0.05
+done
+kill -INT $lpid
+for i in $(seq 100); do
+	kill -0 $lpid 2>/dev/null || break
+	sleep 0.05
+done
+kill -KILL $lpid 2>/dev/null && echo "memtrack-leak ignored SIGINT"
+wait $lpid; rc=$?
+[ $rc -eq 0 ] && grep -qx "detach tgid=$cpid" "$tmp/fake.log" &&
+	pass leak-ctrl-c-detaches || fail leak-ctrl-c-detaches "exit $rc, log: $(grep -v ^probe "$tmp/fake.log")"
+
+exit $failed

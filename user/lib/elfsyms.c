@@ -1,0 +1,295 @@
+// SPDX-License-Identifier: LGPL-2.1
+/*
+ * libmemtrack: find the allocator entry points in the objects a process has
+ * mapped, as (path, file offset, API) triples for MEMTRACK_CMD_LEAK_ATTACH.
+ *
+ * /proc/PID/maps gives the mapped files; libelf reads each one's .dynsym and
+ * .symtab.  A defined GLOBAL/WEAK function whose name is an allocator entry
+ * point becomes a probe at the file offset of st_value, through the PT_LOAD
+ * segment that holds it (offset = st_value - p_vaddr + p_offset).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <gelf.h>
+#include <libelf.h>
+
+#include "memtrack.h"
+#include "internal.h"
+
+static const struct {
+	const char *name;
+	uint32_t api;
+} entry_points[] = {
+	/* libc */
+	{ "malloc", MEMTRACK_API_MALLOC },
+	{ "calloc", MEMTRACK_API_CALLOC },
+	{ "realloc", MEMTRACK_API_REALLOC },
+	{ "reallocarray", MEMTRACK_API_REALLOCARRAY },
+	{ "free", MEMTRACK_API_FREE },
+	{ "posix_memalign", MEMTRACK_API_POSIX_MEMALIGN },
+	{ "aligned_alloc", MEMTRACK_API_ALIGNED_ALLOC },
+	{ "memalign", MEMTRACK_API_MEMALIGN },
+	{ "valloc", MEMTRACK_API_VALLOC },
+	{ "pvalloc", MEMTRACK_API_PVALLOC },
+	/* libstdc++: operator new / new[] (plain, nothrow, aligned) */
+	{ "_Znwm", MEMTRACK_API_NEW },
+	{ "_ZnwmRKSt9nothrow_t", MEMTRACK_API_NEW },
+	{ "_ZnwmSt11align_val_t", MEMTRACK_API_NEW },
+	{ "_ZnwmSt11align_val_tRKSt9nothrow_t", MEMTRACK_API_NEW },
+	{ "_Znam", MEMTRACK_API_NEW_ARRAY },
+	{ "_ZnamRKSt9nothrow_t", MEMTRACK_API_NEW_ARRAY },
+	{ "_ZnamSt11align_val_t", MEMTRACK_API_NEW_ARRAY },
+	{ "_ZnamSt11align_val_tRKSt9nothrow_t", MEMTRACK_API_NEW_ARRAY },
+	/* operator delete / delete[] (plain, sized, aligned, nothrow) */
+	{ "_ZdlPv", MEMTRACK_API_DELETE },
+	{ "_ZdlPvm", MEMTRACK_API_DELETE },
+	{ "_ZdlPvSt11align_val_t", MEMTRACK_API_DELETE },
+	{ "_ZdlPvmSt11align_val_t", MEMTRACK_API_DELETE },
+	{ "_ZdlPvRKSt9nothrow_t", MEMTRACK_API_DELETE },
+	{ "_ZdaPv", MEMTRACK_API_DELETE_ARRAY },
+	{ "_ZdaPvm", MEMTRACK_API_DELETE_ARRAY },
+	{ "_ZdaPvSt11align_val_t", MEMTRACK_API_DELETE_ARRAY },
+	{ "_ZdaPvmSt11align_val_t", MEMTRACK_API_DELETE_ARRAY },
+	{ "_ZdaPvRKSt9nothrow_t", MEMTRACK_API_DELETE_ARRAY },
+};
+#define NR_ENTRY_POINTS (sizeof(entry_points) / sizeof(entry_points[0]))
+
+static const char *const api_names[__MEMTRACK_API_MAX] = {
+	[MEMTRACK_API_MALLOC] = "malloc",
+	[MEMTRACK_API_CALLOC] = "calloc",
+	[MEMTRACK_API_REALLOC] = "realloc",
+	[MEMTRACK_API_REALLOCARRAY] = "reallocarray",
+	[MEMTRACK_API_FREE] = "free",
+	[MEMTRACK_API_POSIX_MEMALIGN] = "posix_memalign",
+	[MEMTRACK_API_ALIGNED_ALLOC] = "aligned_alloc",
+	[MEMTRACK_API_MEMALIGN] = "memalign",
+	[MEMTRACK_API_VALLOC] = "valloc",
+	[MEMTRACK_API_PVALLOC] = "pvalloc",
+	[MEMTRACK_API_NEW] = "new",
+	[MEMTRACK_API_NEW_ARRAY] = "new[]",
+	[MEMTRACK_API_DELETE] = "delete",
+	[MEMTRACK_API_DELETE_ARRAY] = "delete[]",
+};
+
+const char *mt_leak_api_name(uint32_t api)
+{
+	if (api < __MEMTRACK_API_MAX && api_names[api])
+		return api_names[api];
+	return "unknown";
+}
+
+static int entry_point(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < NR_ENTRY_POINTS; i++)
+		if (!strcmp(name, entry_points[i].name))
+			return (int)i;
+	return -1;
+}
+
+struct probe_list {
+	struct mt_leak_probe *v;
+	size_t n, cap;
+};
+
+/* Add unless this object already has a probe at that offset. */
+static int add_probe(struct probe_list *l, const char *path, uint64_t off,
+		     int ep)
+{
+	struct mt_leak_probe *p;
+	size_t i;
+
+	for (i = 0; i < l->n; i++) {
+		if (l->v[i].offset != off || strcmp(l->v[i].path, path))
+			continue;
+		/*
+		 * An alias (same API) or shared code of two APIs (glibc:
+		 * aligned_alloc = memalign): one probe; keep the API earlier
+		 * in the table, so the result does not depend on symbol order.
+		 */
+		if (entry_point(l->v[i].symbol) > ep) {
+			l->v[i].api = entry_points[ep].api;
+			l->v[i].symbol = entry_points[ep].name;
+		}
+		return 0;
+	}
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 32;
+
+		p = realloc(l->v, cap * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		l->v = p;
+		l->cap = cap;
+	}
+	p = &l->v[l->n];
+	p->path = strdup(path);
+	if (!p->path)
+		return -ENOMEM;
+	p->offset = off;
+	p->api = entry_points[ep].api;
+	p->symbol = entry_points[ep].name;
+	l->n++;
+	return 0;
+}
+
+/* st_value -> file offset through the PT_LOAD holding it; -1 if none. */
+static int64_t vaddr_to_offset(Elf *elf, size_t phnum, GElf_Addr va)
+{
+	size_t i;
+
+	for (i = 0; i < phnum; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		if (va >= ph.p_vaddr && va < ph.p_vaddr + ph.p_filesz)
+			return (int64_t)(va - ph.p_vaddr + ph.p_offset);
+	}
+	return -1;
+}
+
+static int scan_object(const char *path, struct probe_list *l)
+{
+	Elf_Scn *scn = NULL;
+	size_t phnum;
+	Elf *elf;
+	int fd, err = 0;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;	/* gone or unreadable: nothing to probe there */
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF || elf_getphdrnum(elf, &phnum))
+		goto out;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *data;
+		size_t i, nsyms;
+
+		if (!gelf_getshdr(scn, &sh) ||
+		    (sh.sh_type != SHT_DYNSYM && sh.sh_type != SHT_SYMTAB) ||
+		    !sh.sh_entsize)
+			continue;
+		data = elf_getdata(scn, NULL);
+		if (!data)
+			continue;
+		nsyms = sh.sh_size / sh.sh_entsize;
+		for (i = 1; i < nsyms; i++) {
+			GElf_Sym sym;
+			const char *name;
+			int64_t off;
+			int ep, bind;
+
+			if (!gelf_getsym(data, (int)i, &sym))
+				continue;
+			bind = GELF_ST_BIND(sym.st_info);
+			if (GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
+			    sym.st_shndx == SHN_UNDEF ||
+			    (bind != STB_GLOBAL && bind != STB_WEAK))
+				continue;
+			name = elf_strptr(elf, sh.sh_link, sym.st_name);
+			if (!name || (ep = entry_point(name)) < 0)
+				continue;
+			off = vaddr_to_offset(elf, phnum, sym.st_value);
+			if (off < 0)
+				continue;
+			err = add_probe(l, path, (uint64_t)off, ep);
+			if (err)
+				goto out;
+		}
+	}
+out:
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	return err;
+}
+
+void mt_leak_probes_free(struct mt_leak_probe *p, size_t n)
+{
+	size_t i;
+
+	for (i = 0; p && i < n; i++)
+		free(p[i].path);
+	free(p);
+}
+
+int mt_leak_find_probes(pid_t pid, struct mt_leak_probe **out, size_t *n)
+{
+	struct probe_list l = { 0 };
+	char maps[64], *line = NULL, *seen = NULL;
+	size_t cap = 0, seen_len = 0;
+	FILE *f;
+	int err = 0;
+
+	*out = NULL;
+	*n = 0;
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return mt_seterr(-EIO, "libelf: %s", elf_errmsg(-1));
+	snprintf(maps, sizeof(maps), "/proc/%d/maps", (int)pid);
+	f = fopen(maps, "re");
+	if (!f) {
+		err = -errno;
+		if (err == -ENOENT)
+			return mt_seterr(-ESRCH, "no such process: %d", (int)pid);
+		return mt_seterr(err, "%s: %s", maps, strerror(-err));
+	}
+	while (getline(&line, &cap, f) > 0) {
+		char *path = strchr(line, '/');
+		size_t len;
+
+		if (!path)
+			continue;
+		len = strcspn(path, "\n");
+		path[len] = '\0';
+		if (len > 10 && !strcmp(path + len - 10, " (deleted)"))
+			continue;
+		/* maps lists an object once per segment: scan it once */
+		if (seen) {
+			char *s;
+			bool dup = false;
+
+			for (s = seen; s < seen + seen_len; s += strlen(s) + 1)
+				if (!strcmp(s, path)) {
+					dup = true;
+					break;
+				}
+			if (dup)
+				continue;
+		}
+		{
+			char *ns = realloc(seen, seen_len + len + 1);
+
+			if (!ns) {
+				err = -ENOMEM;
+				break;
+			}
+			seen = ns;
+			memcpy(seen + seen_len, path, len + 1);
+			seen_len += len + 1;
+		}
+		err = scan_object(path, &l);
+		if (err)
+			break;
+	}
+	if (!err && ferror(f))
+		err = -EIO;
+	fclose(f);
+	free(line);
+	free(seen);
+	if (err) {
+		mt_leak_probes_free(l.v, l.n);
+		return mt_seterr(err, "finding allocator entry points of %d: %s",
+				 (int)pid, strerror(-err));
+	}
+	*out = l.v;
+	*n = l.n;
+	return 0;
+}

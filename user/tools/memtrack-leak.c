@@ -1,0 +1,493 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * memtrack-leak: find what a process allocates and does not free.
+ *
+ * Finds the allocator entry points of the target (libc, libstdc++), has
+ * memtrack.ko probe them for that process (MEMTRACK_CMD_LEAK_ATTACH), and
+ * every interval dumps the call stacks holding outstanding allocations:
+ * the top N by bytes, with their growth since the previous report and the
+ * frames symbolized (function, file:line, inlined frames).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "memtrack.h"
+
+static const char *prog = "memtrack-leak";
+static volatile sig_atomic_t stop;
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: %s -p PID [options]\n"
+"Report the call stacks of PID holding memory it allocated and has not freed.\n"
+"\n"
+"  -p, --pid PID         process to trace (needs the rights of ptrace on it)\n"
+"  -i, --interval SEC    seconds between reports (default 10)\n"
+"  -n, --count COUNT     stop after COUNT reports (default: until Ctrl-C)\n"
+"      --min-age SEC     only allocations at least SEC seconds old (default 0)\n"
+"      --top N           stacks per report, by outstanding bytes (default 10)\n"
+"  -j, --json            one JSON document per report\n"
+"      --folded          folded stacks \"root;...;leaf BYTES\" per line (flame graphs)\n"
+"  -o, --output FILE     write reports to FILE instead of standard output\n"
+"  -h, --help            this text\n", prog);
+}
+
+static void die_usage(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "%s: ", prog);
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\nTry '%s --help'.\n", prog);
+	exit(2);
+}
+
+/* A positive decimal number of seconds (fractions allowed) -> ms. */
+static long long parse_seconds(const char *s, const char *opt, bool zero_ok)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || *end || v != v || v < 0 || v > 1e9 ||
+	    (!zero_ok && v * 1000 < 1)) {
+		fprintf(stderr, "%s: %s: invalid number of seconds '%s'\n",
+			prog, opt, s);
+		fprintf(stderr, "Try '%s --help'.\n", prog);
+		exit(2);
+	}
+	return (long long)(v * 1000 + 0.5);
+}
+
+static long parse_count(const char *s, const char *opt, long min, long max)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < min || v > max) {
+		fprintf(stderr, "%s: %s: invalid number '%s'\n", prog, opt, s);
+		fprintf(stderr, "Try '%s --help'.\n", prog);
+		exit(2);
+	}
+	return v;
+}
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+/* ---- growth: bytes per stack id at the previous report ------------------- */
+
+struct prev {
+	uint32_t id;
+	uint64_t bytes;
+};
+
+static int cmp_prev(const void *a, const void *b)
+{
+	const struct prev *x = a, *y = b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static int cmp_bytes(const void *a, const void *b)
+{
+	const struct mt_leak_stack *x = a, *y = b;
+
+	if (x->bytes != y->bytes)
+		return x->bytes < y->bytes ? 1 : -1;
+	return x->stack_id < y->stack_id ? -1 : x->stack_id > y->stack_id;
+}
+
+static int64_t growth_of(const struct prev *p, size_t n, const struct mt_leak_stack *s)
+{
+	struct prev key = { .id = s->stack_id };
+	const struct prev *f = p ? bsearch(&key, p, n, sizeof(*p), cmp_prev) : NULL;
+
+	return (int64_t)s->bytes - (f ? (int64_t)f->bytes : 0);
+}
+
+/* ---- output ---------------------------------------------------------------- */
+
+static void json_str(FILE *o, const char *s)
+{
+	if (!s) {
+		fputs("null", o);
+		return;
+	}
+	fputc('"', o);
+	for (; *s; s++) {
+		unsigned char c = *s;
+
+		if (c == '"' || c == '\\')
+			fprintf(o, "\\%c", c);
+		else if (c < 0x20)
+			fprintf(o, "\\u%04x", c);
+		else
+			fputc(c, o);
+	}
+	fputc('"', o);
+}
+
+static const char *base(const char *path)
+{
+	const char *s = path ? strrchr(path, '/') : NULL;
+
+	return s ? s + 1 : path;
+}
+
+static double age_s(uint64_t now_ns, uint64_t oldest_ns)
+{
+	return oldest_ns && now_ns > oldest_ns ? (now_ns - oldest_ns) / 1e9 : 0;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+enum fmt { FMT_TEXT, FMT_JSON, FMT_FOLDED };
+
+struct report {
+	FILE *o;
+	enum fmt fmt;
+	pid_t pid;
+	struct mt_symbolizer *sym;
+	unsigned int nr;
+};
+
+/* Text: one frame line; "??" where nothing is known. */
+static void text_frame(FILE *o, const struct mt_sym_frame *f, uint64_t addr)
+{
+	fprintf(o, "        %s", f->function ? f->function : "??");
+	if (f->file)
+		fprintf(o, " (%s:%d)", f->file, f->line);
+	else if (f->module)
+		fprintf(o, " (%s+%#llx)", base(f->module), (unsigned long long)addr);
+	else
+		fprintf(o, " (%#llx)", (unsigned long long)addr);
+	if (f->inlined)
+		fputs(" (inlined)", o);
+	fputc('\n', o);
+}
+
+static void print_report(struct report *r, struct mt_leak_stack *v, size_t n,
+			 size_t top, const struct prev *prev, size_t nprev)
+{
+	uint64_t now = mono_ns(), total = 0, blocks = 0;
+	size_t i, shown = n < top ? n : top;
+	struct timespec wall;
+	FILE *o = r->o;
+
+	clock_gettime(CLOCK_REALTIME, &wall);
+	for (i = 0; i < n; i++) {
+		total += v[i].bytes;
+		blocks += v[i].blocks;
+	}
+	r->nr++;
+	if (r->fmt == FMT_JSON)
+		fprintf(o, "{\"time\":%lld.%03ld,\"pid\":%d,\"report\":%u,"
+			"\"total_bytes\":%llu,\"total_blocks\":%llu,\"nr_stacks\":%zu,"
+			"\"stacks\":[",
+			(long long)wall.tv_sec, wall.tv_nsec / 1000000, (int)r->pid,
+			r->nr, (unsigned long long)total,
+			(unsigned long long)blocks, n);
+	else if (r->fmt == FMT_TEXT) {
+		char tbuf[32];
+		struct tm tm;
+
+		localtime_r(&wall.tv_sec, &tm);
+		strftime(tbuf, sizeof(tbuf), "%F %T", &tm);
+		fprintf(o, "%s pid %d report %u: %llu bytes in %llu blocks outstanding, %zu stacks%s\n",
+			tbuf, (int)r->pid, r->nr, (unsigned long long)total,
+			(unsigned long long)blocks, n,
+			n > shown ? " (top ones shown)" : "");
+	}
+	for (i = 0; i < shown; i++) {
+		const struct mt_leak_stack *s = &v[i];
+		int64_t growth = growth_of(prev, nprev, s);
+		uint32_t j;
+
+		if (r->fmt == FMT_JSON) {
+			fprintf(o, "%s{\"stack_id\":%u,\"bytes\":%llu,\"blocks\":%llu,"
+				"\"oldest_s\":%.3f,\"growth\":%lld,\"api\":",
+				i ? "," : "", s->stack_id,
+				(unsigned long long)s->bytes,
+				(unsigned long long)s->blocks,
+				age_s(now, s->oldest_ns), (long long)growth);
+			json_str(o, mt_leak_api_name(s->api));
+			fprintf(o, ",\"mismatched\":%u,\"frames\":[", s->mismatched);
+		} else if (r->fmt == FMT_TEXT) {
+			fprintf(o, "  #%zu %llu bytes in %llu blocks (%s), oldest %.1fs, growth %+lld%s\n",
+				i + 1, (unsigned long long)s->bytes,
+				(unsigned long long)s->blocks,
+				mt_leak_api_name(s->api), age_s(now, s->oldest_ns),
+				(long long)growth,
+				s->mismatched ? ", MISMATCHED frees seen" : "");
+		}
+		if (r->fmt == FMT_FOLDED) {
+			/* root first: outermost return address, outer inline frame first */
+			bool first = true;
+
+			for (j = s->nr_frames; j-- > 0;) {
+				const struct mt_sym_frame *f;
+				int k, nf = mt_sym_lookup(r->sym, s->frames[j], true, &f);
+
+				for (k = nf; k-- > 0;) {
+					const char *fn = f[k].function;
+					char buf[32];
+
+					if (!fn) {
+						snprintf(buf, sizeof(buf), "%#llx",
+							 (unsigned long long)s->frames[j]);
+						fn = buf;
+					}
+					fputs(first ? "" : ";", o);
+					first = false;
+					/* ';' and ' ' separate fields: replace them */
+					for (; *fn; fn++)
+						fputc(*fn == ';' || *fn == ' ' ? '_' : *fn, o);
+				}
+			}
+			fprintf(o, "%s %llu\n", first ? "[unknown]" : "",
+				(unsigned long long)s->bytes);
+			continue;
+		}
+		for (j = 0; j < s->nr_frames; j++) {
+			const struct mt_sym_frame *f;
+			int k, nf = mt_sym_lookup(r->sym, s->frames[j], true, &f);
+
+			for (k = 0; k < nf; k++) {
+				if (r->fmt == FMT_TEXT) {
+					text_frame(o, &f[k], s->frames[j]);
+					continue;
+				}
+				fprintf(o, "%s{\"address\":%llu,\"function\":",
+					j || k ? "," : "",
+					(unsigned long long)s->frames[j]);
+				json_str(o, f[k].function);
+				fputs(",\"file\":", o);
+				json_str(o, f[k].file);
+				fprintf(o, ",\"line\":%d,\"inlined\":%s,\"module\":",
+					f[k].line, f[k].inlined ? "true" : "false");
+				json_str(o, f[k].module);
+				fputc('}', o);
+			}
+		}
+		if (r->fmt == FMT_JSON)
+			fputs("]}", o);
+	}
+	if (r->fmt == FMT_JSON)
+		fputs("]}\n", o);
+	else if (r->fmt == FMT_TEXT)
+		fputc('\n', o);
+	fflush(o);
+}
+
+/* Sleep ms unless a signal asks to stop. */
+static void nap(long long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000 };
+
+	while (!stop && nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "pid", required_argument, NULL, 'p' },
+		{ "interval", required_argument, NULL, 'i' },
+		{ "count", required_argument, NULL, 'n' },
+		{ "min-age", required_argument, NULL, 'a' },
+		{ "top", required_argument, NULL, 't' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "folded", no_argument, NULL, 'f' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	long long interval_ms = 10000, min_age_ms = 0;
+	long count = 0, top = 10, pid = 0;
+	const char *output = NULL;
+	struct report r = { .fmt = FMT_TEXT };
+	struct mt_leak_probe *probes = NULL;
+	struct prev *prev = NULL;
+	size_t nprobes = 0, nprev = 0;
+	struct mt_handle *h = NULL;
+	struct sigaction sa = { 0 };
+	char proc[64];
+	int c, err, rc = 0;
+	bool attached = false;
+
+	while ((c = getopt_long(argc, argv, "p:i:n:jo:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			pid = parse_count(optarg, "-p", 1, INT_MAX);
+			break;
+		case 'i':
+			interval_ms = parse_seconds(optarg, "-i", false);
+			break;
+		case 'n':
+			count = parse_count(optarg, "-n", 1, INT_MAX);
+			break;
+		case 'a':
+			min_age_ms = parse_seconds(optarg, "--min-age", true);
+			if (min_age_ms > UINT32_MAX)
+				die_usage("--min-age: '%s' is too long", optarg);
+			break;
+		case 't':
+			top = parse_count(optarg, "--top", 1, INT_MAX);
+			break;
+		case 'j':
+			if (r.fmt == FMT_FOLDED)
+				die_usage("%s", "--json and --folded exclude each other");
+			r.fmt = FMT_JSON;
+			break;
+		case 'f':
+			if (r.fmt == FMT_JSON)
+				die_usage("%s", "--json and --folded exclude each other");
+			r.fmt = FMT_FOLDED;
+			break;
+		case 'o':
+			output = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			fprintf(stderr, "Try '%s --help'.\n", prog);
+			return 2;
+		}
+	}
+	if (optind < argc)
+		die_usage("unexpected argument '%s'", argv[optind]);
+	if (!pid)
+		die_usage("%s", "-p PID is required");
+
+	snprintf(proc, sizeof(proc), "/proc/%ld", pid);
+	if (access(proc, F_OK)) {
+		fprintf(stderr, "%s: no such process: %ld\n", prog, pid);
+		return 1;
+	}
+	r.pid = (pid_t)pid;
+
+	h = mt_open(0);
+	if (!h) {
+		fprintf(stderr, "%s: %s\n", prog, mt_errmsg());
+		return 1;
+	}
+	err = mt_leak_find_probes(r.pid, &probes, &nprobes);
+	if (err < 0) {
+		fprintf(stderr, "%s: %s\n", prog,
+			err == -EACCES || err == -EPERM ?
+			"permission denied: tracing the process needs the rights of ptrace" :
+			mt_errmsg());
+		rc = 1;
+		goto out;
+	}
+	if (!nprobes) {
+		fprintf(stderr, "%s: %ld maps no allocator this tool knows (libc, libstdc++)\n",
+			prog, pid);
+		rc = 1;
+		goto out;
+	}
+	r.sym = mt_sym_open(r.pid);
+	if (!r.sym) {
+		fprintf(stderr, "%s: %s\n", prog, mt_errmsg());
+		rc = 1;
+		goto out;
+	}
+	if (output) {
+		r.o = fopen(output, "we");
+		if (!r.o) {
+			fprintf(stderr, "%s: %s: %s\n", prog, output, strerror(errno));
+			rc = 1;
+			goto out;
+		}
+	} else {
+		r.o = stdout;
+	}
+
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+
+	err = mt_leak_attach(h, r.pid, probes, nprobes, 0);
+	if (err < 0) {
+		fprintf(stderr, "%s: %s\n", prog, mt_errmsg());
+		rc = 1;
+		goto out;
+	}
+	attached = true;
+	if (r.fmt == FMT_TEXT)
+		fprintf(stderr, "%s: tracing %ld: %zu probes; a report every %.1fs, Ctrl-C to stop\n",
+			prog, pid, nprobes, interval_ms / 1000.0);
+
+	while (!stop && (!count || r.nr < count)) {
+		struct mt_leak_stack *v;
+		struct prev *np;
+		size_t n, i;
+
+		nap(interval_ms);
+		if (stop)
+			break;
+		err = mt_leak_stacks(h, r.pid, (uint32_t)min_age_ms, &v, &n);
+		if (err == -ESRCH) {
+			fprintf(stderr, "%s: process %ld is gone\n", prog, pid);
+			attached = false;
+			break;
+		}
+		if (err < 0) {
+			fprintf(stderr, "%s: %s\n", prog, mt_errmsg());
+			rc = 1;
+			break;
+		}
+		qsort(v, n, sizeof(*v), cmp_bytes);
+		print_report(&r, v, n, (size_t)top, prev, nprev);
+		np = malloc((n ? n : 1) * sizeof(*np));
+		if (np) {
+			for (i = 0; i < n; i++) {
+				np[i].id = v[i].stack_id;
+				np[i].bytes = v[i].bytes;
+			}
+			qsort(np, n, sizeof(*np), cmp_prev);
+			free(prev);
+			prev = np;
+			nprev = n;
+		}
+		free(v);
+	}
+out:
+	/* the module may have dropped a process that exited: ESRCH is fine */
+	if (attached && (err = mt_leak_detach(h, r.pid)) < 0 && err != -ESRCH &&
+	    rc == 0) {
+		fprintf(stderr, "%s: detach: %s\n", prog, mt_errmsg());
+		rc = 1;
+	}
+	if (r.o && r.o != stdout && fclose(r.o)) {
+		fprintf(stderr, "%s: %s: %s\n", prog, output, strerror(errno));
+		rc = 1;
+	}
+	free(prev);
+	mt_sym_close(r.sym);
+	mt_leak_probes_free(probes, nprobes);
+	mt_close(h);
+	return rc;
+}
