@@ -79,23 +79,38 @@ static bool mtr_leak_frames_eq(const struct mtr_leak_stack *st, u32 api,
 	       !memcmp(st->frames, frames, nr * sizeof(u64));
 }
 
+static u32 mtr_leak_stack_hash(u32 api, const u64 *frames, u32 nr)
+{
+	return jhash2((const u32 *)frames, nr * 2, api);
+}
+
+static struct mtr_leak_stack *mtr_leak_stack_find(struct mtr_leak_session *s,
+						  u32 hash, u32 api,
+						  const u64 *frames, u32 nr)
+{
+	struct mtr_leak_stack *st;
+
+	hlist_for_each_entry(st, &s->stacks[hash_32(hash, MTR_LEAK_STACK_BITS)],
+			     hnode)
+		if (st->hash == hash && mtr_leak_frames_eq(st, api, frames, nr))
+			return st;
+	return NULL;
+}
+
 /*
  * The stack of these frames, added if new; NULL when the table is full or
- * memory is short (counted).  @fresh is a preallocated entry the caller
+ * memory was short (counted).  @fresh is an entry the caller allocated and
  * frees if it was not used.
  */
 static struct mtr_leak_stack *mtr_leak_stack_get(struct mtr_leak_session *s,
-						 u32 api, const u64 *frames,
-						 u32 nr,
+						 u32 hash, u32 api,
+						 const u64 *frames, u32 nr,
 						 struct mtr_leak_stack **fresh)
 {
-	u32 hash = jhash2((const u32 *)frames, nr * 2, api);
-	struct hlist_head *head = &s->stacks[hash_32(hash, MTR_LEAK_STACK_BITS)];
-	struct mtr_leak_stack *st;
+	struct mtr_leak_stack *st = mtr_leak_stack_find(s, hash, api, frames, nr);
 
-	hlist_for_each_entry(st, head, hnode)
-		if (st->hash == hash && mtr_leak_frames_eq(st, api, frames, nr))
-			return st;
+	if (st)
+		return st;
 	if (!*fresh || s->st.nr_stacks >= MTR_LEAK_MAX_STACKS) {
 		s->st.dropped_stacks++;
 		return NULL;
@@ -108,7 +123,7 @@ static struct mtr_leak_stack *mtr_leak_stack_get(struct mtr_leak_session *s,
 	st->nr_frames = nr;
 	st->mismatched = 0;
 	memcpy(st->frames, frames, nr * sizeof(u64));
-	hlist_add_head(&st->hnode, head);
+	hlist_add_head(&st->hnode, &s->stacks[hash_32(hash, MTR_LEAK_STACK_BITS)]);
 	return st;
 }
 
@@ -300,11 +315,11 @@ static int mtr_leak_entry(struct uprobe_consumer *uc, struct pt_regs *regs)
 {
 	struct mtr_leak_probe *p = container_of(uc, struct mtr_leak_probe, uc);
 	struct mtr_leak_session *s = mtr_leak_current(uc);
-	struct mtr_leak_stack *fresh = NULL, *stack = NULL;
-	struct mtr_leak_thread *t, *tfresh;
+	struct mtr_leak_thread *t, *tfresh = NULL;
+	struct mtr_leak_stack *fresh = NULL;
 	struct mtr_leak_call c = { .sp = regs->sp, .api = p->api };
 	u64 frames[MEMTRACK_LEAK_MAX_FRAMES];
-	u32 nr;
+	u32 nr, hash;
 
 	if (!s)
 		return 0;
@@ -315,21 +330,28 @@ static int mtr_leak_entry(struct uprobe_consumer *uc, struct pt_regs *regs)
 	}
 	c.nested = !mtr_leak_request(p->api, regs, &c);
 	nr = mtr_leak_user_stack(regs, frames);
-	/* Allocated outside the lock; whatever is not used is freed below. */
-	fresh = kmalloc(struct_size(fresh, frames, nr),
-			GFP_NOWAIT | __GFP_NOWARN);
-	tfresh = kmalloc(sizeof(*tfresh), GFP_NOWAIT | __GFP_NOWARN);
 
+	/*
+	 * A thread's first call and a new stack need memory: it is allocated
+	 * with the lock dropped.  Only this thread changes its own call state,
+	 * and entries stay until the thread or the session ends, so what was
+	 * found before stays valid.
+	 */
 	spin_lock(&s->lock);
 	t = mtr_leak_thread_find(s, current->pid);
-	if (!t && tfresh && s->nr_threads < MTR_LEAK_MAX_THREADS) {
-		t = tfresh;
-		tfresh = NULL;
-		t->tid = current->pid;
-		t->depth = 0;
-		hlist_add_head(&t->hnode,
-			       &s->threads[hash_32(t->tid, MTR_LEAK_THREAD_BITS)]);
-		s->nr_threads++;
+	if (!t) {
+		spin_unlock(&s->lock);
+		tfresh = kmalloc(sizeof(*tfresh), GFP_NOWAIT | __GFP_NOWARN);
+		spin_lock(&s->lock);
+		if (tfresh && s->nr_threads < MTR_LEAK_MAX_THREADS) {
+			t = tfresh;
+			tfresh = NULL;
+			t->tid = current->pid;
+			t->depth = 0;
+			hlist_add_head(&t->hnode, &s->threads[hash_32(t->tid,
+						MTR_LEAK_THREAD_BITS)]);
+			s->nr_threads++;
+		}
 	}
 	if (!t) {
 		/* Its return cannot be paired: the block is lost to us. */
@@ -340,8 +362,16 @@ static int mtr_leak_entry(struct uprobe_consumer *uc, struct pt_regs *regs)
 	if (t->depth) {
 		c.nested = true;
 	} else if (!c.nested) {
-		stack = mtr_leak_stack_get(s, p->api, frames, nr, &fresh);
-		c.stack = stack;
+		hash = mtr_leak_stack_hash(p->api, frames, nr);
+		c.stack = mtr_leak_stack_find(s, hash, p->api, frames, nr);
+		if (!c.stack) {
+			spin_unlock(&s->lock);
+			fresh = kmalloc(struct_size(fresh, frames, nr),
+					GFP_NOWAIT | __GFP_NOWARN);
+			spin_lock(&s->lock);
+			c.stack = mtr_leak_stack_get(s, hash, p->api, frames,
+						     nr, &fresh);
+		}
 	}
 	if (t->depth < MTR_LEAK_MAX_DEPTH)
 		t->calls[t->depth] = c;
@@ -544,13 +574,37 @@ static void mtr_leak_kill(pid_t tgid, struct net *net, u32 portid)
 		schedule_work(&mtr_leak_reap_work);
 }
 
+/* A thread's call state goes with it, so the thread bound is of live ones. */
+static void mtr_leak_thread_gone(struct task_struct *task)
+{
+	struct mtr_leak_thread *t = NULL;
+	struct mtr_leak_session *s;
+
+	spin_lock(&mtr_leak_list_lock);
+	list_for_each_entry(s, &mtr_leak_sessions, node) {
+		if (s->tgid != task->tgid)
+			continue;
+		spin_lock(&s->lock);
+		t = mtr_leak_thread_find(s, task->pid);
+		if (t) {
+			hlist_del(&t->hnode);
+			s->nr_threads--;
+		}
+		spin_unlock(&s->lock);
+		break;
+	}
+	spin_unlock(&mtr_leak_list_lock);
+	kfree(t);
+}
+
 void mtr_leak_task_exit(struct task_struct *task)
 {
-	/* Not the last thread yet: the process and its allocator live on. */
-	if (!atomic_read(&mtr_leak_nr_sessions) ||
-	    atomic_read(&task->signal->live))
+	if (!atomic_read(&mtr_leak_nr_sessions))
 		return;
-	mtr_leak_kill(task->tgid, NULL, 0);
+	mtr_leak_thread_gone(task);
+	/* Not the last thread yet: the process and its allocator live on. */
+	if (!atomic_read(&task->signal->live))
+		mtr_leak_kill(task->tgid, NULL, 0);
 }
 
 /* The new program has another allocator: the probes mean nothing now. */

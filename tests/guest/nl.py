@@ -280,6 +280,31 @@ class Genl:
                 for n, on in hooks.items()))
         self.request(CMD_SET_CONFIG, p)
 
+    # ---- leak tracer (constants below) ----------------------------------------
+
+    def leak_attach(self, tgid, probes, flags=None):
+        """probes: [(path, offset, api)]."""
+        p = attr_u32(ATTR_TGID, tgid) + \
+            attr_nest(ATTR_LEAK_PROBES, *(probe_nest(*pr) for pr in probes))
+        if flags is not None:
+            p += attr_u32(ATTR_LEAK_FLAGS, flags)
+        self.request(CMD_LEAK_ATTACH, p)
+
+    def leak_detach(self, tgid):
+        self.request(CMD_LEAK_DETACH, attr_u32(ATTR_TGID, tgid))
+
+    def leak_stats(self, tgid):
+        (cmd, a), = self.request(CMD_LEAK_STATS, attr_u32(ATTR_TGID, tgid))
+        return dict(zip(LEAK_STATS_FIELDS,
+                        LEAK_STATS.unpack_from(parse_attrs(a)[ATTR_LEAK_STATS][0])))
+
+    def leak_stacks(self, tgid, min_age_ms=None):
+        p = attr_u32(ATTR_TGID, tgid)
+        if min_age_ms is not None:
+            p += attr_u32(ATTR_MIN_AGE_MS, min_age_ms)
+        return [parse_leak_stack(parse_attrs(a)[ATTR_LEAK_STACK][0])
+                for _, a in self.request(CMD_LEAK_STACKS, p, dump=True)]
+
 
 # ---- leak tracer ------------------------------------------------------------------
 
@@ -317,34 +342,3 @@ def parse_leak_stack(data):
                   "mismatched"), v))
     s["frames"] = list(struct.unpack_from(f"<{s['nr_frames']}Q", data, LEAK_STACK.size))
     return s
-
-
-def _leak_methods():
-    def leak_attach(self, tgid, probes, flags=None):
-        """probes: [(path, offset, api)]."""
-        p = attr_u32(ATTR_TGID, tgid) + \
-            attr_nest(ATTR_LEAK_PROBES, *(probe_nest(*pr) for pr in probes))
-        if flags is not None:
-            p += attr_u32(ATTR_LEAK_FLAGS, flags)
-        self.request(CMD_LEAK_ATTACH, p)
-
-    def leak_detach(self, tgid):
-        self.request(CMD_LEAK_DETACH, attr_u32(ATTR_TGID, tgid))
-
-    def leak_stats(self, tgid):
-        (cmd, a), = self.request(CMD_LEAK_STATS, attr_u32(ATTR_TGID, tgid))
-        return dict(zip(LEAK_STATS_FIELDS,
-                        LEAK_STATS.unpack_from(parse_attrs(a)[ATTR_LEAK_STATS][0])))
-
-    def leak_stacks(self, tgid, min_age_ms=None):
-        p = attr_u32(ATTR_TGID, tgid)
-        if min_age_ms is not None:
-            p += attr_u32(ATTR_MIN_AGE_MS, min_age_ms)
-        return [parse_leak_stack(parse_attrs(a)[ATTR_LEAK_STACK][0])
-                for _, a in self.request(CMD_LEAK_STACKS, p, dump=True)]
-
-    for f in (leak_attach, leak_detach, leak_stats, leak_stacks):
-        setattr(Genl, f.__name__, f)
-
-
-_leak_methods()

@@ -234,7 +234,7 @@ def set_config_refusals():
                 nl.CMD_GET_TASK, "THREAD with payload")
         refused(g, attr_str(nl.ATTR_COMM, "x" * 16), errno.EINVAL, nl.CMD_GET_TASK,
                 "16-char COMM")
-        for cmd in (0, nl.CMD_EVENT, 8, 9, 200, 255):
+        for cmd in (0, nl.CMD_EVENT, nl.CMD_LEAK_STATS + 1, 13, 200, 255):
             refused(g, b"", errno.EOPNOTSUPP, cmd, f"command {cmd}")
         # Truncated header, oversized message
         before = config_snapshot(g)
