@@ -84,6 +84,11 @@ $(TESTBIN)/%: tests/progs/%.c
 	@mkdir -p $(TESTBIN)
 	$(CC) $(USER_CFLAGS) -o $@ $< -lpthread
 
+# The leak tracer walks frame pointers: the test asserts exact stacks.
+$(TESTBIN)/leaker: tests/progs/leaker.c
+	@mkdir -p $(TESTBIN)
+	$(CC) $(USER_CFLAGS) -fno-omit-frame-pointer -o $@ $<
+
 check:
 	@scripts/check
 

@@ -9,6 +9,7 @@
 
 #include <linux/pid.h>
 #include <linux/mm.h>
+#include <linux/uprobes.h>
 #include "memtrack_features.h"
 
 /* Syscall entry points, for kprobes: the arch's syscall wrapper names. */
@@ -45,6 +46,66 @@
 #define mtr_genl_dump_attrs(cb) (genl_info_dump(cb)->attrs)
 #else
 #define mtr_genl_dump_attrs(cb) (genl_dumpit_info(cb)->attrs)
+#endif
+
+/*
+ * Uprobes: 6.1 registers by (inode, offset) and unregisters synchronously;
+ * 6.12 returns a handle, unregisters without waiting and waits once for all
+ * (uprobe_unregister_sync), and its filter lost the context argument.
+ */
+#ifdef MTR_HAVE_UPROBE_UNREGISTER_NOSYNC
+#define MTR_UPROBE_FILTER_PROTO struct uprobe_consumer *uc, struct mm_struct *mm
+struct mtr_uprobe {
+	struct uprobe *uprobe;
+};
+
+static inline int mtr_uprobe_register(struct mtr_uprobe *u, struct inode *inode,
+				      loff_t offset, struct uprobe_consumer *uc)
+{
+	struct uprobe *up = uprobe_register(inode, offset, 0, uc);
+
+	if (IS_ERR(up))
+		return PTR_ERR(up);
+	u->uprobe = up;
+	return 0;
+}
+
+/* Handlers may still run until mtr_uprobe_unregister_sync(). */
+static inline void mtr_uprobe_unregister(struct mtr_uprobe *u,
+					 struct inode *inode, loff_t offset,
+					 struct uprobe_consumer *uc)
+{
+	uprobe_unregister_nosync(u->uprobe, uc);
+}
+
+static inline void mtr_uprobe_unregister_sync(void)
+{
+	uprobe_unregister_sync();
+}
+#else
+#define MTR_UPROBE_FILTER_PROTO struct uprobe_consumer *uc, \
+	enum uprobe_filter_ctx ctx, struct mm_struct *mm
+struct mtr_uprobe {
+	int unused;
+};
+
+static inline int mtr_uprobe_register(struct mtr_uprobe *u, struct inode *inode,
+				      loff_t offset, struct uprobe_consumer *uc)
+{
+	return uprobe_register(inode, offset, uc);
+}
+
+/* Takes the probe's rwsem for writing: no handler runs after it returns. */
+static inline void mtr_uprobe_unregister(struct mtr_uprobe *u,
+					 struct inode *inode, loff_t offset,
+					 struct uprobe_consumer *uc)
+{
+	uprobe_unregister(inode, offset, uc);
+}
+
+static inline void mtr_uprobe_unregister_sync(void)
+{
+}
 #endif
 
 #endif /* MEMTRACK_COMPAT_H */

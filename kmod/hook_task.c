@@ -11,6 +11,7 @@
 #include <trace/events/task.h>
 #include <trace/events/sched.h>
 #include "memtrack.h"
+#include "leak.h"
 
 /* Before the child first runs, so none of its events are missed. */
 static void mtr_probe_newtask(void *data, struct task_struct *task,
@@ -28,12 +29,14 @@ static void mtr_probe_exit(void *data, struct task_struct *task)
 	mtr_total_add(exits, 1);
 	if (t)
 		mtr_ev_task_exit(t, task, mtr_thread_exit(t, task));
+	mtr_leak_task_exit(task);
 }
 
 static void mtr_probe_exec(void *data, struct task_struct *task, pid_t old_pid,
 			  struct linux_binprm *bprm)
 {
 	mtr_thread_exec(task, old_pid);
+	mtr_leak_task_exec(task);
 }
 
 static int mtr_kp_exit_mm(struct kprobe *kp, struct pt_regs *regs)

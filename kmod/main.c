@@ -13,6 +13,7 @@
 #include <linux/mutex.h>
 #include <linux/timekeeping.h>
 #include "memtrack.h"
+#include "leak.h"
 
 unsigned int mtr_retention_ms = MEMTRACK_RETENTION_MS_DEFAULT;
 module_param_named(retention_ms, mtr_retention_ms, uint, 0444);
@@ -94,16 +95,23 @@ static int __init mtr_init(void)
 	err = mtr_proc_init();
 	if (err)
 		goto out_reaper;
-	err = mtr_netlink_init();
+	err = mtr_leak_init();
 	if (err)
 		goto out_proc;
+	err = mtr_netlink_init();
+	if (err)
+		goto out_leak;
 	err = mtr_dev_init();
 	if (err)
 		goto out_netlink;
 	return 0;
 
 out_netlink:
+	mtr_leak_exit();
 	mtr_netlink_exit();
+	goto out_proc;
+out_leak:
+	mtr_leak_exit();
 out_proc:
 	mtr_proc_exit();
 out_reaper:
@@ -118,6 +126,7 @@ out_table:
 static void __exit mtr_exit(void)
 {
 	mtr_dev_exit();
+	mtr_leak_exit();	/* sessions end while the family still exists */
 	mtr_netlink_exit();
 	mtr_proc_exit();
 	mtr_hooks_detach_all();

@@ -15,6 +15,7 @@
 #include <net/genetlink.h>
 #include "memtrack.h"
 #include "compat.h"
+#include "leak.h"
 
 #define MTR_GROUP_NAME_MAX	16
 #define MTR_RELAY_INTERVAL	(HZ / 50)
@@ -41,6 +42,19 @@ static struct netlink_range_validation mtr_retention_range = {
 	.max = MEMTRACK_RETENTION_MS_MAX,
 };
 
+/* Leak tracer: LEAK_PROBES holds PROBE nests of PATH, OFFSET, API. */
+static const struct nla_policy mtr_probe_policy[MEMTRACK_PROBE_ATTR_MAX + 1] = {
+	[MEMTRACK_PROBE_ATTR_PATH] = { .type = NLA_NUL_STRING,
+				       .len = PATH_MAX - 1 },
+	[MEMTRACK_PROBE_ATTR_OFFSET] = { .type = NLA_U64 },
+	[MEMTRACK_PROBE_ATTR_API] =
+		NLA_POLICY_RANGE(NLA_U32, 1, __MEMTRACK_API_MAX - 1),
+};
+
+static const struct nla_policy mtr_probes_policy[MEMTRACK_PROBE_ATTR_MAX + 1] = {
+	[MEMTRACK_PROBE_ATTR_PROBE] = NLA_POLICY_NESTED(mtr_probe_policy),
+};
+
 /* Reply-only attributes have no entry: strict validation refuses them. */
 static const struct nla_policy mtr_policy[MEMTRACK_ATTR_MAX + 1] = {
 	[MEMTRACK_ATTR_PID] = NLA_POLICY_MIN(NLA_U32, 1),
@@ -51,6 +65,10 @@ static const struct nla_policy mtr_policy[MEMTRACK_ATTR_MAX + 1] = {
 	[MEMTRACK_ATTR_RETENTION_MS] =
 		NLA_POLICY_FULL_RANGE(NLA_U32, &mtr_retention_range),
 	[MEMTRACK_ATTR_HOOKS] = NLA_POLICY_NESTED(mtr_hooks_policy),
+	[MEMTRACK_ATTR_LEAK_PROBES] = NLA_POLICY_NESTED(mtr_probes_policy),
+	[MEMTRACK_ATTR_LEAK_FLAGS] =
+		NLA_POLICY_MASK(NLA_U32, MEMTRACK_LEAK_F_CHILDREN),
+	[MEMTRACK_ATTR_MIN_AGE_MS] = { .type = NLA_U32 },
 };
 
 static struct genl_family mtr_genl_family;
@@ -660,6 +678,168 @@ static void mtr_relay_fn(struct work_struct *work)
 	schedule_delayed_work(&mtr_relay_work, MTR_RELAY_INTERVAL);
 }
 
+/* ---- leak tracer ---------------------------------------------------------- */
+
+/* One probe nest; the policy has checked types, lengths and ranges. */
+static int mtr_parse_probe(const struct nlattr *nest,
+			   struct mtr_leak_probe_req *r,
+			   struct netlink_ext_ack *extack)
+{
+	struct nlattr *tb[MEMTRACK_PROBE_ATTR_MAX + 1];
+	int err;
+
+	err = nla_parse_nested(tb, MEMTRACK_PROBE_ATTR_MAX, nest,
+			       mtr_probe_policy, extack);
+	if (err)
+		return err;
+	if (!tb[MEMTRACK_PROBE_ATTR_PATH] || !tb[MEMTRACK_PROBE_ATTR_OFFSET] ||
+	    !tb[MEMTRACK_PROBE_ATTR_API]) {
+		NL_SET_ERR_MSG_ATTR(extack, nest,
+				    "probe needs PATH, OFFSET and API");
+		return -EINVAL;
+	}
+	r->path = nla_data(tb[MEMTRACK_PROBE_ATTR_PATH]);
+	r->offset = nla_get_u64(tb[MEMTRACK_PROBE_ATTR_OFFSET]);
+	r->api = nla_get_u32(tb[MEMTRACK_PROBE_ATTR_API]);
+	return 0;
+}
+
+static int mtr_nl_leak_attach(struct sk_buff *skb, struct genl_info *info)
+{
+	struct nlattr *flags = info->attrs[MEMTRACK_ATTR_LEAK_FLAGS];
+	struct mtr_leak_probe_req *req;
+	unsigned int nr = 0;
+	struct nlattr *nest;
+	int rem, err = 0;
+
+	if (GENL_REQ_ATTR_CHECK(info, MEMTRACK_ATTR_TGID) ||
+	    GENL_REQ_ATTR_CHECK(info, MEMTRACK_ATTR_LEAK_PROBES))
+		return -EINVAL;
+	if (flags && nla_get_u32(flags) & MEMTRACK_LEAK_F_CHILDREN) {
+		NL_SET_ERR_MSG_ATTR(info->extack, flags,
+				    "following children is not supported yet");
+		return -EOPNOTSUPP;
+	}
+	req = kcalloc(MTR_LEAK_MAX_PROBES, sizeof(*req), GFP_KERNEL);
+	if (!req)
+		return -ENOMEM;
+	nla_for_each_nested(nest, info->attrs[MEMTRACK_ATTR_LEAK_PROBES], rem) {
+		if (nr == MTR_LEAK_MAX_PROBES) {
+			NL_SET_ERR_MSG_ATTR(info->extack, nest, "too many probes");
+			err = -E2BIG;
+			goto out;
+		}
+		err = mtr_parse_probe(nest, &req[nr++], info->extack);
+		if (err)
+			goto out;
+	}
+	err = mtr_leak_attach(nla_get_u32(info->attrs[MEMTRACK_ATTR_TGID]),
+			      req, nr, genl_info_net(info), info->snd_portid,
+			      info->extack);
+out:
+	kfree(req);
+	return err;
+}
+
+static int mtr_nl_leak_detach(struct sk_buff *skb, struct genl_info *info)
+{
+	int err;
+
+	if (GENL_REQ_ATTR_CHECK(info, MEMTRACK_ATTR_TGID))
+		return -EINVAL;
+	err = mtr_leak_detach(nla_get_u32(info->attrs[MEMTRACK_ATTR_TGID]));
+	if (err)
+		NL_SET_ERR_MSG_ATTR(info->extack, info->attrs[MEMTRACK_ATTR_TGID],
+				    "process not traced by this user");
+	return err;
+}
+
+static int mtr_nl_leak_stats(struct sk_buff *skb, struct genl_info *info)
+{
+	struct memtrack_leak_stats st;
+	struct sk_buff *msg;
+	void *hdr;
+	int err;
+
+	if (GENL_REQ_ATTR_CHECK(info, MEMTRACK_ATTR_TGID))
+		return -EINVAL;
+	err = mtr_leak_get_stats(nla_get_u32(info->attrs[MEMTRACK_ATTR_TGID]),
+				 &st);
+	if (err) {
+		NL_SET_ERR_MSG_ATTR(info->extack, info->attrs[MEMTRACK_ATTR_TGID],
+				    "process not traced by this user");
+		return err;
+	}
+	msg = genlmsg_new(nla_total_size_64bit(sizeof(st)), GFP_KERNEL);
+	if (!msg)
+		return -ENOMEM;
+	hdr = genlmsg_put_reply(msg, info, &mtr_genl_family, 0,
+				MEMTRACK_CMD_LEAK_STATS);
+	if (!hdr || nla_put_64bit(msg, MEMTRACK_ATTR_LEAK_STATS, sizeof(st),
+				  &st, MEMTRACK_ATTR_PAD)) {
+		nlmsg_free(msg);
+		return -EMSGSIZE;
+	}
+	genlmsg_end(msg, hdr);
+	return genlmsg_reply(msg, info);
+}
+
+/*
+ * The whole answer is taken at .start, in one pass under the session's
+ * lock, so that it is consistent and a detach during the dump is harmless.
+ */
+static int mtr_nl_leak_stacks_start(struct netlink_callback *cb)
+{
+	struct nlattr **attrs = mtr_genl_dump_attrs(cb);
+	struct nlattr *age = attrs[MEMTRACK_ATTR_MIN_AGE_MS];
+	struct mtr_leak_snap *snap;
+	int err;
+
+	if (!attrs[MEMTRACK_ATTR_TGID]) {
+		NL_SET_ERR_MSG(cb->extack, "TGID required");
+		return -EINVAL;
+	}
+	err = mtr_leak_snapshot(nla_get_u32(attrs[MEMTRACK_ATTR_TGID]),
+				age ? (u64)nla_get_u32(age) * NSEC_PER_MSEC : 0,
+				&snap);
+	if (err) {
+		NL_SET_ERR_MSG(cb->extack, "process not traced by this user");
+		return err;
+	}
+	cb->args[0] = (unsigned long)snap;
+	return 0;
+}
+
+static int mtr_nl_leak_stacks_done(struct netlink_callback *cb)
+{
+	kvfree((void *)cb->args[0]);
+	return 0;
+}
+
+static int mtr_nl_leak_stacks(struct sk_buff *skb, struct netlink_callback *cb)
+{
+	struct mtr_leak_snap *snap = (void *)cb->args[0];
+	struct memtrack_leak_stack *rec;
+	size_t len;
+	void *hdr;
+
+	while (snap->pos < snap->len) {
+		rec = (void *)&snap->data[snap->pos];
+		len = struct_size(rec, frames, rec->nr_frames);
+		hdr = mtr_dump_put(skb, cb, MEMTRACK_CMD_LEAK_STACKS);
+		if (!hdr)
+			break;
+		if (nla_put_64bit(skb, MEMTRACK_ATTR_LEAK_STACK, len, rec,
+				  MEMTRACK_ATTR_PAD)) {
+			genlmsg_cancel(skb, hdr);
+			break;
+		}
+		genlmsg_end(skb, hdr);
+		snap->pos += len;
+	}
+	return skb->len;
+}
+
 /* ---- the family ---------------------------------------------------------------- */
 
 static const struct genl_ops mtr_genl_ops[] = {
@@ -688,6 +868,25 @@ static const struct genl_ops mtr_genl_ops[] = {
 		.cmd = MEMTRACK_CMD_SET_CONFIG,
 		.doit = mtr_nl_set_config,
 		.flags = GENL_ADMIN_PERM,
+	},
+	/* Leak commands check ptrace-like permission themselves. */
+	{
+		.cmd = MEMTRACK_CMD_LEAK_ATTACH,
+		.doit = mtr_nl_leak_attach,
+	},
+	{
+		.cmd = MEMTRACK_CMD_LEAK_DETACH,
+		.doit = mtr_nl_leak_detach,
+	},
+	{
+		.cmd = MEMTRACK_CMD_LEAK_STACKS,
+		.start = mtr_nl_leak_stacks_start,
+		.dumpit = mtr_nl_leak_stacks,
+		.done = mtr_nl_leak_stacks_done,
+	},
+	{
+		.cmd = MEMTRACK_CMD_LEAK_STATS,
+		.doit = mtr_nl_leak_stats,
 	},
 };
 

@@ -279,3 +279,66 @@ class Genl:
                           attr_u8(HOOK_ATTR_ENABLED, on))
                 for n, on in hooks.items()))
         self.request(CMD_SET_CONFIG, p)
+
+    # ---- leak tracer (constants below) ----------------------------------------
+
+    def leak_attach(self, tgid, probes, flags=None):
+        """probes: [(path, offset, api)]."""
+        p = attr_u32(ATTR_TGID, tgid) + \
+            attr_nest(ATTR_LEAK_PROBES, *(probe_nest(*pr) for pr in probes))
+        if flags is not None:
+            p += attr_u32(ATTR_LEAK_FLAGS, flags)
+        self.request(CMD_LEAK_ATTACH, p)
+
+    def leak_detach(self, tgid):
+        self.request(CMD_LEAK_DETACH, attr_u32(ATTR_TGID, tgid))
+
+    def leak_stats(self, tgid):
+        (cmd, a), = self.request(CMD_LEAK_STATS, attr_u32(ATTR_TGID, tgid))
+        return dict(zip(LEAK_STATS_FIELDS,
+                        LEAK_STATS.unpack_from(parse_attrs(a)[ATTR_LEAK_STATS][0])))
+
+    def leak_stacks(self, tgid, min_age_ms=None):
+        p = attr_u32(ATTR_TGID, tgid)
+        if min_age_ms is not None:
+            p += attr_u32(ATTR_MIN_AGE_MS, min_age_ms)
+        return [parse_leak_stack(parse_attrs(a)[ATTR_LEAK_STACK][0])
+                for _, a in self.request(CMD_LEAK_STACKS, p, dump=True)]
+
+
+# ---- leak tracer ------------------------------------------------------------------
+
+(CMD_LEAK_ATTACH, CMD_LEAK_DETACH, CMD_LEAK_STACKS, CMD_LEAK_STATS) = range(8, 12)
+(ATTR_LEAK_PROBES, ATTR_LEAK_FLAGS, ATTR_MIN_AGE_MS, ATTR_LEAK_STACK,
+ ATTR_LEAK_STATS) = range(12, 17)
+(PROBE_ATTR_UNSPEC, PROBE_ATTR_PROBE, PROBE_ATTR_PATH, PROBE_ATTR_OFFSET,
+ PROBE_ATTR_API) = range(5)
+LEAK_APIS = ("malloc", "calloc", "realloc", "reallocarray", "free",
+             "posix_memalign", "aligned_alloc", "memalign", "valloc", "pvalloc",
+             "new", "new_array", "delete", "delete_array")
+API = {name: i + 1 for i, name in enumerate(LEAK_APIS)}
+LEAK_F_CHILDREN = 1
+LEAK_STACK = struct.Struct("<IIQQQII")
+LEAK_STATS_FIELDS = ("allocs", "frees", "outstanding_bytes", "outstanding_blocks",
+                     "unknown_frees", "mismatched_frees", "dropped_allocs",
+                     "dropped_stacks", "nr_stacks", "nr_probes")
+LEAK_STATS = struct.Struct("<8QII")
+
+
+def attr_u64(atype, v):
+    return attr(atype, struct.pack("<Q", v))
+
+
+def probe_nest(path, offset, api):
+    """One PROBE nest: (path of the mapped object, file offset, api number)."""
+    return attr_nest(PROBE_ATTR_PROBE, attr_str(PROBE_ATTR_PATH, path),
+                     attr_u64(PROBE_ATTR_OFFSET, offset),
+                     attr_u32(PROBE_ATTR_API, api))
+
+
+def parse_leak_stack(data):
+    v = LEAK_STACK.unpack_from(data)
+    s = dict(zip(("stack_id", "nr_frames", "bytes", "blocks", "oldest_ns", "api",
+                  "mismatched"), v))
+    s["frames"] = list(struct.unpack_from(f"<{s['nr_frames']}Q", data, LEAK_STACK.size))
+    return s

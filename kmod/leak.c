@@ -1,0 +1,950 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The leak tracer: uprobes and uretprobes on a process's allocator entry
+ * points, and per traced process (a session) a table of the blocks it has
+ * allocated and not freed, each with the call stack that allocated it.
+ *
+ * Probes are shared with every process that maps the same library, so the
+ * consumers' filter puts the breakpoint only into the target's mm, and the
+ * handlers check the caller again.  Handlers run in the probed thread's
+ * context; they take only the session's spinlock and allocate only with
+ * GFP_NOWAIT, within the bounds in leak.h, so a traced process can never
+ * make the module sleep on memory or grow it without limit.
+ *
+ * Sessions end by LEAK_DETACH, when the target exits or execs, when the
+ * socket that attached closes, and at unload.  Unregistering uprobes sleeps,
+ * so the hooks that notice the first three only mark the session dead and
+ * queue a work item; a session is freed only after its uprobes are gone and
+ * no handler can run any more.
+ */
+#include <linux/cred.h>
+#include <linux/hash.h>
+#include <linux/jhash.h>
+#include <linux/mm.h>
+#include <linux/mutex.h>
+#include <linux/namei.h>
+#include <linux/netlink.h>
+#include <linux/notifier.h>
+#include <linux/ptrace.h>
+#include <linux/sched/coredump.h>
+#include <linux/sched/mm.h>
+#include <linux/sched/signal.h>
+#include <linux/slab.h>
+#include <linux/timekeeping.h>
+#include <linux/uaccess.h>
+#include <linux/vmalloc.h>
+#include <linux/workqueue.h>
+#include <net/netlink.h>
+#include "memtrack.h"
+#include "leak.h"
+
+#ifndef CONFIG_X86_64
+#error "memtrack: the leak tracer reads x86_64 user registers"
+#endif
+
+/* mtr_leak_sessions changes under both locks: readers need either. */
+static DEFINE_MUTEX(mtr_leak_lock);		/* attach, detach, netlink */
+static DEFINE_SPINLOCK(mtr_leak_list_lock);	/* hooks that cannot sleep */
+static LIST_HEAD(mtr_leak_sessions);
+static atomic_t mtr_leak_nr_sessions = ATOMIC_INIT(0);
+static bool mtr_leak_closing;			/* unload: no new sessions */
+static struct kmem_cache *mtr_leak_block_cache;
+
+static void mtr_leak_reap_fn(struct work_struct *work);
+static DECLARE_WORK(mtr_leak_reap_work, mtr_leak_reap_fn);
+
+/* ---- tables (caller holds sess->lock) ------------------------------------- */
+
+static struct hlist_head *mtr_leak_block_bucket(struct mtr_leak_session *s,
+						unsigned long addr)
+{
+	return &s->blocks[hash_long(addr, MTR_LEAK_BLOCK_BITS)];
+}
+
+static struct mtr_leak_block *mtr_leak_block_find(struct mtr_leak_session *s,
+						  unsigned long addr)
+{
+	struct mtr_leak_block *b;
+
+	hlist_for_each_entry(b, mtr_leak_block_bucket(s, addr), hnode)
+		if (b->addr == addr)
+			return b;
+	return NULL;
+}
+
+static bool mtr_leak_frames_eq(const struct mtr_leak_stack *st, u32 api,
+			       const u64 *frames, u32 nr)
+{
+	return st->api == api && st->nr_frames == nr &&
+	       !memcmp(st->frames, frames, nr * sizeof(u64));
+}
+
+static u32 mtr_leak_stack_hash(u32 api, const u64 *frames, u32 nr)
+{
+	return jhash2((const u32 *)frames, nr * 2, api);
+}
+
+static struct mtr_leak_stack *mtr_leak_stack_find(struct mtr_leak_session *s,
+						  u32 hash, u32 api,
+						  const u64 *frames, u32 nr)
+{
+	struct mtr_leak_stack *st;
+
+	hlist_for_each_entry(st, &s->stacks[hash_32(hash, MTR_LEAK_STACK_BITS)],
+			     hnode)
+		if (st->hash == hash && mtr_leak_frames_eq(st, api, frames, nr))
+			return st;
+	return NULL;
+}
+
+/*
+ * The stack of these frames, added if new; NULL when the table is full or
+ * memory was short (counted).  @fresh is an entry the caller allocated and
+ * frees if it was not used.
+ */
+static struct mtr_leak_stack *mtr_leak_stack_get(struct mtr_leak_session *s,
+						 u32 hash, u32 api,
+						 const u64 *frames, u32 nr,
+						 struct mtr_leak_stack **fresh)
+{
+	struct mtr_leak_stack *st = mtr_leak_stack_find(s, hash, api, frames, nr);
+
+	if (st)
+		return st;
+	if (!*fresh || s->st.nr_stacks >= MTR_LEAK_MAX_STACKS) {
+		s->st.dropped_stacks++;
+		return NULL;
+	}
+	st = *fresh;
+	*fresh = NULL;
+	st->hash = hash;
+	st->id = ++s->st.nr_stacks;
+	st->api = api;
+	st->nr_frames = nr;
+	st->mismatched = 0;
+	memcpy(st->frames, frames, nr * sizeof(u64));
+	hlist_add_head(&st->hnode, &s->stacks[hash_32(hash, MTR_LEAK_STACK_BITS)]);
+	return st;
+}
+
+static struct mtr_leak_thread *mtr_leak_thread_find(struct mtr_leak_session *s,
+						    pid_t tid)
+{
+	struct mtr_leak_thread *t;
+
+	hlist_for_each_entry(t, &s->threads[hash_32(tid, MTR_LEAK_THREAD_BITS)],
+			     hnode)
+		if (t->tid == tid)
+			return t;
+	return NULL;
+}
+
+/* Whether a block allocated by @alloc may be released by @release. */
+static bool mtr_leak_api_matches(u32 alloc, u32 release)
+{
+	switch (alloc) {
+	case MEMTRACK_API_NEW:
+		return release == MEMTRACK_API_DELETE;
+	case MEMTRACK_API_NEW_ARRAY:
+		return release == MEMTRACK_API_DELETE_ARRAY;
+	default:
+		return release != MEMTRACK_API_DELETE &&
+		       release != MEMTRACK_API_DELETE_ARRAY;
+	}
+}
+
+static void mtr_leak_remove(struct mtr_leak_session *s, unsigned long addr,
+			    u32 api)
+{
+	struct mtr_leak_block *b = mtr_leak_block_find(s, addr);
+
+	s->st.frees++;
+	if (!b) {
+		s->st.unknown_frees++;
+		return;
+	}
+	if (!mtr_leak_api_matches(b->api, api)) {
+		s->st.mismatched_frees++;
+		if (b->stack)
+			b->stack->mismatched++;
+	}
+	hlist_del(&b->hnode);
+	s->st.outstanding_bytes -= b->size;
+	s->st.outstanding_blocks--;
+	kmem_cache_free(mtr_leak_block_cache, b);
+}
+
+/* @b is preallocated by the caller (NULL: memory was short). */
+static void mtr_leak_insert(struct mtr_leak_session *s,
+			    struct mtr_leak_block *b, unsigned long addr,
+			    const struct mtr_leak_call *c)
+{
+	struct mtr_leak_block *old = mtr_leak_block_find(s, addr);
+
+	s->st.allocs++;
+	/* A block we missed the free of (e.g. freed before attach, by an
+	 * unprobed path): the allocator handed it out again, so it is free.
+	 */
+	if (old) {
+		hlist_del(&old->hnode);
+		s->st.outstanding_bytes -= old->size;
+		s->st.outstanding_blocks--;
+		kmem_cache_free(mtr_leak_block_cache, old);
+	}
+	if (!b || s->st.outstanding_blocks >= MTR_LEAK_MAX_BLOCKS) {
+		s->st.dropped_allocs++;
+		if (b)
+			kmem_cache_free(mtr_leak_block_cache, b);
+		return;
+	}
+	b->addr = addr;
+	b->size = c->size;
+	b->time_ns = ktime_get_ns();
+	b->stack = c->stack;
+	b->api = c->api;
+	hlist_add_head(&b->hnode, mtr_leak_block_bucket(s, addr));
+	s->st.outstanding_bytes += b->size;
+	s->st.outstanding_blocks++;
+}
+
+/* ---- handlers ----------------------------------------------------------------- */
+
+/*
+ * The caller's return address (at *sp: the probe is on the function's first
+ * instruction) and then the frame-pointer chain.  Stops at the first frame
+ * that cannot be read, is misaligned, or does not move up the stack.
+ */
+static u32 mtr_leak_user_stack(struct pt_regs *regs, u64 *frames)
+{
+	unsigned long fp = regs->bp, ra, frame[2];
+	u32 n = 0;
+
+	if (copy_from_user_nofault(&ra, (void __user *)regs->sp, sizeof(ra)))
+		return 0;
+	frames[n++] = ra;
+	while (n < MEMTRACK_LEAK_MAX_FRAMES) {
+		if (!fp || fp & (sizeof(long) - 1) || fp < regs->sp)
+			break;
+		if (copy_from_user_nofault(frame, (void __user *)fp,
+					   sizeof(frame)))
+			break;
+		if (!frame[1])
+			break;
+		frames[n++] = frame[1];
+		if (frame[0] <= fp)
+			break;
+		fp = frame[0];
+	}
+	return n;
+}
+
+/* The session this probe hit belongs to, if current is its target. */
+static struct mtr_leak_session *mtr_leak_current(struct uprobe_consumer *uc)
+{
+	struct mtr_leak_probe *p = container_of(uc, struct mtr_leak_probe, uc);
+	struct mtr_leak_session *s = p->sess;
+
+	if (current->tgid != s->tgid || current->mm != s->mm ||
+	    READ_ONCE(s->dead))
+		return NULL;
+	return s;
+}
+
+/*
+ * Calls whose uretprobe never fired (longjmp out of an allocator, or the
+ * kernel's uretprobe nesting limit) would stay on the thread's stack: drop
+ * those whose frame is already popped, i.e. below @sp.
+ */
+static void mtr_leak_unwind(struct mtr_leak_thread *t, unsigned long sp)
+{
+	while (t->depth && t->depth <= MTR_LEAK_MAX_DEPTH &&
+	       t->calls[t->depth - 1].sp <= sp)
+		t->depth--;
+}
+
+static void mtr_leak_free_entry(struct mtr_leak_session *s, u32 api,
+				struct pt_regs *regs)
+{
+	unsigned long ptr = regs->di;
+	struct mtr_leak_thread *t;
+
+	if (!ptr)
+		return;
+	spin_lock(&s->lock);
+	t = mtr_leak_thread_find(s, current->pid);
+	if (t)
+		mtr_leak_unwind(t, regs->sp);
+	/* free() called by realloc(p, 0) etc.: the outer call accounts. */
+	if (!t || !t->depth)
+		mtr_leak_remove(s, ptr, api);
+	spin_unlock(&s->lock);
+}
+
+/* What an allocator call asks for, from its arguments; false: overflow. */
+static bool mtr_leak_request(u32 api, struct pt_regs *regs,
+			     struct mtr_leak_call *c)
+{
+	c->arg = 0;
+	switch (api) {
+	case MEMTRACK_API_CALLOC:
+		return !check_mul_overflow((u64)regs->di, (u64)regs->si,
+					   &c->size);
+	case MEMTRACK_API_REALLOC:
+		c->arg = regs->di;
+		c->size = regs->si;
+		return true;
+	case MEMTRACK_API_REALLOCARRAY:
+		c->arg = regs->di;
+		return !check_mul_overflow((u64)regs->si, (u64)regs->dx,
+					   &c->size);
+	case MEMTRACK_API_POSIX_MEMALIGN:
+		c->arg = regs->di;
+		c->size = regs->dx;
+		return true;
+	case MEMTRACK_API_ALIGNED_ALLOC:
+	case MEMTRACK_API_MEMALIGN:
+		c->size = regs->si;
+		return true;
+	default:	/* malloc, valloc, pvalloc, new, new[]: (size, ...) */
+		c->size = regs->di;
+		return true;
+	}
+}
+
+static int mtr_leak_entry(struct uprobe_consumer *uc, struct pt_regs *regs)
+{
+	struct mtr_leak_probe *p = container_of(uc, struct mtr_leak_probe, uc);
+	struct mtr_leak_session *s = mtr_leak_current(uc);
+	struct mtr_leak_thread *t, *tfresh = NULL;
+	struct mtr_leak_stack *fresh = NULL;
+	struct mtr_leak_call c = { .sp = regs->sp, .api = p->api };
+	u64 frames[MEMTRACK_LEAK_MAX_FRAMES];
+	u32 nr, hash;
+
+	if (!s)
+		return 0;
+	if (p->api == MEMTRACK_API_FREE || p->api == MEMTRACK_API_DELETE ||
+	    p->api == MEMTRACK_API_DELETE_ARRAY) {
+		mtr_leak_free_entry(s, p->api, regs);
+		return 0;
+	}
+	c.nested = !mtr_leak_request(p->api, regs, &c);
+	nr = mtr_leak_user_stack(regs, frames);
+
+	/*
+	 * A thread's first call and a new stack need memory: it is allocated
+	 * with the lock dropped.  Only this thread changes its own call state,
+	 * and entries stay until the thread or the session ends, so what was
+	 * found before stays valid.
+	 */
+	spin_lock(&s->lock);
+	t = mtr_leak_thread_find(s, current->pid);
+	if (!t) {
+		spin_unlock(&s->lock);
+		tfresh = kmalloc(sizeof(*tfresh), GFP_NOWAIT | __GFP_NOWARN);
+		spin_lock(&s->lock);
+		if (tfresh && s->nr_threads < MTR_LEAK_MAX_THREADS) {
+			t = tfresh;
+			tfresh = NULL;
+			t->tid = current->pid;
+			t->depth = 0;
+			hlist_add_head(&t->hnode, &s->threads[hash_32(t->tid,
+						MTR_LEAK_THREAD_BITS)]);
+			s->nr_threads++;
+		}
+	}
+	if (!t) {
+		/* Its return cannot be paired: the block is lost to us. */
+		s->st.dropped_allocs++;
+		goto out;
+	}
+	mtr_leak_unwind(t, regs->sp);
+	if (t->depth) {
+		c.nested = true;
+	} else if (!c.nested) {
+		hash = mtr_leak_stack_hash(p->api, frames, nr);
+		c.stack = mtr_leak_stack_find(s, hash, p->api, frames, nr);
+		if (!c.stack) {
+			spin_unlock(&s->lock);
+			fresh = kmalloc(struct_size(fresh, frames, nr),
+					GFP_NOWAIT | __GFP_NOWARN);
+			spin_lock(&s->lock);
+			c.stack = mtr_leak_stack_get(s, hash, p->api, frames,
+						     nr, &fresh);
+		}
+	}
+	if (t->depth < MTR_LEAK_MAX_DEPTH)
+		t->calls[t->depth] = c;
+	t->depth++;
+out:
+	spin_unlock(&s->lock);
+	kfree(fresh);
+	kfree(tfresh);
+	return 0;
+}
+
+static int mtr_leak_return(struct uprobe_consumer *uc, unsigned long func,
+			   struct pt_regs *regs)
+{
+	struct mtr_leak_session *s = mtr_leak_current(uc);
+	unsigned long ret = regs_return_value(regs), addr = ret, out;
+	struct mtr_leak_block *b;
+	struct mtr_leak_thread *t;
+	struct mtr_leak_call c;
+	bool have = false;
+
+	if (!s)
+		return 0;
+	b = kmem_cache_alloc(mtr_leak_block_cache, GFP_NOWAIT | __GFP_NOWARN);
+
+	spin_lock(&s->lock);
+	t = mtr_leak_thread_find(s, current->pid);
+	if (t) {
+		/* The call returning had its entry at sp - 8 (ret popped). */
+		mtr_leak_unwind(t, regs->sp - sizeof(long) - 1);
+		if (t->depth > MTR_LEAK_MAX_DEPTH) {
+			t->depth--;
+		} else if (t->depth &&
+			   t->calls[t->depth - 1].sp == regs->sp - sizeof(long)) {
+			c = t->calls[--t->depth];
+			have = !c.nested;
+		}
+	}
+	if (!have)
+		goto out;
+
+	switch (c.api) {
+	case MEMTRACK_API_REALLOC:
+	case MEMTRACK_API_REALLOCARRAY:
+		if (!ret) {
+			/* realloc(p, 0) freed p; any other NULL kept it. */
+			if (!c.size && c.arg)
+				mtr_leak_remove(s, c.arg, c.api);
+			goto out;
+		}
+		if (c.arg)
+			mtr_leak_remove(s, c.arg, c.api);
+		break;
+	case MEMTRACK_API_POSIX_MEMALIGN:
+		/* Returns 0 and stores the block through its first argument. */
+		if (ret || copy_from_user_nofault(&out, (void __user *)c.arg,
+						  sizeof(out)))
+			goto out;
+		addr = out;
+		break;
+	default:
+		break;
+	}
+	if (addr) {
+		mtr_leak_insert(s, b, addr, &c);
+		b = NULL;
+	}
+out:
+	spin_unlock(&s->lock);
+	if (b)
+		kmem_cache_free(mtr_leak_block_cache, b);
+	return 0;
+}
+
+static bool mtr_leak_filter(MTR_UPROBE_FILTER_PROTO)
+{
+	struct mtr_leak_probe *p = container_of(uc, struct mtr_leak_probe, uc);
+
+	return mm == p->sess->mm;
+}
+
+/* ---- sessions ----------------------------------------------------------------- */
+
+/* Caller holds mtr_leak_lock. */
+static struct mtr_leak_session *mtr_leak_find(pid_t tgid)
+{
+	struct mtr_leak_session *s;
+
+	list_for_each_entry(s, &mtr_leak_sessions, node)
+		if (s->tgid == tgid && !READ_ONCE(s->dead))
+			return s;
+	return NULL;
+}
+
+/*
+ * Caller holds mtr_leak_lock.  A session's stacks show where the target
+ * allocates: only the user who attached (or a tracer with CAP_SYS_PTRACE)
+ * may read or end it.
+ */
+static struct mtr_leak_session *mtr_leak_find_mine(pid_t tgid, int *err)
+{
+	struct mtr_leak_session *s = mtr_leak_find(tgid);
+
+	*err = -ENOENT;
+	if (!s)
+		return NULL;
+	if (!uid_eq(current_uid(), s->owner) && !capable(CAP_SYS_PTRACE)) {
+		*err = -EPERM;
+		return NULL;
+	}
+	*err = 0;
+	return s;
+}
+
+static void mtr_leak_free_tables(struct mtr_leak_session *s)
+{
+	struct mtr_leak_block *b;
+	struct mtr_leak_stack *st;
+	struct mtr_leak_thread *t;
+	struct hlist_node *tmp;
+	unsigned int i;
+
+	for (i = 0; s->blocks && i < (1U << MTR_LEAK_BLOCK_BITS); i++)
+		hlist_for_each_entry_safe(b, tmp, &s->blocks[i], hnode)
+			kmem_cache_free(mtr_leak_block_cache, b);
+	for (i = 0; i < ARRAY_SIZE(s->stacks); i++)
+		hlist_for_each_entry_safe(st, tmp, &s->stacks[i], hnode)
+			kfree(st);
+	for (i = 0; i < ARRAY_SIZE(s->threads); i++)
+		hlist_for_each_entry_safe(t, tmp, &s->threads[i], hnode)
+			kfree(t);
+	kvfree(s->blocks);
+}
+
+/* Removes the probes, waits for running handlers, frees the session. */
+static void mtr_leak_destroy(struct mtr_leak_session *s)
+{
+	struct mtr_leak_probe *p;
+	unsigned int i;
+
+	for (i = 0; i < s->nr_probes; i++) {
+		p = &s->probes[i];
+		if (p->registered)
+			mtr_uprobe_unregister(&p->handle, p->inode, p->offset,
+					      &p->uc);
+	}
+	mtr_uprobe_unregister_sync();
+	for (i = 0; i < s->nr_probes; i++)
+		path_put(&s->probes[i].path);
+	mtr_leak_free_tables(s);
+	mmdrop(s->mm);
+	kvfree(s);
+}
+
+/* Caller holds mtr_leak_lock. */
+static void mtr_leak_unlink(struct mtr_leak_session *s)
+{
+	spin_lock(&mtr_leak_list_lock);
+	list_del(&s->node);
+	spin_unlock(&mtr_leak_list_lock);
+	atomic_dec(&mtr_leak_nr_sessions);
+}
+
+/* Caller holds mtr_leak_lock: detach every session marked dead. */
+static void mtr_leak_reap_dead(void)
+{
+	struct mtr_leak_session *s, *tmp;
+
+	list_for_each_entry_safe(s, tmp, &mtr_leak_sessions, node) {
+		if (!READ_ONCE(s->dead))
+			continue;
+		mtr_leak_unlink(s);
+		mtr_leak_destroy(s);
+	}
+}
+
+static void mtr_leak_reap_fn(struct work_struct *work)
+{
+	mutex_lock(&mtr_leak_lock);
+	mtr_leak_reap_dead();
+	mutex_unlock(&mtr_leak_lock);
+}
+
+/* From hooks that cannot sleep: mark the matching sessions, reap later. */
+static void mtr_leak_kill(pid_t tgid, struct net *net, u32 portid)
+{
+	struct mtr_leak_session *s;
+	bool any = false;
+
+	spin_lock(&mtr_leak_list_lock);
+	list_for_each_entry(s, &mtr_leak_sessions, node) {
+		if (tgid ? s->tgid != tgid :
+		    (s->net != net || s->portid != portid))
+			continue;
+		WRITE_ONCE(s->dead, true);
+		any = true;
+	}
+	spin_unlock(&mtr_leak_list_lock);
+	if (any)
+		schedule_work(&mtr_leak_reap_work);
+}
+
+/* A thread's call state goes with it, so the thread bound is of live ones. */
+static void mtr_leak_thread_gone(struct task_struct *task)
+{
+	struct mtr_leak_thread *t = NULL;
+	struct mtr_leak_session *s;
+
+	spin_lock(&mtr_leak_list_lock);
+	list_for_each_entry(s, &mtr_leak_sessions, node) {
+		if (s->tgid != task->tgid)
+			continue;
+		spin_lock(&s->lock);
+		t = mtr_leak_thread_find(s, task->pid);
+		if (t) {
+			hlist_del(&t->hnode);
+			s->nr_threads--;
+		}
+		spin_unlock(&s->lock);
+		break;
+	}
+	spin_unlock(&mtr_leak_list_lock);
+	kfree(t);
+}
+
+void mtr_leak_task_exit(struct task_struct *task)
+{
+	if (!atomic_read(&mtr_leak_nr_sessions))
+		return;
+	mtr_leak_thread_gone(task);
+	/* Not the last thread yet: the process and its allocator live on. */
+	if (!atomic_read(&task->signal->live))
+		mtr_leak_kill(task->tgid, NULL, 0);
+}
+
+/* The new program has another allocator: the probes mean nothing now. */
+void mtr_leak_task_exec(struct task_struct *task)
+{
+	if (atomic_read(&mtr_leak_nr_sessions))
+		mtr_leak_kill(task->tgid, NULL, 0);
+}
+
+static int mtr_leak_netlink_event(struct notifier_block *nb,
+				  unsigned long event, void *ptr)
+{
+	struct netlink_notify *n = ptr;
+
+	if (event == NETLINK_URELEASE && n->protocol == NETLINK_GENERIC &&
+	    atomic_read(&mtr_leak_nr_sessions))
+		mtr_leak_kill(0, n->net, n->portid);
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block mtr_leak_netlink_nb = {
+	.notifier_call = mtr_leak_netlink_event,
+};
+
+/*
+ * Like ptrace's PTRACE_MODE_REALCREDS check, which modules cannot call:
+ * CAP_SYS_PTRACE, or the same real/effective/saved uid and gid as the target
+ * and a target that did not become undumpable (setuid, prctl).
+ */
+static bool mtr_leak_may_trace(struct task_struct *task, struct mm_struct *mm)
+{
+	const struct cred *cred = current_cred(), *tcred;
+	bool ok;
+
+	if (capable(CAP_SYS_PTRACE))
+		return true;
+	rcu_read_lock();
+	tcred = __task_cred(task);
+	ok = uid_eq(cred->uid, tcred->uid) && uid_eq(cred->uid, tcred->euid) &&
+	     uid_eq(cred->uid, tcred->suid) && gid_eq(cred->gid, tcred->gid) &&
+	     gid_eq(cred->gid, tcred->egid) && gid_eq(cred->gid, tcred->sgid);
+	rcu_read_unlock();
+	return ok && get_dumpable(mm) == SUID_DUMP_USER;
+}
+
+/* The target's mm, mmgrab()ed, after the permission check. */
+static int mtr_leak_target_mm(pid_t tgid, struct mm_struct **out)
+{
+	struct task_struct *task;
+	struct mm_struct *mm;
+	int err = 0;
+
+	rcu_read_lock();
+	task = pid_task(find_vpid(tgid), PIDTYPE_TGID);
+	if (task)
+		get_task_struct(task);
+	rcu_read_unlock();
+	if (!task)
+		return -ESRCH;
+	mm = get_task_mm(task);		/* NULL for kernel threads, zombies */
+	if (!mm) {
+		err = -ESRCH;
+	} else if (!mtr_leak_may_trace(task, mm)) {
+		err = -EPERM;
+	} else {
+		mmgrab(mm);
+		*out = mm;
+	}
+	if (mm)
+		mmput(mm);
+	put_task_struct(task);
+	return err;
+}
+
+static int mtr_leak_probe_init(struct mtr_leak_probe *p,
+			       const struct mtr_leak_probe_req *r,
+			       struct netlink_ext_ack *extack)
+{
+	int err;
+
+	err = kern_path(r->path, LOOKUP_FOLLOW, &p->path);
+	if (err) {
+		NL_SET_ERR_MSG(extack, "probe path not found");
+		return err;
+	}
+	p->inode = d_real_inode(p->path.dentry);
+	if (!S_ISREG(p->inode->i_mode)) {
+		path_put(&p->path);
+		NL_SET_ERR_MSG(extack, "probe path is not a regular file");
+		return -EINVAL;
+	}
+	p->offset = r->offset;
+	p->api = r->api;
+	p->uc.handler = mtr_leak_entry;
+	p->uc.filter = mtr_leak_filter;
+	/* Frees need no return probe: the argument says everything. */
+	if (r->api != MEMTRACK_API_FREE && r->api != MEMTRACK_API_DELETE &&
+	    r->api != MEMTRACK_API_DELETE_ARRAY)
+		p->uc.ret_handler = mtr_leak_return;
+	return 0;
+}
+
+int mtr_leak_attach(pid_t tgid, const struct mtr_leak_probe_req *req,
+		    unsigned int nr, struct net *net, u32 portid,
+		    struct netlink_ext_ack *extack)
+{
+	struct mtr_leak_session *s;
+	struct mm_struct *mm;
+	unsigned int i;
+	int err;
+
+	if (!nr || nr > MTR_LEAK_MAX_PROBES) {
+		NL_SET_ERR_MSG(extack, "between 1 and 64 probes needed");
+		return -EINVAL;
+	}
+	err = mtr_leak_target_mm(tgid, &mm);
+	if (err) {
+		if (err == -EPERM)
+			NL_SET_ERR_MSG(extack, "not allowed to trace this process");
+		else
+			NL_SET_ERR_MSG(extack, "no such user process");
+		return err;
+	}
+	s = kvzalloc(struct_size(s, probes, nr), GFP_KERNEL);
+	if (!s) {
+		mmdrop(mm);
+		return -ENOMEM;
+	}
+	s->tgid = tgid;
+	s->mm = mm;
+	s->net = net;
+	s->portid = portid;
+	s->owner = current_uid();
+	spin_lock_init(&s->lock);
+	s->blocks = kvcalloc(1U << MTR_LEAK_BLOCK_BITS, sizeof(*s->blocks),
+			     GFP_KERNEL);
+	if (!s->blocks) {
+		err = -ENOMEM;
+		goto free;
+	}
+	for (i = 0; i < nr; i++) {
+		s->probes[i].sess = s;
+		err = mtr_leak_probe_init(&s->probes[i], &req[i], extack);
+		if (err)
+			goto free;
+		s->nr_probes++;
+	}
+	s->st.nr_probes = nr;
+
+	mutex_lock(&mtr_leak_lock);
+	/* A session whose end is queued must not hold up its successor. */
+	mtr_leak_reap_dead();
+	if (mtr_leak_closing) {
+		err = -ESHUTDOWN;
+	} else if (mtr_leak_find(tgid)) {
+		NL_SET_ERR_MSG(extack, "process already traced");
+		err = -EBUSY;
+	} else if (atomic_read(&mtr_leak_nr_sessions) >= MTR_LEAK_MAX_SESSIONS) {
+		NL_SET_ERR_MSG(extack, "too many traced processes");
+		err = -ENOSPC;
+	}
+	if (err) {
+		mutex_unlock(&mtr_leak_lock);
+		goto free;
+	}
+	/* Listed first so that an exit or exec during registration is seen. */
+	spin_lock(&mtr_leak_list_lock);
+	list_add(&s->node, &mtr_leak_sessions);
+	spin_unlock(&mtr_leak_list_lock);
+	atomic_inc(&mtr_leak_nr_sessions);
+	for (i = 0; i < nr; i++) {
+		struct mtr_leak_probe *p = &s->probes[i];
+
+		err = mtr_uprobe_register(&p->handle, p->inode, p->offset,
+					  &p->uc);
+		if (err) {
+			NL_SET_ERR_MSG(extack, "registering a uprobe failed");
+			break;
+		}
+		p->registered = true;
+	}
+	if (err) {
+		mtr_leak_unlink(s);
+		mtr_leak_destroy(s);
+	}
+	mutex_unlock(&mtr_leak_lock);
+	return err;
+
+free:
+	mtr_leak_free_tables(s);
+	for (i = 0; i < s->nr_probes; i++)
+		path_put(&s->probes[i].path);
+	mmdrop(mm);
+	kvfree(s);
+	return err;
+}
+
+int mtr_leak_detach(pid_t tgid)
+{
+	struct mtr_leak_session *s;
+	int err;
+
+	mutex_lock(&mtr_leak_lock);
+	s = mtr_leak_find_mine(tgid, &err);
+	if (s) {
+		mtr_leak_unlink(s);
+		mtr_leak_destroy(s);
+	}
+	mutex_unlock(&mtr_leak_lock);
+	return err;
+}
+
+int mtr_leak_get_stats(pid_t tgid, struct memtrack_leak_stats *st)
+{
+	struct mtr_leak_session *s;
+	int err;
+
+	mutex_lock(&mtr_leak_lock);
+	s = mtr_leak_find_mine(tgid, &err);
+	if (s) {
+		spin_lock(&s->lock);
+		*st = s->st;
+		spin_unlock(&s->lock);
+	}
+	mutex_unlock(&mtr_leak_lock);
+	return err;
+}
+
+/* Caller holds s->lock: per stack, the blocks older than @min_age_ns. */
+static size_t mtr_leak_aggregate(struct mtr_leak_session *s, u64 min_age_ns)
+{
+	u64 now = ktime_get_ns();
+	struct mtr_leak_block *b;
+	struct mtr_leak_stack *st;
+	size_t len = 0;
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(s->stacks); i++)
+		hlist_for_each_entry(st, &s->stacks[i], hnode) {
+			st->snap_bytes = 0;
+			st->snap_blocks = 0;
+			st->snap_oldest = U64_MAX;
+		}
+	for (i = 0; i < (1U << MTR_LEAK_BLOCK_BITS); i++)
+		hlist_for_each_entry(b, &s->blocks[i], hnode) {
+			st = b->stack;
+			if (!st || now - b->time_ns < min_age_ns)
+				continue;
+			if (!st->snap_blocks)
+				len += sizeof(struct memtrack_leak_stack) +
+				       st->nr_frames * sizeof(u64);
+			st->snap_bytes += b->size;
+			st->snap_blocks++;
+			st->snap_oldest = min(st->snap_oldest, b->time_ns);
+		}
+	return len;
+}
+
+int mtr_leak_snapshot(pid_t tgid, u64 min_age_ns, struct mtr_leak_snap **out)
+{
+	struct memtrack_leak_stack *rec;
+	struct mtr_leak_session *s;
+	struct mtr_leak_snap *snap = NULL;
+	struct mtr_leak_stack *st;
+	size_t len, pos = 0;
+	unsigned int i;
+	int err = 0;
+
+	mutex_lock(&mtr_leak_lock);
+	s = mtr_leak_find_mine(tgid, &err);
+	if (!s)
+		goto out;
+	/* Size, allocate (may sleep), fill; retry if it grew in between. */
+	for (;;) {
+		spin_lock(&s->lock);
+		len = mtr_leak_aggregate(s, min_age_ns);
+		spin_unlock(&s->lock);
+		snap = kvmalloc(struct_size(snap, data, len), GFP_KERNEL);
+		if (!snap) {
+			err = -ENOMEM;
+			goto out;
+		}
+		spin_lock(&s->lock);
+		if (mtr_leak_aggregate(s, min_age_ns) <= len)
+			break;
+		spin_unlock(&s->lock);
+		kvfree(snap);
+	}
+	for (i = 0; i < ARRAY_SIZE(s->stacks); i++)
+		hlist_for_each_entry(st, &s->stacks[i], hnode) {
+			if (!st->snap_blocks)
+				continue;
+			rec = (void *)&snap->data[pos];
+			rec->stack_id = st->id;
+			rec->nr_frames = st->nr_frames;
+			rec->bytes = st->snap_bytes;
+			rec->blocks = st->snap_blocks;
+			rec->oldest_ns = st->snap_oldest;
+			rec->api = st->api;
+			rec->mismatched = st->mismatched;
+			memcpy(rec->frames, st->frames,
+			       st->nr_frames * sizeof(u64));
+			pos += struct_size(rec, frames, st->nr_frames);
+		}
+	spin_unlock(&s->lock);
+	snap->len = pos;
+	snap->pos = 0;
+	*out = snap;
+out:
+	mutex_unlock(&mtr_leak_lock);
+	return err;
+}
+
+int mtr_leak_init(void)
+{
+	int err;
+
+	mtr_leak_block_cache = KMEM_CACHE(mtr_leak_block, 0);
+	if (!mtr_leak_block_cache)
+		return -ENOMEM;
+	err = netlink_register_notifier(&mtr_leak_netlink_nb);
+	if (err)
+		kmem_cache_destroy(mtr_leak_block_cache);
+	return err;
+}
+
+/* Before the netlink family goes: no session outlives the module. */
+void mtr_leak_exit(void)
+{
+	struct mtr_leak_session *s, *tmp;
+
+	netlink_unregister_notifier(&mtr_leak_netlink_nb);
+	mutex_lock(&mtr_leak_lock);
+	mtr_leak_closing = true;
+	list_for_each_entry_safe(s, tmp, &mtr_leak_sessions, node) {
+		mtr_leak_unlink(s);
+		mtr_leak_destroy(s);
+	}
+	mutex_unlock(&mtr_leak_lock);
+	/* Nothing is listed, so the hooks cannot queue it again. */
+	cancel_work_sync(&mtr_leak_reap_work);
+	kmem_cache_destroy(mtr_leak_block_cache);
+}

@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The leak tracer's internals, shared by leak.c (sessions, probes, tables)
+ * and leak_nl.c (the netlink commands).
+ */
+#ifndef MEMTRACK_LEAK_H
+#define MEMTRACK_LEAK_H
+
+#include <linux/types.h>
+#include <linux/spinlock.h>
+#include <linux/list.h>
+#include <linux/path.h>
+#include <linux/uprobes.h>
+#include <linux/uidgid.h>
+#include <uapi/linux/memtrack.h>
+#include "compat.h"
+
+/*
+ * Every bound of the tracer, in one place.  A session's memory is at most
+ * about MAX_BLOCKS * 64 bytes + MAX_STACKS * (64 + 8 * MAX_FRAMES) bytes
+ * (~100 MiB worst case); anything beyond a bound is dropped and counted.
+ */
+#define MTR_LEAK_MAX_BLOCKS	(1U << 20)	/* outstanding allocations */
+#define MTR_LEAK_MAX_STACKS	(1U << 16)	/* distinct call stacks */
+#define MTR_LEAK_MAX_THREADS	4096		/* threads with call state */
+#define MTR_LEAK_MAX_PROBES	64		/* per session */
+#define MTR_LEAK_MAX_SESSIONS	64		/* traced processes */
+#define MTR_LEAK_MAX_DEPTH	4		/* nested allocator calls kept */
+#define MTR_LEAK_BLOCK_BITS	16		/* block hash buckets (log2) */
+#define MTR_LEAK_STACK_BITS	12
+#define MTR_LEAK_THREAD_BITS	8
+
+struct mtr_leak_session;
+struct netlink_ext_ack;
+struct net;
+struct task_struct;
+
+struct mtr_leak_probe {
+	struct uprobe_consumer uc;
+	struct mtr_leak_session *sess;
+	struct path path;		/* pins the inode the probe is on */
+	struct inode *inode;
+	loff_t offset;
+	struct mtr_uprobe handle;
+	u32 api;
+	bool registered;
+};
+
+struct mtr_leak_stack {
+	struct hlist_node hnode;
+	u32 hash;
+	u32 id;
+	u32 api;
+	u32 nr_frames;
+	u32 mismatched;
+	/* Filled under the session lock by a LEAK_STACKS snapshot. */
+	u64 snap_bytes, snap_blocks, snap_oldest;
+	u64 frames[];
+};
+
+struct mtr_leak_block {
+	struct hlist_node hnode;
+	unsigned long addr;
+	u64 size;
+	u64 time_ns;
+	struct mtr_leak_stack *stack;
+	u32 api;
+};
+
+/* One allocator call in flight on a thread. */
+struct mtr_leak_call {
+	unsigned long sp;		/* at entry: identifies the call */
+	unsigned long arg;		/* realloc's old block, posix_memalign's out */
+	u64 size;
+	struct mtr_leak_stack *stack;
+	u32 api;
+	bool nested;			/* inside another allocator call: ignored */
+};
+
+struct mtr_leak_thread {
+	struct hlist_node hnode;
+	pid_t tid;
+	unsigned int depth;		/* calls in flight, kept or not */
+	struct mtr_leak_call calls[MTR_LEAK_MAX_DEPTH];
+};
+
+struct mtr_leak_session {
+	struct list_head node;		/* mtr_leak_sessions */
+	pid_t tgid;
+	struct mm_struct *mm;		/* mmgrab()ed: compared, never used */
+	struct net *net;		/* of the attaching socket: compared only */
+	u32 portid;
+	kuid_t owner;			/* uid of the attaching caller */
+	bool dead;			/* detach requested (exit, exec, close) */
+	spinlock_t lock;		/* everything below */
+	struct hlist_head *blocks;	/* MTR_LEAK_BLOCK_BITS buckets */
+	struct hlist_head stacks[1 << MTR_LEAK_STACK_BITS];
+	struct hlist_head threads[1 << MTR_LEAK_THREAD_BITS];
+	unsigned int nr_threads;
+	struct memtrack_leak_stats st;
+	unsigned int nr_probes;
+	struct mtr_leak_probe probes[];
+};
+
+/* leak.c */
+int mtr_leak_init(void);
+void mtr_leak_exit(void);
+void mtr_leak_task_exit(struct task_struct *task);
+void mtr_leak_task_exec(struct task_struct *task);
+
+struct mtr_leak_probe_req {
+	const char *path;
+	u64 offset;
+	u32 api;
+};
+
+int mtr_leak_attach(pid_t tgid, const struct mtr_leak_probe_req *req,
+		    unsigned int nr, struct net *net, u32 portid,
+		    struct netlink_ext_ack *extack);
+int mtr_leak_detach(pid_t tgid);
+int mtr_leak_get_stats(pid_t tgid, struct memtrack_leak_stats *st);
+
+/* A LEAK_STACKS snapshot: whole attribute payloads, back to back. */
+struct mtr_leak_snap {
+	size_t len;
+	size_t pos;			/* next to send */
+	u8 data[];
+};
+
+int mtr_leak_snapshot(pid_t tgid, u64 min_age_ns, struct mtr_leak_snap **out);
+
+#endif /* MEMTRACK_LEAK_H */
