@@ -253,12 +253,14 @@ static struct mtr_leak_session *mtr_leak_current(struct uprobe_consumer *uc)
 /*
  * Calls whose uretprobe never fired (longjmp out of an allocator, or the
  * kernel's uretprobe nesting limit) would stay on the thread's stack: drop
- * those whose frame is already popped, i.e. below @sp.
+ * those whose frame is already popped, i.e. strictly below @sp.  A call at
+ * the same sp is still live: glibc's allocators tail-call each other
+ * (reallocarray -> realloc -> malloc), entering with the outer one's sp.
  */
 static void mtr_leak_unwind(struct mtr_leak_thread *t, unsigned long sp)
 {
 	while (t->depth && t->depth <= MTR_LEAK_MAX_DEPTH &&
-	       t->calls[t->depth - 1].sp <= sp)
+	       t->calls[t->depth - 1].sp < sp)
 		t->depth--;
 }
 
@@ -305,7 +307,11 @@ static bool mtr_leak_request(u32 api, struct pt_regs *regs,
 	case MEMTRACK_API_MEMALIGN:
 		c->size = regs->si;
 		return true;
-	default:	/* malloc, valloc, pvalloc, new, new[]: (size, ...) */
+	case MEMTRACK_API_PVALLOC:
+		/* pvalloc allocates whole pages: that is what the caller holds. */
+		c->size = PAGE_ALIGN(regs->di);
+		return true;
+	default:	/* malloc, valloc, new, new[]: (size, ...) */
 		c->size = regs->di;
 		return true;
 	}
@@ -401,7 +407,7 @@ static int mtr_leak_return(struct uprobe_consumer *uc, unsigned long func,
 	t = mtr_leak_thread_find(s, current->pid);
 	if (t) {
 		/* The call returning had its entry at sp - 8 (ret popped). */
-		mtr_leak_unwind(t, regs->sp - sizeof(long) - 1);
+		mtr_leak_unwind(t, regs->sp - sizeof(long));
 		if (t->depth > MTR_LEAK_MAX_DEPTH) {
 			t->depth--;
 		} else if (t->depth &&
