@@ -11,6 +11,8 @@
  *   realloc_chain   realloc      1 block,    48 bytes (NULL->16->32->4096->48)
  *   failed_realloc  malloc       1 block,    64 bytes (its realloc fails)
  *   zero_alloc      malloc       1 block,     0 bytes (malloc(0))
+ * The first round also frees a block allocated before "ready" (a free the
+ * tracer never saw the allocation of: unknown_frees 1).
  * It uses read()/write() rather than stdio so that nothing else allocates.
  */
 #include <errno.h>
@@ -94,6 +96,8 @@ int main(void)
 	char c;
 	ssize_t n;
 
+	void *early = malloc(77);
+
 	say("ready\n");
 	for (;;) {
 		/* One line: read it byte by byte, no buffer to allocate. */
@@ -108,6 +112,8 @@ int main(void)
 		realloc_chain();
 		failed_realloc();
 		zero_alloc();
+		free(early);
+		early = NULL;
 		say(failures ? "done\n" : "realloc did not fail\n");
 		failures = 0;
 	}
