@@ -207,11 +207,17 @@ def rss_growth_alerts():
     finally:
         set_config("rss_growth_kbps", old["rss_growth_kbps"])
         set_config("rss_alert_kb", old["rss_alert_kb"])
-    check(len(grown) == 1, f"{len(grown)} growth records for a 64 MiB jump")
-    rss, prev, window = grown[0].body
-    check(rss - prev >= 63 << 20 and grown[0].tgid == m.pid,
-          f"growth record rss {rss} prev {prev}")
-    check(0.5e9 < window < 2e9, f"window {window} ns")
+    # A slow host may spread the jump over two samples: then two alerts,
+    # each faster than the rate, together covering the jump.
+    check(1 <= len(grown) <= 2, f"{len(grown)} growth records for a 64 MiB jump")
+    check(all(r.tgid == m.pid for r in grown), "alert for another process")
+    for r in grown:
+        rss, prev, window = r.body
+        check(0.2e9 < window < 5e9, f"window {window} ns")
+        check((rss - prev) / (window / 1e9) > 16 << 20,
+              f"alert below the rate: {rss - prev} bytes in {window} ns")
+    check(grown[-1].body[0] - grown[0].body[1] >= 63 << 20,
+          f"alerts cover {grown[-1].body[0] - grown[0].body[1]} bytes of growth")
     check(not steady, f"{len(steady)} growth records while steady")
     check(len(crossed) == 1 and crossed[0].body[0] >= 96 << 20 > crossed[0].body[1],
           f"threshold records {[r.body for r in crossed]}")
