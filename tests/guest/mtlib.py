@@ -145,9 +145,46 @@ def meminfo():
         return {line.split(":")[0]: int(line.split()[1]) for line in f}
 
 
+# ---- privileges ---------------------------------------------------------------
+
+NOBODY = 65534
+
+
+def drop_privileges(uid=NOBODY):
+    os.setgroups([])
+    os.setgid(uid)
+    os.setuid(uid)
+
+
+def as_nobody(fn):
+    """Run fn() in a child with uid/gid nobody; its return value is the exit code."""
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            drop_privileges()
+            code = fn()
+        except BaseException as e:  # noqa: B902
+            print(f"child: {e!r}", file=sys.stderr, flush=True)
+        os._exit(code)
+    return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+
+
 # ---- workloads --------------------------------------------------------------
 
-class Memload:
+class Workload:
+    """A child process in self.p, killed if a with-block leaves it running."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        if self.p.poll() is None:
+            self.p.kill()
+            self.p.wait()
+
+
+class Memload(Workload):
     """tests/progs/memload, one command at a time."""
 
     def __init__(self):
@@ -171,14 +208,6 @@ class Memload:
             self.p.stdin.write("exit\n")
             self.p.stdin.flush()
             self.p.wait(timeout=60)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        if self.p.poll() is None:
-            self.p.kill()
-            self.p.wait()
 
 
 class Stopped:

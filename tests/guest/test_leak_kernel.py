@@ -17,7 +17,6 @@ from nl import Genl, NlError, API, attr, attr_u32, attr_str, attr_nest  # noqa: 
 import nl  # noqa: E402
 
 LEAKER = os.path.join(ROOT, "build", "tests", "leaker")
-NOBODY = 65534
 
 # What one round of leaker leaves outstanding: function -> (api, blocks, bytes).
 EXPECTED = {
@@ -30,15 +29,13 @@ EXPECTED = {
 }
 
 
-class Leaker:
+class Leaker(Workload):
     """tests/progs/leaker: one round of known leaks per line on stdin."""
 
     def __init__(self, user=None):
         def demote():
             if user is not None:
-                os.setgroups([])
-                os.setgid(user)
-                os.setuid(user)
+                drop_privileges(user)
         self.p = subprocess.Popen([LEAKER], stdin=subprocess.PIPE,
                                   stdout=subprocess.PIPE, preexec_fn=demote)
         check(self.p.stdout.readline() == b"ready\n", "leaker did not start")
@@ -54,14 +51,6 @@ class Leaker:
         if self.p.poll() is None:
             self.p.stdin.close()
             self.p.wait(timeout=30)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        if self.p.poll() is None:
-            self.p.kill()
-            self.p.wait()
 
 
 def mapped_path(pid, name):
@@ -306,21 +295,6 @@ def _errno(fn):
     except NlError as e:
         return e.errno
     return 0
-
-
-def as_nobody(fn):
-    pid = os.fork()
-    if pid == 0:
-        code = 1
-        try:
-            os.setgroups([])
-            os.setgid(NOBODY)
-            os.setuid(NOBODY)
-            code = fn()
-        except BaseException as e:  # noqa: B902
-            print(f"child: {e!r}", file=sys.stderr, flush=True)
-        os._exit(code)
-    return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
 
 
 @test

@@ -20,7 +20,6 @@ from nl import Genl, NlError, attr, attr_u8, attr_u32, attr_str, attr_nest  # no
 GROUPS = ("task", "pages", "kmalloc", "mmap", "reclaim", "oom")
 MANY = int(os.environ.get("MT_MANY", "10000"))
 FUZZ_N = int(os.environ.get("MT_FUZZ_N", "100000"))
-NOBODY = 65534
 
 
 def task_diff(proc_row, task):
@@ -36,22 +35,6 @@ def task_diff(proc_row, task):
 
 def config_snapshot(g):
     return g.get_config(), read_config()
-
-
-def as_nobody(fn):
-    """Run fn() in a child with uid/gid nobody; its return value is the exit code."""
-    pid = os.fork()
-    if pid == 0:
-        code = 1
-        try:
-            os.setgroups([])
-            os.setgid(NOBODY)
-            os.setuid(NOBODY)
-            code = fn()
-        except BaseException as e:  # noqa: B902
-            print(f"child: {e!r}", file=sys.stderr, flush=True)
-        os._exit(code)
-    return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
 
 
 @test
