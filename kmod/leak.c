@@ -122,6 +122,10 @@ static struct mtr_leak_stack *mtr_leak_stack_get(struct mtr_leak_session *s,
 	st->api = api;
 	st->nr_frames = nr;
 	st->mismatched = 0;
+	st->free_api = 0;
+	st->free_stack_id = 0;
+	st->total_allocs = 0;
+	st->total_bytes = 0;
 	memcpy(st->frames, frames, nr * sizeof(u64));
 	hlist_add_head(&st->hnode, &s->stacks[hash_32(hash, MTR_LEAK_STACK_BITS)]);
 	return st;
@@ -202,6 +206,10 @@ static void mtr_leak_insert(struct mtr_leak_session *s,
 	b->time_ns = ktime_get_ns();
 	b->stack = c->stack;
 	b->api = c->api;
+	if (b->stack) {
+		b->stack->total_allocs++;
+		b->stack->total_bytes += b->size;
+	}
 	hlist_add_head(&b->hnode, mtr_leak_block_bucket(s, addr));
 	s->st.outstanding_bytes += b->size;
 	s->st.outstanding_blocks++;
@@ -911,6 +919,10 @@ int mtr_leak_snapshot(pid_t tgid, u64 min_age_ns, struct mtr_leak_snap **out)
 			rec->oldest_ns = st->snap_oldest;
 			rec->api = st->api;
 			rec->mismatched = st->mismatched;
+			rec->free_api = st->free_api;
+			rec->free_stack_id = st->free_stack_id;
+			rec->total_allocs = st->total_allocs;
+			rec->total_bytes = st->total_bytes;
 			memcpy(rec->frames, st->frames,
 			       st->nr_frames * sizeof(u64));
 			pos += struct_size(rec, frames, st->nr_frames);

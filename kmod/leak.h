@@ -53,6 +53,8 @@ struct mtr_leak_stack {
 	u32 api;
 	u32 nr_frames;
 	u32 mismatched;
+	u32 free_api, free_stack_id;	/* of the last mismatched free */
+	u64 total_allocs, total_bytes;
 	/* Filled under the session lock by a LEAK_STACKS snapshot. */
 	u64 snap_bytes, snap_blocks, snap_oldest;
 	u64 frames[];

@@ -42,6 +42,10 @@ int mt_leak_stack_decode(const void *data, size_t len, struct mt_leak_stack *out
 	out->oldest_ns = hdr.oldest_ns;
 	out->api = hdr.api;
 	out->mismatched = hdr.mismatched;
+	out->free_api = hdr.free_api;
+	out->free_stack_id = hdr.free_stack_id;
+	out->total_allocs = hdr.total_allocs;
+	out->total_bytes = hdr.total_bytes;
 	memcpy(out->frames, (const char *)data + sizeof(hdr),
 	       hdr.nr_frames * sizeof(__u64));
 	return 0;

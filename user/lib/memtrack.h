@@ -176,6 +176,10 @@ struct mt_leak_stack {
 	uint64_t oldest_ns;		/* CLOCK_MONOTONIC */
 	uint32_t api;
 	uint32_t mismatched;
+	uint32_t free_api;		/* of the last mismatched free */
+	uint32_t free_stack_id;
+	uint64_t total_allocs;		/* freed or not */
+	uint64_t total_bytes;
 	uint64_t frames[MEMTRACK_LEAK_MAX_FRAMES];	/* [0]: allocator's caller */
 };
 

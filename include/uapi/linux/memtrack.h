@@ -269,6 +269,8 @@ enum memtrack_cmd {
 	MEMTRACK_CMD_LEAK_DETACH,	/* TGID */
 	MEMTRACK_CMD_LEAK_STACKS,	/* dump: TGID [, MIN_AGE_MS] -> LEAK_STACK each */
 	MEMTRACK_CMD_LEAK_STATS,	/* TGID -> LEAK_STATS */
+	MEMTRACK_CMD_LEAK_UNWIND,	/* TGID, LEAK_UNWIND: unwind tables of a mapping */
+	MEMTRACK_CMD_LEAK_BLOCKS,	/* dump: TGID -> LEAK_BLOCKS (outstanding blocks) */
 	__MEMTRACK_CMD_MAX
 };
 #define MEMTRACK_CMD_MAX (__MEMTRACK_CMD_MAX - 1)
@@ -291,6 +293,8 @@ enum memtrack_attr {
 	MEMTRACK_ATTR_MIN_AGE_MS,	/* u32 */
 	MEMTRACK_ATTR_LEAK_STACK,	/* binary struct memtrack_leak_stack + frames */
 	MEMTRACK_ATTR_LEAK_STATS,	/* binary struct memtrack_leak_stats */
+	MEMTRACK_ATTR_LEAK_UNWIND,	/* nested: MEMTRACK_UNWIND_ATTR_* */
+	MEMTRACK_ATTR_LEAK_BLOCKS,	/* binary: struct memtrack_leak_block, back to back */
 	__MEMTRACK_ATTR_MAX
 };
 #define MEMTRACK_ATTR_MAX (__MEMTRACK_ATTR_MAX - 1)
@@ -355,7 +359,20 @@ struct memtrack_leak_stack {
 	__u64 oldest_ns;		/* CLOCK_MONOTONIC of the oldest block */
 	__u32 api;			/* enum memtrack_leak_api of the allocations */
 	__u32 mismatched;		/* frees by the wrong API seen for this stack */
+	__u32 free_api;			/* the wrong API of the last mismatched free */
+	__u32 free_stack_id;		/* and the stack that called it (0: none) */
+	__u64 total_allocs;		/* allocations through this stack, freed or not */
+	__u64 total_bytes;
 	__u64 frames[];			/* [0]: the allocator's caller */
+};
+
+/* One outstanding allocation (LEAK_BLOCKS, for --scan). */
+struct memtrack_leak_block {
+	__u64 addr;
+	__u64 size;
+	__u64 time_ns;			/* CLOCK_MONOTONIC of the allocation */
+	__u32 stack_id;			/* 0: stack not recorded */
+	__u32 api;
 };
 
 struct memtrack_leak_stats {
