@@ -318,7 +318,7 @@ LEAK_APIS = ("malloc", "calloc", "realloc", "reallocarray", "free",
              "new", "new_array", "delete", "delete_array")
 API = {name: i + 1 for i, name in enumerate(LEAK_APIS)}
 LEAK_F_CHILDREN = 1
-LEAK_STACK = struct.Struct("<IIQQQII")
+LEAK_STACK = struct.Struct("<IIQQQIIIIQQ")
 LEAK_STATS_FIELDS = ("allocs", "frees", "outstanding_bytes", "outstanding_blocks",
                      "unknown_frees", "mismatched_frees", "dropped_allocs",
                      "dropped_stacks", "nr_stacks", "nr_probes")
@@ -339,6 +339,7 @@ def probe_nest(path, offset, api):
 def parse_leak_stack(data):
     v = LEAK_STACK.unpack_from(data)
     s = dict(zip(("stack_id", "nr_frames", "bytes", "blocks", "oldest_ns", "api",
-                  "mismatched"), v))
+                  "mismatched", "free_api", "free_stack_id", "total_allocs",
+                  "total_bytes"), v))
     s["frames"] = list(struct.unpack_from(f"<{s['nr_frames']}Q", data, LEAK_STACK.size))
     return s
