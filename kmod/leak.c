@@ -217,35 +217,6 @@ static void mtr_leak_insert(struct mtr_leak_session *s,
 
 /* ---- handlers ----------------------------------------------------------------- */
 
-/*
- * The caller's return address (at *sp: the probe is on the function's first
- * instruction) and then the frame-pointer chain.  Stops at the first frame
- * that cannot be read, is misaligned, or does not move up the stack.
- */
-static u32 mtr_leak_user_stack(struct pt_regs *regs, u64 *frames)
-{
-	unsigned long fp = regs->bp, ra, frame[2];
-	u32 n = 0;
-
-	if (copy_from_user_nofault(&ra, (void __user *)regs->sp, sizeof(ra)))
-		return 0;
-	frames[n++] = ra;
-	while (n < MEMTRACK_LEAK_MAX_FRAMES) {
-		if (!fp || fp & (sizeof(long) - 1) || fp < regs->sp)
-			break;
-		if (copy_from_user_nofault(frame, (void __user *)fp,
-					   sizeof(frame)))
-			break;
-		if (!frame[1])
-			break;
-		frames[n++] = frame[1];
-		if (frame[0] <= fp)
-			break;
-		fp = frame[0];
-	}
-	return n;
-}
-
 /* The session this probe hit belongs to, if current is its target. */
 static struct mtr_leak_session *mtr_leak_current(struct uprobe_consumer *uc)
 {
@@ -343,7 +314,7 @@ static int mtr_leak_entry(struct uprobe_consumer *uc, struct pt_regs *regs)
 		return 0;
 	}
 	c.nested = !mtr_leak_request(p->api, regs, &c);
-	nr = mtr_leak_user_stack(regs, frames);
+	nr = mtr_leak_unwind_user(s, regs, true, frames);
 
 	/*
 	 * A thread's first call and a new stack need memory: it is allocated
@@ -535,6 +506,7 @@ static void mtr_leak_destroy(struct mtr_leak_session *s)
 	mtr_uprobe_unregister_sync();
 	for (i = 0; i < s->nr_probes; i++)
 		path_put(&s->probes[i].path);
+	mtr_leak_unwind_free(s);
 	mtr_leak_free_tables(s);
 	mmdrop(s->mm);
 	kvfree(s);
@@ -827,6 +799,22 @@ int mtr_leak_detach(pid_t tgid)
 		mtr_leak_unlink(s);
 		mtr_leak_destroy(s);
 	}
+	mutex_unlock(&mtr_leak_lock);
+	return err;
+}
+
+int mtr_leak_set_unwind(pid_t tgid, const struct mtr_unwind_chunk *c,
+			struct netlink_ext_ack *extack)
+{
+	struct mtr_leak_session *s;
+	int err;
+
+	mutex_lock(&mtr_leak_lock);
+	s = mtr_leak_find_mine(tgid, &err);
+	if (s)
+		err = mtr_leak_unwind_add(s, c, extack);
+	else
+		NL_SET_ERR_MSG(extack, "process not traced by this user");
 	mutex_unlock(&mtr_leak_lock);
 	return err;
 }

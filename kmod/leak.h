@@ -31,7 +31,9 @@
 #define MTR_LEAK_THREAD_BITS	8
 
 struct mtr_leak_session;
+struct mtr_unwind;
 struct netlink_ext_ack;
+struct pt_regs;
 struct net;
 struct task_struct;
 
@@ -100,6 +102,7 @@ struct mtr_leak_session {
 	struct hlist_head threads[1 << MTR_LEAK_THREAD_BITS];
 	unsigned int nr_threads;
 	struct memtrack_leak_stats st;
+	struct mtr_unwind *unwind;	/* leak_unwind.c; under mtr_leak_lock */
 	unsigned int nr_probes;
 	struct mtr_leak_probe probes[];
 };
@@ -130,5 +133,24 @@ struct mtr_leak_snap {
 };
 
 int mtr_leak_snapshot(pid_t tgid, u64 min_age_ns, struct mtr_leak_snap **out);
+
+/* One LEAK_UNWIND message: a chunk of a mapping's unwind table. */
+struct mtr_unwind_chunk {
+	u64 start, end, bias;
+	u32 nr_rows, first_row;
+	u32 nr;				/* rows in this chunk */
+	const struct memtrack_unwind_row *rows;
+};
+
+int mtr_leak_set_unwind(pid_t tgid, const struct mtr_unwind_chunk *c,
+			struct netlink_ext_ack *extack);
+
+/* leak_unwind.c */
+u32 mtr_leak_unwind_user(struct mtr_leak_session *s, struct pt_regs *regs,
+			 bool at_entry, u64 *frames);
+int mtr_leak_unwind_add(struct mtr_leak_session *s,
+			const struct mtr_unwind_chunk *c,
+			struct netlink_ext_ack *extack);
+void mtr_leak_unwind_free(struct mtr_leak_session *s);
 
 #endif /* MEMTRACK_LEAK_H */

@@ -55,6 +55,24 @@ static const struct nla_policy mtr_probes_policy[MEMTRACK_PROBE_ATTR_MAX + 1] = 
 	[MEMTRACK_PROBE_ATTR_PROBE] = NLA_POLICY_NESTED(mtr_probe_policy),
 };
 
+/* LEAK_UNWIND: one chunk of a mapping's unwind table (leak_unwind.c). */
+static struct netlink_range_validation mtr_unwind_rows_range = {
+	.min = 1,
+	.max = MEMTRACK_UNWIND_MAX_ROWS,
+};
+
+static const struct nla_policy mtr_unwind_policy[MEMTRACK_UNWIND_ATTR_MAX + 1] = {
+	[MEMTRACK_UNWIND_ATTR_START] = { .type = NLA_U64 },
+	[MEMTRACK_UNWIND_ATTR_END] = { .type = NLA_U64 },
+	[MEMTRACK_UNWIND_ATTR_BIAS] = { .type = NLA_U64 },
+	[MEMTRACK_UNWIND_ATTR_NR_ROWS] =
+		NLA_POLICY_FULL_RANGE(NLA_U32, &mtr_unwind_rows_range),
+	[MEMTRACK_UNWIND_ATTR_FIRST_ROW] = { .type = NLA_U32 },
+	[MEMTRACK_UNWIND_ATTR_ROWS] = { .type = NLA_BINARY,
+					.len = MEMTRACK_UNWIND_MAX_CHUNK *
+					       sizeof(struct memtrack_unwind_row) },
+};
+
 /* Reply-only attributes have no entry: strict validation refuses them. */
 static const struct nla_policy mtr_policy[MEMTRACK_ATTR_MAX + 1] = {
 	[MEMTRACK_ATTR_PID] = NLA_POLICY_MIN(NLA_U32, 1),
@@ -69,6 +87,7 @@ static const struct nla_policy mtr_policy[MEMTRACK_ATTR_MAX + 1] = {
 	[MEMTRACK_ATTR_LEAK_FLAGS] =
 		NLA_POLICY_MASK(NLA_U32, MEMTRACK_LEAK_F_CHILDREN),
 	[MEMTRACK_ATTR_MIN_AGE_MS] = { .type = NLA_U32 },
+	[MEMTRACK_ATTR_LEAK_UNWIND] = NLA_POLICY_NESTED(mtr_unwind_policy),
 };
 
 static struct genl_family mtr_genl_family;
@@ -754,6 +773,45 @@ static int mtr_nl_leak_detach(struct sk_buff *skb, struct genl_info *info)
 	return err;
 }
 
+static int mtr_nl_leak_unwind(struct sk_buff *skb, struct genl_info *info)
+{
+	struct nlattr *tb[MEMTRACK_UNWIND_ATTR_MAX + 1], *rows;
+	struct mtr_unwind_chunk c;
+	int err;
+
+	if (GENL_REQ_ATTR_CHECK(info, MEMTRACK_ATTR_TGID) ||
+	    GENL_REQ_ATTR_CHECK(info, MEMTRACK_ATTR_LEAK_UNWIND))
+		return -EINVAL;
+	err = nla_parse_nested(tb, MEMTRACK_UNWIND_ATTR_MAX,
+			       info->attrs[MEMTRACK_ATTR_LEAK_UNWIND],
+			       mtr_unwind_policy, info->extack);
+	if (err)
+		return err;
+	if (!tb[MEMTRACK_UNWIND_ATTR_START] || !tb[MEMTRACK_UNWIND_ATTR_END] ||
+	    !tb[MEMTRACK_UNWIND_ATTR_BIAS] || !tb[MEMTRACK_UNWIND_ATTR_NR_ROWS] ||
+	    !tb[MEMTRACK_UNWIND_ATTR_FIRST_ROW] || !tb[MEMTRACK_UNWIND_ATTR_ROWS]) {
+		NL_SET_ERR_MSG_ATTR(info->extack,
+				    info->attrs[MEMTRACK_ATTR_LEAK_UNWIND],
+				    "unwind needs START, END, BIAS, NR_ROWS, FIRST_ROW and ROWS");
+		return -EINVAL;
+	}
+	rows = tb[MEMTRACK_UNWIND_ATTR_ROWS];
+	if (nla_len(rows) % sizeof(struct memtrack_unwind_row)) {
+		NL_SET_ERR_MSG_ATTR(info->extack, rows,
+				    "unwind: ROWS is not a whole number of rows");
+		return -EINVAL;
+	}
+	c.start = nla_get_u64(tb[MEMTRACK_UNWIND_ATTR_START]);
+	c.end = nla_get_u64(tb[MEMTRACK_UNWIND_ATTR_END]);
+	c.bias = nla_get_u64(tb[MEMTRACK_UNWIND_ATTR_BIAS]);
+	c.nr_rows = nla_get_u32(tb[MEMTRACK_UNWIND_ATTR_NR_ROWS]);
+	c.first_row = nla_get_u32(tb[MEMTRACK_UNWIND_ATTR_FIRST_ROW]);
+	c.nr = nla_len(rows) / sizeof(struct memtrack_unwind_row);
+	c.rows = nla_data(rows);
+	return mtr_leak_set_unwind(nla_get_u32(info->attrs[MEMTRACK_ATTR_TGID]),
+				   &c, info->extack);
+}
+
 static int mtr_nl_leak_stats(struct sk_buff *skb, struct genl_info *info)
 {
 	struct memtrack_leak_stats st;
@@ -887,6 +945,10 @@ static const struct genl_ops mtr_genl_ops[] = {
 	{
 		.cmd = MEMTRACK_CMD_LEAK_STATS,
 		.doit = mtr_nl_leak_stats,
+	},
+	{
+		.cmd = MEMTRACK_CMD_LEAK_UNWIND,
+		.doit = mtr_nl_leak_unwind,
 	},
 };
 

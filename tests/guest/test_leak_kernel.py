@@ -7,8 +7,10 @@ tracer socket closed or killed, rmmod).
 Runs inside the VM with the module loaded:
     tests/vm/run -- python3 tests/guest/test_leak_kernel.py
 """
+import array
 import os
 import re
+import struct
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -363,6 +365,158 @@ def bad_requests_refused():
                      "second attach")
         lk.round()
         check_exact(g, lk.pid, 1)
+        g.leak_detach(lk.pid)
+
+
+
+# ---- LEAK_UNWIND ---------------------------------------------------------------------
+
+CMD_LEAK_UNWIND, ATTR_LEAK_UNWIND = 12, 17
+(UW_START, UW_END, UW_BIAS, UW_NR_ROWS, UW_FIRST_ROW, UW_ROWS) = range(1, 7)
+UW_NONE, UW_SP, UW_BP, UW_OUTERMOST, UW_UNKNOWN = range(5)
+UW_ROW = struct.Struct("<IihBB")
+UW_MAX_CHUNK, UW_MAX_ROWS = 4096, 1 << 20
+
+
+def uw_rows(*rows):
+    """rows: (addr, cfa kind[, cfa_off, bp_off, pad])."""
+    return b"".join(UW_ROW.pack(*(tuple(r) + (0, 0, 0)[len(r) - 2:])) for r in rows)
+
+
+def uw_msg(tgid, start, end, bias, rows, nr_rows=None, first=0, drop=()):
+    """A LEAK_UNWIND payload; drop: nested attributes to leave out."""
+    nr = len(rows) // UW_ROW.size if nr_rows is None else nr_rows
+    parts = {UW_START: nl.attr_u64(UW_START, start), UW_END: nl.attr_u64(UW_END, end),
+             UW_BIAS: nl.attr_u64(UW_BIAS, bias), UW_NR_ROWS: attr_u32(UW_NR_ROWS, nr),
+             UW_FIRST_ROW: attr_u32(UW_FIRST_ROW, first), UW_ROWS: attr(UW_ROWS, rows)}
+    p = attr_u32(nl.ATTR_TGID, tgid) if tgid else b""
+    return p + attr_nest(ATTR_LEAK_UNWIND, *(v for k, v in parts.items() if k not in drop))
+
+
+def leaker_text(pid):
+    """(start, end, bias, vaddr start, vaddr end) of leaker's code mapping."""
+    path, _ = mapped_path(pid, "leaker")
+    with open(f"/proc/{pid}/maps") as f:
+        for line in f:
+            p = line.split()
+            if p[-1] == path and p[1][2] == "x":
+                start, end = (int(x, 16) for x in p[0].split("-"))
+                off = int(p[2], 16)
+    va, memsz, foff = [s for s in load_segments(path) if s[2] <= off < s[2] + s[1]][0]
+    bias = start - off - (va - foff)
+    return start, end, bias, va, va + memsz
+
+
+def blocks_by_depth(g, pid):
+    """{"1" or "more" frames: {function of frames[0]: blocks}}."""
+    funcs = leaker_functions(pid)
+    out = {}
+    for s in g.leak_stacks(pid):
+        d = out.setdefault("1" if s["nr_frames"] == 1 else "more", {})
+        fn = function_of(funcs, s["frames"][0])
+        d[fn] = d.get(fn, 0) + s["blocks"]
+    return out
+
+
+@test
+def unwind_tables():
+    """LEAK_UNWIND: bad tables refused (policy, rows, ranges, chunk order, pid,
+    owner, memory bound) with nothing installed; a table installed takes
+    effect (an outermost rule stops every stack at frames[0]); a new table
+    over the same mapping replaces it (no rule: frame pointers again)."""
+    with Leaker() as lk, Genl() as g:
+        g.leak_attach(lk.pid, libc_probes(lk.pid))
+        start, end, bias, va, vend = leaker_text(lk.pid)
+        # Valid except for the defect named: installed, it would cut stacks.
+        stop_rows = uw_rows((va, UW_OUTERMOST), (vend, UW_NONE))
+
+        def req(payload):
+            return lambda: g.request(CMD_LEAK_UNWIND, payload)
+
+        def m(rows=stop_rows, **kw):
+            return uw_msg(kw.pop("tgid", lk.pid), kw.pop("start", start),
+                          kw.pop("end", end), kw.pop("bias", bias), rows, **kw)
+        cases = [
+            ("no TGID", errno.EINVAL, m(tgid=0)),
+            ("no LEAK_UNWIND", errno.EINVAL, attr_u32(nl.ATTR_TGID, lk.pid)),
+            ("TGID 0", errno.ERANGE, attr_u32(nl.ATTR_TGID, 0) + m(tgid=0)),
+        ] + [(f"no attribute {a}", errno.EINVAL, m(drop=(a,))) for a in range(1, 7)] + [
+            ("START as u32", errno.ERANGE, attr_u32(nl.ATTR_TGID, lk.pid) + attr_nest(
+                ATTR_LEAK_UNWIND, attr_u32(UW_START, 0), nl.attr_u64(UW_END, end),
+                nl.attr_u64(UW_BIAS, bias), attr_u32(UW_NR_ROWS, 2),
+                attr_u32(UW_FIRST_ROW, 0), attr(UW_ROWS, stop_rows))),
+            ("unknown nested attribute", errno.EINVAL,
+             attr_u32(nl.ATTR_TGID, lk.pid) + attr_nest(
+                 ATTR_LEAK_UNWIND, nl.attr_u64(UW_START, start), nl.attr_u64(UW_END, end),
+                 nl.attr_u64(UW_BIAS, bias), attr_u32(UW_NR_ROWS, 2),
+                 attr_u32(UW_FIRST_ROW, 0), attr(UW_ROWS, stop_rows), attr_u32(9, 0))),
+            ("ROWS not whole rows", errno.EINVAL, m(stop_rows + b"\0")),
+            ("ROWS empty", errno.EINVAL, m(b"", nr_rows=2)),
+            ("chunk over the maximum", errno.ERANGE,
+             m(uw_rows(*[(i, UW_NONE) for i in range(UW_MAX_CHUNK + 1)]))),
+            ("NR_ROWS 0", errno.ERANGE, m(nr_rows=0)),
+            ("NR_ROWS over the maximum", errno.ERANGE, m(nr_rows=UW_MAX_ROWS + 1)),
+            ("rows unsorted", errno.EINVAL,
+             m(uw_rows((va + 16, UW_OUTERMOST), (va, UW_OUTERMOST), (vend, UW_NONE)))),
+            ("rows at the same address", errno.EINVAL,
+             m(uw_rows((va, UW_OUTERMOST), (va, UW_OUTERMOST), (vend, UW_NONE)))),
+            ("unknown rule", errno.EINVAL, m(uw_rows((va, 9), (vend, UW_NONE)))),
+            ("nonzero pad", errno.EINVAL, m(uw_rows((va, UW_OUTERMOST, 0, 0, 1), (vend, UW_NONE)))),
+            ("CFA below the return address", errno.EINVAL,
+             m(uw_rows((va, UW_SP, 4), (vend, UW_NONE)))),
+            ("RBP saved over the return address", errno.EINVAL,
+             m(uw_rows((va, UW_SP, 16, -8), (vend, UW_NONE)))),
+            ("offsets on a rule without", errno.EINVAL,
+             m(uw_rows((va, UW_OUTERMOST, 8), (vend, UW_NONE)))),
+            ("empty range", errno.EINVAL, m(end=start)),
+            ("unaligned start", errno.EINVAL, m(start=start + 1)),
+            ("bias above start", errno.EINVAL, m(bias=start + 4096)),
+            ("end above user space", errno.EINVAL, m(end=1 << 63)),
+            ("chunk without a first chunk", errno.EINVAL, m(first=2, nr_rows=4)),
+            ("more rows than NR_ROWS", errno.EINVAL, m(nr_rows=1)),
+            ("untraced process", errno.ENOENT, m(tgid=os.getpid())),
+            ("no such process", errno.ENOENT, m(tgid=4 << 20)),
+        ]
+        for what, err, payload in cases:
+            e = _errno(req(payload))
+            ok = e == err or (err in (errno.EINVAL, errno.ERANGE) and
+                              e in (errno.EINVAL, errno.ERANGE))
+            check(ok, f"{what}: errno {e}, expected {err}")
+        # A table whose second chunk breaks the order is dropped whole.
+        check(_errno(req(m(stop_rows[:UW_ROW.size], nr_rows=2))) == 0, "first chunk")
+        e = _errno(req(m(stop_rows[UW_ROW.size:], nr_rows=2, first=0 + 3)))
+        check(e == errno.EINVAL, f"chunk out of order: errno {e}")
+        e = _errno(req(m(stop_rows[UW_ROW.size:], nr_rows=2, first=1)))
+        check(e == errno.EINVAL, f"chunk after a dropped table: errno {e}")
+        # Only the session's owner sends tables.
+        check(as_nobody(lambda: 0 if _errno(lambda: Genl().request(CMD_LEAK_UNWIND, m()))
+                        == errno.EPERM else 6) == 0, "nobody sent a table to root's session")
+        # The memory bound: two tables of the maximum fit, a third does not.
+        chunk = array.array("I", bytes(UW_ROW.size * UW_MAX_CHUNK))
+        for t in range(3):
+            base = (t + 1) << 32
+            for first in range(0, UW_MAX_ROWS, UW_MAX_CHUNK):
+                chunk[0::3] = array.array("I", range(first, first + UW_MAX_CHUNK))
+                e = _errno(req(uw_msg(lk.pid, base, base + (1 << 30), base, chunk.tobytes(),
+                                      nr_rows=UW_MAX_ROWS, first=first)))
+                if e:
+                    break
+            check((t, e) in ((0, 0), (1, 0), (2, errno.ENOSPC)),
+                  f"table {t} of {UW_MAX_ROWS} rows: errno {e}")
+        lk.round()
+        check_exact(g, lk.pid, 1)
+        # Installed: leaker's code is "outermost", so stacks end at frames[0].
+        g.request(CMD_LEAK_UNWIND, m())
+        lk.round()
+        one = {f: e[1] for f, e in EXPECTED.items()}
+        got = blocks_by_depth(g, lk.pid)
+        check(got == {"1": one, "more": one}, f"after the outermost table: {got}")
+        # Replaced by a table without rules: frame pointers again, old stacks.
+        g.request(CMD_LEAK_UNWIND, m(uw_rows((va, UW_NONE), (vend, UW_NONE))))
+        lk.round()
+        got = blocks_by_depth(g, lk.pid)
+        check(got == {"1": one, "more": {f: 2 * n for f, n in one.items()}},
+              f"after the table without rules: {got}")
         g.leak_detach(lk.pid)
 
 

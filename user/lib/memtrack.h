@@ -199,6 +199,35 @@ int mt_leak_stacks(struct mt_handle *h, pid_t pid, uint32_t min_age_ms,
 		   struct mt_leak_stack **out, size_t *n);
 int mt_leak_stats(struct mt_handle *h, pid_t pid, struct memtrack_leak_stats *st);
 
+/*
+ * Unwind tables (unwind.c): the compact CFI rows of an object's executable
+ * segments, vaddr-relative, for LEAK_UNWIND.  vaddr_off: p_vaddr - p_offset
+ * of the first executable segment, for the bias of a mapping.
+ */
+struct mt_unwind_table {
+	uint64_t vstart, vend, vaddr_off;
+	size_t nr;
+	struct memtrack_unwind_row *rows;
+};
+
+int mt_unwind_build(const char *path, struct mt_unwind_table *t);
+void mt_unwind_table_free(struct mt_unwind_table *t);
+/* Send one mapping's table to the module, in chunks. */
+int mt_leak_unwind(struct mt_handle *h, pid_t pid, uint64_t start,
+		   uint64_t end, uint64_t bias,
+		   const struct memtrack_unwind_row *rows, size_t n);
+
+/*
+ * The tables of a traced process's executable file mappings (unwind_maps.c):
+ * mt_unwinder_sync() sends those of mappings not sent yet (after attach,
+ * and again after a dlopen), building each object's table once.  Returns
+ * the number of mappings sent, or a negative errno.
+ */
+struct mt_unwinder;
+struct mt_unwinder *mt_unwinder_new(pid_t pid);
+int mt_unwinder_sync(struct mt_unwinder *u, struct mt_handle *h);
+void mt_unwinder_free(struct mt_unwinder *u);
+
 /* ---- symbols of a live process (libdw) ------------------------------------ */
 
 /* One source-level frame; a return address may give several (inlining). */

@@ -327,6 +327,7 @@ int main(int argc, char **argv)
 	const char *output = NULL;
 	struct report r = { .fmt = FMT_TEXT };
 	struct mt_leak_probe *probes = NULL;
+	struct mt_unwinder *unw = NULL;
 	struct prev *prev = NULL;
 	size_t nprobes = 0, nprev = 0;
 	struct mt_handle *h = NULL;
@@ -436,6 +437,10 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	attached = true;
+	/* Without tables, stacks stop at the first frame without a frame pointer. */
+	unw = mt_unwinder_new(r.pid);
+	if (!unw || mt_unwinder_sync(unw, h) < 0)
+		fprintf(stderr, "%s: warning: unwind tables: %s\n", prog, mt_errmsg());
 	if (r.fmt == FMT_TEXT)
 		fprintf(stderr, "%s: tracing %ld: %zu probes; a report every %.1fs, Ctrl-C to stop\n",
 			prog, pid, nprobes, interval_ms / 1000.0);
@@ -448,6 +453,9 @@ int main(int argc, char **argv)
 		nap(interval_ms);
 		if (stop)
 			break;
+		/* Objects mapped since (dlopen); their calls are unwound from now on. */
+		if (unw && (err = mt_unwinder_sync(unw, h)) < 0 && err != -ESRCH)
+			fprintf(stderr, "%s: warning: unwind tables: %s\n", prog, mt_errmsg());
 		err = mt_leak_stacks(h, r.pid, (uint32_t)min_age_ms, &v, &n);
 		if (err == -ESRCH) {
 			fprintf(stderr, "%s: process %ld is gone\n", prog, pid);
@@ -486,6 +494,7 @@ out:
 		rc = 1;
 	}
 	free(prev);
+	mt_unwinder_free(unw);
 	mt_sym_close(r.sym);
 	mt_leak_probes_free(probes, nprobes);
 	mt_close(h);

@@ -388,6 +388,52 @@ struct memtrack_leak_stats {
 	__u32 nr_probes;
 };
 
+/*
+ * LEAK_UNWIND: the unwind table of one executable mapping of the target, so
+ * that the module can walk stacks of code built without frame pointers.
+ * User space derives it from the object's .eh_frame/.debug_frame; a table
+ * too big for one message goes in several, in order, FIRST_ROW counting the
+ * rows already sent (0 starts a table; the last chunk installs it, replacing
+ * any table overlapping [START, END)).
+ */
+enum memtrack_unwind_attr {
+	MEMTRACK_UNWIND_ATTR_UNSPEC,
+	MEMTRACK_UNWIND_ATTR_START,	/* u64: first address of the mapping */
+	MEMTRACK_UNWIND_ATTR_END,	/* u64: past its last address */
+	MEMTRACK_UNWIND_ATTR_BIAS,	/* u64: address - ELF vaddr */
+	MEMTRACK_UNWIND_ATTR_NR_ROWS,	/* u32: rows of the whole table */
+	MEMTRACK_UNWIND_ATTR_FIRST_ROW,	/* u32: index of this chunk's first row */
+	MEMTRACK_UNWIND_ATTR_ROWS,	/* binary: struct memtrack_unwind_row[] */
+	__MEMTRACK_UNWIND_ATTR_MAX
+};
+#define MEMTRACK_UNWIND_ATTR_MAX (__MEMTRACK_UNWIND_ATTR_MAX - 1)
+
+#define MEMTRACK_UNWIND_MAX_ROWS	(1U << 20)	/* per table */
+#define MEMTRACK_UNWIND_MAX_BYTES	(32U << 20)	/* of tables per session */
+#define MEMTRACK_UNWIND_MAX_CHUNK	4096		/* rows per message */
+
+/* How a row finds the canonical frame address (CFA; RA is at CFA - 8). */
+enum memtrack_unwind_cfa {
+	MEMTRACK_UNWIND_NONE,		/* no CFI here: frame pointers if any */
+	MEMTRACK_UNWIND_CFA_SP,		/* CFA = RSP + cfa_off */
+	MEMTRACK_UNWIND_CFA_BP,		/* CFA = RBP + cfa_off */
+	MEMTRACK_UNWIND_OUTERMOST,	/* return address undefined: stop */
+	MEMTRACK_UNWIND_UNKNOWN,	/* a rule the module does not follow: stop */
+	__MEMTRACK_UNWIND_MAX
+};
+
+/*
+ * Applies from addr (ELF vaddr) up to the next row's addr, so rows are
+ * strictly increasing; the last row ends the table (usually NONE).
+ */
+struct memtrack_unwind_row {
+	__u32 addr;
+	__s32 cfa_off;
+	__s16 bp_off;			/* RBP saved at CFA + bp_off; 0: unchanged */
+	__u8 cfa;			/* enum memtrack_unwind_cfa */
+	__u8 pad;			/* 0 */
+};
+
 /* What GET_SUMMARY returns (the numbers of /proc/memtrack/summary). */
 struct memtrack_summary {
 	__u32 abi_version;

@@ -1,0 +1,351 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * User stacks of code built without frame pointers, from unwind tables that
+ * user space derived from the target's .eh_frame/.debug_frame (LEAK_UNWIND).
+ *
+ * A session holds, per executable mapping, a sorted array of compact rows
+ * (struct memtrack_unwind_row).  The probe handlers look them up without any
+ * lock but RCU: the set of tables is replaced as a whole and the old one is
+ * freed after a grace period.  They never touch VMAs or mmap_lock and read
+ * the target's stack only with copy_from_user_nofault(), so a bad table can
+ * give a wrong stack but never a fault or a loop (the CFA must go up).
+ * A pc that no table covers is unwound with frame pointers: the fast path
+ * for code built with them, and the old behaviour when no table was sent.
+ */
+#include <linux/mm.h>
+#include <linux/rcupdate.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <net/netlink.h>
+#include "leak.h"
+
+/* Tables installed in a session, sorted by start, not overlapping. */
+struct mtr_unwind_set {
+	unsigned int nr;
+	struct mtr_unwind_map *maps[];
+};
+
+struct mtr_unwind_map {
+	unsigned long start, end, bias;
+	size_t bytes;			/* charged to the session */
+	u32 nr_rows;
+	struct memtrack_unwind_row rows[];
+};
+
+/* Per session; created by its first LEAK_UNWIND, under mtr_leak_lock. */
+struct mtr_unwind {
+	struct mtr_unwind_set __rcu *set;
+	struct mtr_unwind_map *pending;	/* a table still arriving in chunks */
+	u32 filled;			/* rows of pending received */
+	size_t bytes;			/* installed + pending */
+};
+
+/* ---- the handler's side --------------------------------------------------- */
+
+static const struct memtrack_unwind_row *
+mtr_unwind_find(const struct mtr_unwind_set *set, unsigned long pc)
+{
+	const struct mtr_unwind_map *m;
+	unsigned int lo = 0, hi = set->nr, mid;
+	unsigned long vaddr;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (set->maps[mid]->start <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo || pc >= set->maps[lo - 1]->end)
+		return NULL;
+	m = set->maps[lo - 1];
+	vaddr = pc - m->bias;
+	lo = 0;
+	hi = m->nr_rows;
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (m->rows[mid].addr <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo || m->rows[lo - 1].cfa == MEMTRACK_UNWIND_NONE)
+		return NULL;
+	return &m->rows[lo - 1];
+}
+
+static bool mtr_unwind_read(unsigned long addr, unsigned long *val)
+{
+	return !copy_from_user_nofault(val, (const void __user *)addr,
+				       sizeof(*val));
+}
+
+/*
+ * One step of the frame-pointer chain: [bp] is the caller's bp, [bp + 8]
+ * the return address, and the caller's sp was bp + 16.
+ */
+static bool mtr_unwind_fp(unsigned long *sp, unsigned long *bp,
+			  unsigned long *cfa, unsigned long *ra)
+{
+	unsigned long frame[2];
+
+	if (!*bp || *bp & (sizeof(long) - 1) || *bp < *sp)
+		return false;
+	if (copy_from_user_nofault(frame, (const void __user *)*bp,
+				   sizeof(frame)))
+		return false;
+	*cfa = *bp + 2 * sizeof(long);
+	*ra = frame[1];
+	*bp = frame[0];
+	return true;
+}
+
+/*
+ * The user call stack of current into @frames (MEMTRACK_LEAK_MAX_FRAMES),
+ * innermost first; returns how many.  @at_entry: @regs are at a function's
+ * first instruction, so frames[0] is its return address, *sp, and the walk
+ * goes on from its caller; otherwise frames[0] is regs->ip.  Stops at the
+ * outermost frame, a rule it cannot follow, unreadable memory, a CFA that
+ * does not move up, or a zero return address.
+ */
+u32 mtr_leak_unwind_user(struct mtr_leak_session *s, struct pt_regs *regs,
+			 bool at_entry, u64 *frames)
+{
+	/* Pairs with the release in mtr_leak_unwind_add(): initialized. */
+	struct mtr_unwind *uw = smp_load_acquire(&s->unwind);
+	const struct memtrack_unwind_row *row;
+	const struct mtr_unwind_set *set = NULL;
+	unsigned long sp = regs->sp, bp = regs->bp, pc, cfa, ra;
+	u32 n = 0;
+
+	rcu_read_lock();
+	if (uw)
+		set = rcu_dereference(uw->set);
+	if (at_entry) {
+		if (!mtr_unwind_read(sp, &pc))
+			goto out;
+		sp += sizeof(long);
+	} else {
+		pc = regs->ip;
+	}
+	frames[n++] = pc;
+	while (n < MEMTRACK_LEAK_MAX_FRAMES) {
+		/* A return address may be just past a noreturn call's end. */
+		row = set ? mtr_unwind_find(set, at_entry || n > 1 ? pc - 1 : pc)
+			  : NULL;
+		if (!row) {
+			if (!mtr_unwind_fp(&sp, &bp, &cfa, &ra))
+				break;
+		} else if (row->cfa == MEMTRACK_UNWIND_CFA_SP ||
+			   row->cfa == MEMTRACK_UNWIND_CFA_BP) {
+			cfa = (row->cfa == MEMTRACK_UNWIND_CFA_SP ? sp : bp) +
+			      (long)row->cfa_off;
+			if (!mtr_unwind_read(cfa - sizeof(long), &ra))
+				break;
+			if (row->bp_off &&
+			    !mtr_unwind_read(cfa + (long)row->bp_off, &bp))
+				break;
+		} else {
+			break;		/* outermost, or a rule we cannot follow */
+		}
+		if (cfa <= sp || !ra)
+			break;
+		frames[n++] = ra;
+		pc = ra;
+		sp = cfa;
+	}
+out:
+	rcu_read_unlock();
+	return n;
+}
+
+/* ---- tables arriving (caller holds mtr_leak_lock) -------------------------- */
+
+static bool mtr_unwind_row_ok(const struct memtrack_unwind_row *r,
+			      const struct memtrack_unwind_row *prev)
+{
+	if (prev && r->addr <= prev->addr)
+		return false;
+	if (r->pad || r->cfa >= __MEMTRACK_UNWIND_MAX)
+		return false;
+	if (r->cfa != MEMTRACK_UNWIND_CFA_SP && r->cfa != MEMTRACK_UNWIND_CFA_BP)
+		return !r->cfa_off && !r->bp_off;
+	/* RA is at CFA - 8, so a saved RBP is below it. */
+	return r->cfa_off >= (s32)sizeof(long) && r->cfa_off <= (1 << 24) &&
+	       r->bp_off <= 0 && (!r->bp_off || r->bp_off <= -16);
+}
+
+static void mtr_unwind_drop_pending(struct mtr_unwind *uw)
+{
+	if (uw->pending) {
+		uw->bytes -= uw->pending->bytes;
+		kvfree(uw->pending);
+		uw->pending = NULL;
+	}
+	uw->filled = 0;
+}
+
+/* Start a table: check what the whole of it must satisfy, allocate it. */
+static int mtr_unwind_begin(struct mtr_unwind *uw,
+			    const struct mtr_unwind_chunk *c,
+			    struct netlink_ext_ack *extack)
+{
+	struct mtr_unwind_map *m;
+	size_t bytes;
+
+	mtr_unwind_drop_pending(uw);
+	if (c->start >= c->end || !PAGE_ALIGNED(c->start) ||
+	    !PAGE_ALIGNED(c->end) || c->end > TASK_SIZE_MAX) {
+		NL_SET_ERR_MSG(extack, "unwind: bad mapping range");
+		return -EINVAL;
+	}
+	/* Rows hold 32-bit vaddrs: the whole mapping must have them. */
+	if (c->bias > c->start || c->end - 1 - c->bias > U32_MAX) {
+		NL_SET_ERR_MSG(extack, "unwind: bias puts the mapping outside 32-bit vaddrs");
+		return -EINVAL;
+	}
+	if (!c->nr_rows || c->nr_rows > MEMTRACK_UNWIND_MAX_ROWS) {
+		NL_SET_ERR_MSG(extack, "unwind: NR_ROWS out of range");
+		return -EINVAL;
+	}
+	bytes = struct_size(m, rows, c->nr_rows);
+	if (uw->bytes + bytes > MEMTRACK_UNWIND_MAX_BYTES) {
+		NL_SET_ERR_MSG(extack, "unwind: tables would exceed MEMTRACK_UNWIND_MAX_BYTES for this process");
+		return -ENOSPC;
+	}
+	m = kvmalloc(bytes, GFP_KERNEL);
+	if (!m)
+		return -ENOMEM;
+	m->start = c->start;
+	m->end = c->end;
+	m->bias = c->bias;
+	m->nr_rows = c->nr_rows;
+	m->bytes = bytes;
+	uw->pending = m;
+	uw->bytes += bytes;
+	return 0;
+}
+
+/* The complete pending table replaces every table it overlaps. */
+static int mtr_unwind_install(struct mtr_unwind *uw)
+{
+	struct mtr_unwind_set *old, *set;
+	struct mtr_unwind_map *m = uw->pending, *o;
+	unsigned int i, j = 0, nr_old;
+	bool placed = false;
+
+	old = rcu_dereference_protected(uw->set, 1);
+	nr_old = old ? old->nr : 0;
+	set = kmalloc(struct_size(set, maps, nr_old + 1), GFP_KERNEL);
+	if (!set)
+		return -ENOMEM;
+	for (i = 0; i < nr_old; i++) {
+		o = old->maps[i];
+		if (o->start < m->end && m->start < o->end)
+			continue;
+		if (o->start > m->start && !placed) {
+			set->maps[j++] = m;
+			placed = true;
+		}
+		set->maps[j++] = o;
+	}
+	if (!placed)
+		set->maps[j++] = m;
+	set->nr = j;
+	uw->pending = NULL;
+	uw->filled = 0;
+	rcu_assign_pointer(uw->set, set);
+	if (!old)
+		return 0;
+	synchronize_rcu();
+	for (i = 0; i < nr_old; i++) {
+		o = old->maps[i];
+		if (o->start < m->end && m->start < o->end) {
+			uw->bytes -= o->bytes;
+			kvfree(o);
+		}
+	}
+	kfree(old);
+	return 0;
+}
+
+/*
+ * One LEAK_UNWIND chunk for session @s.  Chunks of a table come in order;
+ * anything wrong drops the table being built and leaves the installed ones
+ * as they were.
+ */
+int mtr_leak_unwind_add(struct mtr_leak_session *s,
+			const struct mtr_unwind_chunk *c,
+			struct netlink_ext_ack *extack)
+{
+	struct mtr_unwind *uw = s->unwind;
+	struct mtr_unwind_map *m;
+	const struct memtrack_unwind_row *prev;
+	u32 i;
+	int err;
+
+	if (!c->nr || c->nr > MEMTRACK_UNWIND_MAX_CHUNK) {
+		NL_SET_ERR_MSG(extack, "unwind: ROWS must hold 1 to MEMTRACK_UNWIND_MAX_CHUNK whole rows");
+		return -EINVAL;
+	}
+	if (!uw) {
+		uw = kzalloc(sizeof(*uw), GFP_KERNEL);
+		if (!uw)
+			return -ENOMEM;
+		/* Handlers read it without the mutex: publish it zeroed. */
+		smp_store_release(&s->unwind, uw);
+	}
+	if (!c->first_row) {
+		err = mtr_unwind_begin(uw, c, extack);
+		if (err)
+			return err;
+	} else if (!uw->pending || c->first_row != uw->filled ||
+		   c->start != uw->pending->start || c->end != uw->pending->end ||
+		   c->bias != uw->pending->bias ||
+		   c->nr_rows != uw->pending->nr_rows) {
+		mtr_unwind_drop_pending(uw);
+		NL_SET_ERR_MSG(extack, "unwind: chunk does not continue the table being sent");
+		return -EINVAL;
+	}
+	m = uw->pending;
+	if (c->nr > m->nr_rows - uw->filled) {
+		mtr_unwind_drop_pending(uw);
+		NL_SET_ERR_MSG(extack, "unwind: more rows than NR_ROWS");
+		return -EINVAL;
+	}
+	prev = uw->filled ? &m->rows[uw->filled - 1] : NULL;
+	for (i = 0; i < c->nr; i++) {
+		if (!mtr_unwind_row_ok(&c->rows[i], prev)) {
+			mtr_unwind_drop_pending(uw);
+			NL_SET_ERR_MSG(extack, "unwind: bad row (unsorted, unknown rule or offsets, nonzero pad)");
+			return -EINVAL;
+		}
+		m->rows[uw->filled + i] = c->rows[i];
+		prev = &m->rows[uw->filled + i];
+	}
+	uw->filled += c->nr;
+	if (uw->filled < m->nr_rows)
+		return 0;
+	err = mtr_unwind_install(uw);
+	if (err)
+		mtr_unwind_drop_pending(uw);
+	return err;
+}
+
+/* When no handler can run any more (the session's probes are gone). */
+void mtr_leak_unwind_free(struct mtr_leak_session *s)
+{
+	struct mtr_unwind *uw = s->unwind;
+	struct mtr_unwind_set *set;
+	unsigned int i;
+
+	if (!uw)
+		return;
+	mtr_unwind_drop_pending(uw);
+	set = rcu_dereference_protected(uw->set, 1);
+	for (i = 0; set && i < set->nr; i++)
+		kvfree(set->maps[i]);
+	kfree(set);
+	kfree(uw);
+	s->unwind = NULL;
+}

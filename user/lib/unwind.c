@@ -1,0 +1,245 @@
+// SPDX-License-Identifier: LGPL-2.1
+/*
+ * libmemtrack: compact unwind tables for the leak tracer (LEAK_UNWIND), so
+ * that memtrack.ko can walk stacks through code built without frame
+ * pointers.
+ *
+ * The CFI comes from libdw: the object's .eh_frame, and .debug_frame where
+ * there is one (in the file or in its separate debuginfo, found by libdwfl).
+ * Each CFI row is reduced to what an x86_64 unwinder needs on the way up:
+ * the CFA as RSP or RBP plus an offset, where RBP was saved, and whether the
+ * return address is at CFA - 8 (else the row says "unknown") or undefined
+ * (the outermost frame).  Rows are relative to the object's ELF vaddrs, so
+ * one table serves every process that maps the object.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <dwarf.h>
+#include <gelf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+
+#include "memtrack.h"
+#include "internal.h"
+
+#define DW_REG_RBP	6
+#define DW_REG_RSP	7
+#define DW_REG_RA	16
+
+static char *debuginfo_path;
+static const Dwfl_Callbacks offline_callbacks = {
+	.find_elf = dwfl_build_id_find_elf,
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.section_address = dwfl_offline_section_address,
+	.debuginfo_path = &debuginfo_path,
+};
+
+/* A CFI source and how its addresses relate to the object's vaddrs. */
+struct cfi_src {
+	Dwarf_CFI *cfi;
+	Dwarf_Addr shift;		/* cfi address = vaddr + shift */
+};
+
+/* Where a register rule says the value was saved: CFA + *off. */
+static bool saved_at_cfa(const Dwarf_Op *ops, size_t n, int64_t *off)
+{
+	if (n == 1 && ops[0].atom == DW_OP_call_frame_cfa) {
+		*off = 0;
+		return true;
+	}
+	if (n == 2 && ops[0].atom == DW_OP_call_frame_cfa &&
+	    ops[1].atom == DW_OP_plus_uconst) {
+		*off = (int64_t)ops[1].number;
+		return true;
+	}
+	return false;
+}
+
+/* The compact form of one CFI row. */
+static struct memtrack_unwind_row classify(Dwarf_Frame *f)
+{
+	struct memtrack_unwind_row r = { .cfa = MEMTRACK_UNWIND_UNKNOWN };
+	Dwarf_Op mem[3], *ops;
+	int64_t off, cfa_off;
+	Dwarf_Word cfa_reg;
+	size_t n;
+
+	if (dwarf_frame_register(f, DW_REG_RA, mem, &ops, &n))
+		return r;
+	if (!n && ops == mem) {
+		r.cfa = MEMTRACK_UNWIND_OUTERMOST;
+		return r;
+	}
+	if (!saved_at_cfa(ops, n, &off) || off != -8)
+		return r;
+	/* DW_CFA_def_cfa reg, off: anything else (PLT's expression) is not followed. */
+	if (dwarf_frame_cfa(f, &ops, &n) || n != 1 || ops[0].atom != DW_OP_bregx)
+		return r;
+	cfa_reg = ops[0].number;
+	cfa_off = (int64_t)ops[0].number2;
+	if ((cfa_reg != DW_REG_RSP && cfa_reg != DW_REG_RBP) || cfa_off < 8 ||
+	    cfa_off > (1 << 24))
+		return r;
+	if (dwarf_frame_register(f, DW_REG_RBP, mem, &ops, &n))
+		return r;
+	/* n == 0: unchanged, or undefined (then nothing in the caller uses it). */
+	if (n) {
+		if (!saved_at_cfa(ops, n, &off) || off > -16 || off < INT16_MIN)
+			return r;
+		r.bp_off = (int16_t)off;
+	}
+	r.cfa = cfa_reg == DW_REG_RSP ? MEMTRACK_UNWIND_CFA_SP :
+					MEMTRACK_UNWIND_CFA_BP;
+	r.cfa_off = (int32_t)cfa_off;
+	return r;
+}
+
+static bool same_rule(const struct memtrack_unwind_row *a,
+		      const struct memtrack_unwind_row *b)
+{
+	return a->cfa == b->cfa && a->cfa_off == b->cfa_off &&
+	       a->bp_off == b->bp_off;
+}
+
+struct builder {
+	struct mt_unwind_table *t;
+	size_t cap;
+};
+
+/* Append the rule for [addr, ...) unless it continues the previous row. */
+static int emit(struct builder *b, uint64_t addr,
+		const struct memtrack_unwind_row *rule)
+{
+	struct mt_unwind_table *t = b->t;
+	struct memtrack_unwind_row *r;
+
+	/* Segments back to back: the next one's first row replaces the end. */
+	if (t->nr && t->rows[t->nr - 1].addr == addr)
+		t->nr--;
+	if (t->nr && same_rule(&t->rows[t->nr - 1], rule))
+		return 0;
+	if (t->nr == b->cap) {
+		size_t cap = b->cap ? 2 * b->cap : 1024;
+
+		r = realloc(t->rows, cap * sizeof(*r));
+		if (!r)
+			return mt_seterr(-ENOMEM, "out of memory");
+		t->rows = r;
+		b->cap = cap;
+	}
+	r = &t->rows[t->nr++];
+	*r = *rule;
+	r->addr = (uint32_t)addr;
+	return 0;
+}
+
+/*
+ * Rows for the vaddrs [lo, hi): each address is looked up in the sources in
+ * turn, and the row found (or NONE) holds up to the end of its CFI row.
+ */
+static int build_range(struct builder *b, const struct cfi_src *src,
+		       size_t nsrc, uint64_t lo, uint64_t hi)
+{
+	static const struct memtrack_unwind_row none = { .cfa = MEMTRACK_UNWIND_NONE };
+	uint64_t addr = lo;
+	int err;
+
+	while (addr < hi) {
+		struct memtrack_unwind_row rule = none;
+		uint64_t end = addr + 1;
+		size_t i;
+
+		for (i = 0; i < nsrc; i++) {
+			Dwarf_Addr start, stop;
+			Dwarf_Frame *f;
+			bool signal;
+
+			if (dwarf_cfi_addrframe(src[i].cfi, addr + src[i].shift, &f))
+				continue;
+			if (dwarf_frame_info(f, &start, &stop, &signal) >= 0 &&
+			    stop - src[i].shift > addr) {
+				rule = classify(f);
+				end = stop - src[i].shift;
+			}
+			free(f);
+			break;
+		}
+		err = emit(b, addr, &rule);
+		if (err)
+			return err;
+		addr = end < hi ? end : hi;
+	}
+	return emit(b, hi, &none);
+}
+
+void mt_unwind_table_free(struct mt_unwind_table *t)
+{
+	free(t->rows);
+	memset(t, 0, sizeof(*t));
+}
+
+int mt_unwind_build(const char *path, struct mt_unwind_table *t)
+{
+	struct builder b = { .t = t };
+	struct cfi_src src[2];
+	Dwarf_Addr mod_bias, bias;
+	Dwfl_Module *mod;
+	size_t nsrc = 0, i, nph;
+	Dwarf_CFI *cfi;
+	Dwfl *dwfl;
+	Elf *elf;
+	int err = 0;
+
+	memset(t, 0, sizeof(*t));
+	dwfl = dwfl_begin(&offline_callbacks);
+	if (!dwfl)
+		return mt_seterr(-ENOMEM, "libdwfl: %s", dwfl_errmsg(-1));
+	mod = dwfl_report_offline(dwfl, path, path, -1);
+	if (!mod || dwfl_report_end(dwfl, NULL, NULL)) {
+		err = mt_seterr(-ENOEXEC, "%s: %s", path, dwfl_errmsg(-1));
+		goto out;
+	}
+	elf = dwfl_module_getelf(mod, &mod_bias);
+	if (!elf || elf_getphdrnum(elf, &nph)) {
+		err = mt_seterr(-ENOEXEC, "%s: not an ELF object", path);
+		goto out;
+	}
+	/* .eh_frame first: it is what the code was built to unwind with. */
+	cfi = dwfl_module_eh_cfi(mod, &bias);
+	if (cfi)
+		src[nsrc++] = (struct cfi_src){ cfi, mod_bias - bias };
+	cfi = dwfl_module_dwarf_cfi(mod, &bias);
+	if (cfi)
+		src[nsrc++] = (struct cfi_src){ cfi, mod_bias - bias };
+	for (i = 0; i < nph; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD ||
+		    !(ph.p_flags & PF_X) || !ph.p_memsz)
+			continue;
+		if (ph.p_vaddr + ph.p_memsz > UINT32_MAX) {
+			err = mt_seterr(-E2BIG, "%s: code above 4 GiB", path);
+			goto out;
+		}
+		if (!t->vend) {
+			t->vstart = ph.p_vaddr;
+			t->vaddr_off = ph.p_vaddr - ph.p_offset;
+		} else if (ph.p_vaddr < t->vend) {
+			err = mt_seterr(-ENOEXEC, "%s: unsorted program headers", path);
+			goto out;
+		}
+		t->vend = ph.p_vaddr + ph.p_memsz;
+		err = build_range(&b, src, nsrc, ph.p_vaddr, t->vend);
+		if (err)
+			goto out;
+	}
+out:
+	dwfl_end(dwfl);
+	if (err)
+		mt_unwind_table_free(t);
+	return err;
+}
