@@ -42,9 +42,14 @@ def trace(name, variant="fp"):
     check(fx.stdout.readline().strip() == "ready", "fixture did not start")
     tool = subprocess.Popen([TOOL, "-p", str(fx.pid), "-i", "2", "-n", "2", "--json"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    # Attach, then build and send the unwind tables (libc's, libstdc++'s):
-    # seconds under TCG; allocations before that stop at the first libc frame.
-    time.sleep(6)
+    # Ready when it waits for its first report: attached, tables sent
+    # (allocations before the tables arrive stop at the first libc frame).
+    end = time.monotonic() + 60
+    while time.monotonic() < end and tool.poll() is None:
+        with open(f"/proc/{tool.pid}/syscall") as f:
+            if f.read().split()[0] in ("35", "230"):	# nanosleep, clock_nanosleep
+                break
+        time.sleep(0.1)
     fx.stdin.write("go\n")
     fx.stdin.flush()
     check(fx.stdout.readline().strip() == "done", "fixture did not finish")

@@ -380,7 +380,11 @@ UW_MAX_CHUNK, UW_MAX_ROWS = 4096, 1 << 20
 
 def uw_rows(*rows):
     """rows: (addr, cfa kind[, cfa_off, bp_off, pad])."""
-    return b"".join(UW_ROW.pack(*(tuple(r) + (0, 0, 0)[len(r) - 2:])) for r in rows)
+    out = b""
+    for r in rows:
+        addr, kind, cfa_off, bp_off, pad = tuple(r) + (0, 0, 0)[len(r) - 2:]
+        out += UW_ROW.pack(addr, cfa_off, bp_off, kind, pad)
+    return out
 
 
 def uw_msg(tgid, start, end, bias, rows, nr_rows=None, first=0, drop=()):

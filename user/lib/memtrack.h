@@ -221,7 +221,8 @@ int mt_leak_unwind(struct mt_handle *h, pid_t pid, uint64_t start,
  * The tables of a traced process's executable file mappings (unwind_maps.c):
  * mt_unwinder_sync() sends those of mappings not sent yet (after attach,
  * and again after a dlopen), building each object's table once.  Returns
- * the number of mappings sent, or a negative errno.
+ * the number of mappings sent, or a negative errno.  With h NULL it only
+ * builds the tables, so that they can go right after the attach.
  */
 struct mt_unwinder;
 struct mt_unwinder *mt_unwinder_new(pid_t pid);

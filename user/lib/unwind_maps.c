@@ -179,6 +179,8 @@ int mt_unwinder_sync(struct mt_unwinder *u, struct mt_handle *h)
 			err = mt_seterr(-ENOMEM, "out of memory");
 			break;
 		}
+		if (!h)
+			continue;
 		s = realloc(u->sent, (u->nsent + 1) * sizeof(*s));
 		if (!s) {
 			err = mt_seterr(-ENOMEM, "out of memory");

@@ -430,6 +430,13 @@ int main(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 
+	/*
+	 * Tables are built before the attach and sent right after it: stacks
+	 * taken in between stop at the first frame without a frame pointer.
+	 */
+	unw = mt_unwinder_new(r.pid);
+	if (!unw || mt_unwinder_sync(unw, NULL) < 0)
+		fprintf(stderr, "%s: warning: unwind tables: %s\n", prog, mt_errmsg());
 	err = mt_leak_attach(h, r.pid, probes, nprobes, 0);
 	if (err < 0) {
 		fprintf(stderr, "%s: %s\n", prog, mt_errmsg());
@@ -437,9 +444,7 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	attached = true;
-	/* Without tables, stacks stop at the first frame without a frame pointer. */
-	unw = mt_unwinder_new(r.pid);
-	if (!unw || mt_unwinder_sync(unw, h) < 0)
+	if (unw && mt_unwinder_sync(unw, h) < 0)
 		fprintf(stderr, "%s: warning: unwind tables: %s\n", prog, mt_errmsg());
 	if (r.fmt == FMT_TEXT)
 		fprintf(stderr, "%s: tracing %ld: %zu probes; a report every %.1fs, Ctrl-C to stop\n",
