@@ -67,7 +67,15 @@ LEAK_PROGS := $(foreach v,fp nofp,$(addprefix $(TESTBIN)/leaks/$(v)/,$(LEAK_NAME
 LEAK_CFLAGS_fp := -fno-omit-frame-pointer
 LEAK_CFLAGS_nofp :=
 
-leak-progs: $(LEAK_PROGS)
+# The library the dlopen fixture loads after the tracer attached.
+LEAK_DSOS := $(foreach v,fp nofp,$(TESTBIN)/leaks/$(v)/libdlleak.so)
+
+leak-progs: $(LEAK_PROGS) $(LEAK_DSOS)
+
+$(LEAK_DSOS): $(TESTBIN)/leaks/%/libdlleak.so: tests/progs/leaks/lib/dlleak.c \
+		tests/progs/leaks/common.h
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -g $(LEAK_CFLAGS_$*) -Wall -Wextra -fPIC -shared -o $@ $<
 
 $(TESTBIN)/leaks/%: tests/progs/leaks/common.h
 	@mkdir -p $(dir $@)

@@ -6,11 +6,13 @@ allocating frame — and its callers: the stack goes on to the fixture's
 main and through libc to _start (or, for a thread, into libc's
 start_thread).  Every fixture runs in both builds, with frame pointers (fp)
 and without (nofp, Debian's default, as libc and libstdc++ are built): the
-module unwinds with the tables memtrack-leak derives from .eh_frame, so the
-figures must be the same."""
+module unwinds with the tables memtrack-leak derives from .eh_frame (also
+for a library dlopen'ed after the attach), so the figures must be the
+same."""
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -23,9 +25,10 @@ TOOL = os.path.join(ROOT, "build", "bin", "memtrack-leak")
 
 
 def markers(name):
-    """{leak name: (line, blocks, size)} from the fixture's source."""
-    path = [os.path.join(LEAKS, name + ext) for ext in (".c", ".cc")
-            if os.path.exists(os.path.join(LEAKS, name + ext))][0]
+    """{leak name: (file, line, blocks, size)} from the fixture's source
+    (name: a fixture, or a source path under tests/progs/leaks)."""
+    path = [os.path.join(LEAKS, name + ext) for ext in ("", ".c", ".cc")
+            if os.path.isfile(os.path.join(LEAKS, name + ext))][0]
     out = {}
     with open(path) as f:
         for n, line in enumerate(f, 1):
@@ -47,7 +50,7 @@ def trace(name, variant="fp"):
     end = time.monotonic() + 60
     while time.monotonic() < end and tool.poll() is None:
         with open(f"/proc/{tool.pid}/syscall") as f:
-            if f.read().split()[0] in ("35", "230"):	# nanosleep, clock_nanosleep
+            if f.read().split()[0] in ("35", "230"):  # nanosleep, clock_nanosleep
                 break
         time.sleep(0.1)
     fx.stdin.write("go\n")
@@ -138,9 +141,52 @@ def freeall_reports_nothing(variant):
     check(not report["stacks"], f"{len(report['stacks'])} stacks for a program that frees all")
 
 
+def reports_after(tool, n):
+    """Read n more JSON reports of a running tool; the last one."""
+    doc = None
+    for _ in range(n):
+        line = tool.stdout.readline()
+        check(line.startswith("{"), f"memtrack-leak stopped: {line!r}")
+        doc = json.loads(line)
+    return doc
+
+
+def dlopen_library_loaded_after_attach(variant):
+    """A library dlopen'ed after the attach: its leak is exact and its
+    callers reach main, so its table was sent on a later report."""
+    fx = subprocess.Popen([os.path.join(ROOT, "build", "tests", "leaks", variant, "dlopen")],
+                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    check(fx.stdout.readline().strip() == "ready", "fixture did not start")
+    tool = subprocess.Popen([TOOL, "-p", str(fx.pid), "-i", "1", "--json"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        reports_after(tool, 1)
+        fx.stdin.write("load\n")
+        fx.stdin.flush()
+        check(fx.stdout.readline().strip() == "loaded", "fixture did not load")
+        # The second report from now re-read the maps after the dlopen.
+        reports_after(tool, 2)
+        fx.stdin.write("go\n")
+        fx.stdin.flush()
+        check(fx.stdout.readline().strip() == "done", "fixture did not finish")
+        report = reports_after(tool, 2)
+    finally:
+        tool.send_signal(signal.SIGINT)
+        _, err = tool.communicate(timeout=60)
+        fx.stdin.write("exit\n")
+        fx.stdin.flush()
+        fx.wait(timeout=30)
+    check(tool.returncode == 0, f"memtrack-leak exit {tool.returncode}: {err.strip()}")
+    check_markers(report, "lib/dlleak.c")
+    (leak, (file, line, _, _)), = markers("lib/dlleak.c").items()
+    for s in report["stacks"]:
+        if frame_at(s, file, line):
+            check_callers(s, f"dlopen/{leak}", "dlopen.c")
+
+
 for _fn in (c_apis_each_leak_exact, c_edges_realloc_chain_failed_realloc_zero_large,
             threads_concurrent_leak_rate, cpp_new_called_by_user_code,
-            freeall_reports_nothing):
+            dlopen_library_loaded_after_attach, freeall_reports_nothing):
     for _v in ("fp", "nofp"):
         def _t(fn=_fn, v=_v):
             fn(v)

@@ -33,6 +33,7 @@ struct sym_entry {
 
 struct mt_symbolizer {
 	Dwfl *dwfl;
+	pid_t pid;
 	struct sym_entry *buckets[MT_SYM_BUCKETS];
 };
 
@@ -53,6 +54,7 @@ struct mt_symbolizer *mt_sym_open(pid_t pid)
 		errno = ENOMEM;
 		return NULL;
 	}
+	s->pid = pid;
 	s->dwfl = dwfl_begin(&proc_callbacks);
 	if (!s->dwfl) {
 		mt_seterr(-ENOMEM, "libdwfl: %s", dwfl_errmsg(-1));
@@ -147,10 +149,28 @@ static const char *die_name(Dwarf_Die *die)
 	return name;
 }
 
+/*
+ * The module of addr; for an address in none, the process's modules are
+ * read again first: objects dlopen'ed since mt_sym_open().
+ */
+static Dwfl_Module *addr_module(struct mt_symbolizer *s, uint64_t addr)
+{
+	Dwfl_Module *mod = dwfl_addrmodule(s->dwfl, addr);
+	int err;
+
+	if (mod)
+		return mod;
+	dwfl_report_begin_add(s->dwfl);
+	err = dwfl_linux_proc_report(s->dwfl, s->pid);
+	if (dwfl_report_end(s->dwfl, NULL, NULL) || err)
+		return NULL;
+	return dwfl_addrmodule(s->dwfl, addr);
+}
+
 static int lookup(struct mt_symbolizer *s, uint64_t addr,
 		  struct mt_sym_frame *out, int max)
 {
-	Dwfl_Module *mod = dwfl_addrmodule(s->dwfl, addr);
+	Dwfl_Module *mod = addr_module(s, addr);
 	const char *modname = NULL, *symname = NULL, *file = NULL;
 	Dwarf_Die *cudie, *scopes = NULL;
 	Dwarf_Addr bias = 0;
