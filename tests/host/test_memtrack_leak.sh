@@ -142,12 +142,14 @@ if [ -z "$libstdcxx" ]; then
 else
 	missing=
 	badapi=
-	for s in _Znwm _Znam _ZnwmRKSt9nothrow_t _ZnamRKSt9nothrow_t \
-		_ZnwmSt11align_val_t _ZnamSt11align_val_t \
-		_ZnwmSt11align_val_tRKSt9nothrow_t _ZnamSt11align_val_tRKSt9nothrow_t \
-		_ZdlPv _ZdaPv _ZdlPvm _ZdaPvm _ZdlPvSt11align_val_t _ZdaPvSt11align_val_t \
-		_ZdlPvmSt11align_val_t _ZdaPvmSt11align_val_t \
-		_ZdlPvRKSt9nothrow_t _ZdaPvRKSt9nothrow_t; do
+	# every operator new/new[]/delete/delete[] libstdc++ exports (20 in
+	# Debian 12's: plain, nothrow, sized, aligned and their combinations)
+	ops=$(readelf -W --dyn-syms "$libstdcxx" |
+		awk '$7 != "UND" && $8 ~ /^_Z(nw|na|dl|da)[mP]/ { sub(/@.*/, "", $8); print $8 }' |
+		sort -u)
+	[ "$(wc -w <<<"$ops")" -ge 20 ] && pass elfsyms-libstdcxx-operator-count ||
+		fail elfsyms-libstdcxx-operator-count "readelf lists only: $ops"
+	for s in $ops; do
 		case $s in
 		_Znw*) api=new ;; _Zna*) api='new[]' ;; _Zdl*) api=delete ;; *) api='delete[]' ;;
 		esac

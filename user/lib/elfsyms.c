@@ -51,11 +51,13 @@ static const struct {
 	{ "_ZdlPvSt11align_val_t", MEMTRACK_API_DELETE },
 	{ "_ZdlPvmSt11align_val_t", MEMTRACK_API_DELETE },
 	{ "_ZdlPvRKSt9nothrow_t", MEMTRACK_API_DELETE },
+	{ "_ZdlPvSt11align_val_tRKSt9nothrow_t", MEMTRACK_API_DELETE },
 	{ "_ZdaPv", MEMTRACK_API_DELETE_ARRAY },
 	{ "_ZdaPvm", MEMTRACK_API_DELETE_ARRAY },
 	{ "_ZdaPvSt11align_val_t", MEMTRACK_API_DELETE_ARRAY },
 	{ "_ZdaPvmSt11align_val_t", MEMTRACK_API_DELETE_ARRAY },
 	{ "_ZdaPvRKSt9nothrow_t", MEMTRACK_API_DELETE_ARRAY },
+	{ "_ZdaPvSt11align_val_tRKSt9nothrow_t", MEMTRACK_API_DELETE_ARRAY },
 };
 #define NR_ENTRY_POINTS (sizeof(entry_points) / sizeof(entry_points[0]))
 

@@ -186,8 +186,102 @@ static void text_frame(FILE *o, const struct mt_sym_frame *f, uint64_t addr)
 	fputc('\n', o);
 }
 
+/* Text: frame lines; JSON: the members of a frames array. */
+static void print_frames(struct report *r, const struct mt_leak_stack *s)
+{
+	FILE *o = r->o;
+	uint32_t j;
+
+	for (j = 0; j < s->nr_frames; j++) {
+		const struct mt_sym_frame *f;
+		int k, nf = mt_sym_lookup(r->sym, s->frames[j], true, &f);
+
+		for (k = 0; k < nf; k++) {
+			if (r->fmt == FMT_TEXT) {
+				text_frame(o, &f[k], s->frames[j]);
+				continue;
+			}
+			fprintf(o, "%s{\"address\":%llu,\"function\":",
+				j || k ? "," : "",
+				(unsigned long long)s->frames[j]);
+			json_str(o, f[k].function);
+			fputs(",\"file\":", o);
+			json_str(o, f[k].file);
+			fprintf(o, ",\"line\":%d,\"inlined\":%s,\"module\":",
+				f[k].line, f[k].inlined ? "true" : "false");
+			json_str(o, f[k].module);
+			fputc('}', o);
+		}
+	}
+}
+
+/*
+ * Like valgrind's "Mismatched free() / delete / delete []": per allocating
+ * stack whose blocks were released by the wrong API, that stack and the
+ * stack of the last such release.  Not in folded output (bytes only).
+ */
+static void print_mismatches(struct report *r, const struct mt_leak_stack *v,
+			     size_t n)
+{
+	const struct mt_leak_stack *fs;
+	size_t i, k, nr = 0;
+	FILE *o = r->o;
+
+	for (i = 0; i < n; i++)
+		nr += v[i].mismatched > 0;
+	if (r->fmt == FMT_FOLDED || (r->fmt == FMT_TEXT && !nr))
+		return;
+	if (r->fmt == FMT_JSON)
+		fputs(",\"mismatches\":[", o);
+	else
+		fprintf(o, "  Mismatched free() / delete / delete []: %zu allocating stack%s\n",
+			nr, nr == 1 ? "" : "s");
+	for (i = 0, nr = 0; i < n; i++) {
+		const struct mt_leak_stack *s = &v[i];
+
+		if (!s->mismatched)
+			continue;
+		fs = NULL;
+		for (k = 0; s->free_stack_id && k < n; k++)
+			if (v[k].stack_id == s->free_stack_id)
+				fs = &v[k];
+		if (r->fmt == FMT_JSON) {
+			fprintf(o, "%s{\"alloc_stack_id\":%u,\"alloc_api\":",
+				nr++ ? "," : "", s->stack_id);
+			json_str(o, mt_leak_api_name(s->api));
+			fputs(",\"free_api\":", o);
+			json_str(o, mt_leak_api_name(s->free_api));
+			fprintf(o, ",\"count\":%u,\"free_stack_id\":%u,\"alloc_frames\":[",
+				s->mismatched, fs ? fs->stack_id : 0);
+			print_frames(r, s);
+			fputs("],\"free_frames\":[", o);
+			if (fs)
+				print_frames(r, fs);
+			fputs("]}", o);
+			continue;
+		}
+		fprintf(o, "  ! %u block%s allocated by %s, freed by %s\n"
+			"      allocated at:\n", s->mismatched,
+			s->mismatched == 1 ? "" : "s", mt_leak_api_name(s->api),
+			mt_leak_api_name(s->free_api));
+		print_frames(r, s);
+		fputs("      freed (last time) at:\n", o);
+		if (fs)
+			print_frames(r, fs);
+		else
+			fputs("        (stack not recorded)\n", o);
+	}
+	if (r->fmt == FMT_JSON)
+		fputc(']', o);
+}
+
+/*
+ * v[0..n): stacks holding blocks, sorted; v[n..n+nother): stacks that are
+ * there only for a mismatched free.
+ */
 static void print_report(struct report *r, struct mt_leak_stack *v, size_t n,
-			 size_t top, const struct prev *prev, size_t nprev)
+			 size_t nother, size_t top, const struct prev *prev,
+			 size_t nprev)
 {
 	uint64_t now = mono_ns(), total = 0, blocks = 0;
 	size_t i, shown = n < top ? n : top;
@@ -268,35 +362,37 @@ static void print_report(struct report *r, struct mt_leak_stack *v, size_t n,
 				(unsigned long long)s->bytes);
 			continue;
 		}
-		for (j = 0; j < s->nr_frames; j++) {
-			const struct mt_sym_frame *f;
-			int k, nf = mt_sym_lookup(r->sym, s->frames[j], true, &f);
-
-			for (k = 0; k < nf; k++) {
-				if (r->fmt == FMT_TEXT) {
-					text_frame(o, &f[k], s->frames[j]);
-					continue;
-				}
-				fprintf(o, "%s{\"address\":%llu,\"function\":",
-					j || k ? "," : "",
-					(unsigned long long)s->frames[j]);
-				json_str(o, f[k].function);
-				fputs(",\"file\":", o);
-				json_str(o, f[k].file);
-				fprintf(o, ",\"line\":%d,\"inlined\":%s,\"module\":",
-					f[k].line, f[k].inlined ? "true" : "false");
-				json_str(o, f[k].module);
-				fputc('}', o);
-			}
-		}
+		print_frames(r, s);
 		if (r->fmt == FMT_JSON)
 			fputs("]}", o);
 	}
 	if (r->fmt == FMT_JSON)
-		fputs("]}\n", o);
+		fputs("]", o);
+	print_mismatches(r, v, n + nother);
+	if (r->fmt == FMT_JSON)
+		fputs("}\n", o);
 	else if (r->fmt == FMT_TEXT)
 		fputc('\n', o);
 	fflush(o);
+}
+
+/* Stacks holding blocks first, in dump order; returns how many. */
+static size_t split_leaks(struct mt_leak_stack *v, size_t n)
+{
+	size_t i, k = 0;
+
+	for (i = 0; i < n; i++)
+		if (v[i].blocks) {
+			struct mt_leak_stack t;
+
+			if (i != k) {
+				t = v[i];
+				memmove(&v[k + 1], &v[k], (i - k) * sizeof(*v));
+				v[k] = t;
+			}
+			k++;
+		}
+	return k;
 }
 
 /* Sleep ms unless a signal asks to stop. */
@@ -443,7 +539,7 @@ int main(int argc, char **argv)
 	while (!stop && (!count || r.nr < count)) {
 		struct mt_leak_stack *v;
 		struct prev *np;
-		size_t n, i;
+		size_t n, i, nother;
 
 		nap(interval_ms);
 		if (stop)
@@ -459,8 +555,10 @@ int main(int argc, char **argv)
 			rc = 1;
 			break;
 		}
+		nother = n - split_leaks(v, n);
+		n -= nother;
 		qsort(v, n, sizeof(*v), cmp_bytes);
-		print_report(&r, v, n, (size_t)top, prev, nprev);
+		print_report(&r, v, n, nother, (size_t)top, prev, nprev);
 		np = malloc((n ? n : 1) * sizeof(*np));
 		if (np) {
 			for (i = 0; i < n; i++) {
