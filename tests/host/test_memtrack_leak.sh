@@ -244,7 +244,9 @@ usage_case() { # name expected-stderr args...
 		fail "$name" "memtrack-leak $* -> exit $rc, stderr '$out'"
 	fi
 }
-usage_case leak-usage-no-pid "-p PID is required"
+usage_case leak-usage-no-pid "-p PID or -- COMMAND is required"
+usage_case leak-usage-cmd-interval "-i and -n are for -p" -i 1 -- true
+usage_case leak-usage-cmd-count "-i and -n are for -p" -n 1 -- true
 usage_case leak-usage-bad-pid "invalid number 'x'" -p x
 usage_case leak-usage-zero-pid "invalid number '0'" -p 0
 usage_case leak-usage-bad-interval "invalid number of seconds '0'" -p 1 -i 0

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -404,6 +405,70 @@ static void nap(long long ms)
 		;
 }
 
+/*
+ * One report: dump, split off the mismatch-only stacks, print, keep the
+ * bytes per stack for the next report's growth.
+ */
+static int take_report(struct mt_handle *h, struct report *r,
+		       uint32_t min_age_ms, size_t top, struct prev **prev,
+		       size_t *nprev)
+{
+	struct mt_leak_stack *v;
+	struct prev *np;
+	size_t n, i, nother;
+	int err;
+
+	err = mt_leak_stacks(h, r->pid, min_age_ms, &v, &n);
+	if (err < 0)
+		return err;
+	nother = n - split_leaks(v, n);
+	n -= nother;
+	qsort(v, n, sizeof(*v), cmp_bytes);
+	print_report(r, v, n, nother, top, *prev, *nprev);
+	np = malloc((n ? n : 1) * sizeof(*np));
+	if (np) {
+		for (i = 0; i < n; i++) {
+			np[i].id = v[i].stack_id;
+			np[i].bytes = v[i].bytes;
+		}
+		qsort(np, n, sizeof(*np), cmp_prev);
+		free(*prev);
+		*prev = np;
+		*nprev = n;
+	}
+	free(v);
+	return 0;
+}
+
+/* The session is gone with its process (exit, exec) or with the module. */
+static bool session_gone(int err)
+{
+	return err == -ESRCH || err == -ENOENT;
+}
+
+static volatile sig_atomic_t fwd_sig;
+
+/*
+ * With a command: signals sent to memtrack-leak go to the program, which
+ * then exits (and is reported on) as it would have.  Signals from the
+ * terminal (SI_KERNEL) already reached it: it is in the same process group.
+ */
+static void on_signal_fwd(int sig, siginfo_t *si, void *uc)
+{
+	(void)uc;
+	if (si->si_code != SI_KERNEL)
+		fwd_sig = sig;
+}
+
+static int wait_status_code(int st)
+{
+	if (WIFEXITED(st))
+		return WEXITSTATUS(st);
+	if (WIFSIGNALED(st))
+		return 128 + WTERMSIG(st);
+	return 1;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -427,20 +492,22 @@ int main(int argc, char **argv)
 	size_t nprobes = 0, nprev = 0;
 	struct mt_handle *h = NULL;
 	struct sigaction sa = { 0 };
-	char proc[64];
-	int c, err, rc = 0;
-	bool attached = false;
+	char **cmd = NULL, proc[64];
+	int c, err, st, rc = 0;
+	bool attached = false, periodic = false;
 
-	while ((c = getopt_long(argc, argv, "p:i:n:jo:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+p:i:n:jo:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			pid = parse_count(optarg, "-p", 1, INT_MAX);
 			break;
 		case 'i':
 			interval_ms = parse_seconds(optarg, "-i", false);
+			periodic = true;
 			break;
 		case 'n':
 			count = parse_count(optarg, "-n", 1, INT_MAX);
+			periodic = true;
 			break;
 		case 'a':
 			min_age_ms = parse_seconds(optarg, "--min-age", true);
@@ -471,24 +538,45 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (optind < argc)
-		die_usage("unexpected argument '%s'", argv[optind]);
-	if (!pid)
-		die_usage("%s", "-p PID is required");
-
-	snprintf(proc, sizeof(proc), "/proc/%ld", pid);
-	if (access(proc, F_OK)) {
-		fprintf(stderr, "%s: no such process: %ld\n", prog, pid);
-		return 1;
+	if (optind < argc) {
+		if (pid)
+			die_usage("unexpected argument '%s'", argv[optind]);
+		cmd = &argv[optind];
 	}
-	r.pid = (pid_t)pid;
+	if (!pid && !cmd)
+		die_usage("%s", "-p PID or -- COMMAND is required");
+	if (cmd && periodic)
+		die_usage("%s", "-i and -n are for -p: a command gets one report, at its exit");
 
-	h = mt_open(0);
-	if (!h) {
-		fprintf(stderr, "%s: %s\n", prog, mt_errmsg());
-		return 1;
+	if (output) {
+		r.o = fopen(output, "we");
+		if (!r.o) {
+			fprintf(stderr, "%s: %s: %s\n", prog, output, strerror(errno));
+			return 1;
+		}
+	} else {
+		r.o = stdout;
 	}
-	err = mt_leak_find_probes(r.pid, &probes, &nprobes);
+
+	if (cmd) {
+		/* Before any socket is open: the program must not inherit one. */
+		err = mt_run_start(cmd, &r.pid, &st);
+		if (err < 0) {
+			if (st)
+				return wait_status_code(st);
+			fprintf(stderr, "%s: %s\n", prog, mt_errmsg());
+			return 1;
+		}
+		err = mt_run_find_probes(r.pid, &probes, &nprobes);
+	} else {
+		snprintf(proc, sizeof(proc), "/proc/%ld", pid);
+		if (access(proc, F_OK)) {
+			fprintf(stderr, "%s: no such process: %ld\n", prog, pid);
+			return 1;
+		}
+		r.pid = (pid_t)pid;
+		err = mt_leak_find_probes(r.pid, &probes, &nprobes);
+	}
 	if (err < 0) {
 		fprintf(stderr, "%s: %s\n", prog,
 			err == -EACCES || err == -EPERM ?
@@ -498,32 +586,26 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	if (!nprobes) {
-		fprintf(stderr, "%s: %ld maps no allocator this tool knows (libc, libstdc++)\n",
-			prog, pid);
+		fprintf(stderr, "%s: %d maps no allocator this tool knows (libc, libstdc++)\n",
+			prog, (int)r.pid);
 		rc = 1;
 		goto out;
 	}
-	r.sym = mt_sym_open(r.pid);
-	if (!r.sym) {
+	h = mt_open(0);
+	if (!h) {
 		fprintf(stderr, "%s: %s\n", prog, mt_errmsg());
 		rc = 1;
 		goto out;
 	}
-	if (output) {
-		r.o = fopen(output, "we");
-		if (!r.o) {
-			fprintf(stderr, "%s: %s: %s\n", prog, output, strerror(errno));
+	/* A command's libraries are mapped only at its exit report. */
+	if (!cmd) {
+		r.sym = mt_sym_open(r.pid);
+		if (!r.sym) {
+			fprintf(stderr, "%s: %s\n", prog, mt_errmsg());
 			rc = 1;
 			goto out;
 		}
-	} else {
-		r.o = stdout;
 	}
-
-	sa.sa_handler = on_signal;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
 
 	err = mt_leak_attach(h, r.pid, probes, nprobes, 0);
 	if (err < 0) {
@@ -532,22 +614,71 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	attached = true;
+	if (cmd) {
+		sa.sa_sigaction = on_signal_fwd;
+		sa.sa_flags = SA_SIGINFO;	/* no SA_RESTART: wake waitpid */
+		sigaction(SIGINT, &sa, NULL);
+		sigaction(SIGTERM, &sa, NULL);
+		sigaction(SIGHUP, &sa, NULL);
+		sigaction(SIGQUIT, &sa, NULL);
+		err = mt_run_until_exit(r.pid, &fwd_sig, &st);
+		if (err < 0) {
+			fprintf(stderr, "%s: %s\n", prog, mt_errmsg());
+			rc = 1;
+			goto out;
+		}
+		if (!err) {
+			fprintf(stderr, "%s: %s ended without stopping at its exit (%s %d): no report\n",
+				prog, cmd[0], WIFSIGNALED(st) ? "signal" : "status",
+				WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
+			attached = false;
+			rc = wait_status_code(st);
+			goto out;
+		}
+		r.sym = mt_sym_open(r.pid);
+		if (!r.sym)
+			fprintf(stderr, "%s: %s\n", prog, mt_errmsg());
+		else if ((err = take_report(h, &r, (uint32_t)min_age_ms,
+					    (size_t)top, &prev, &nprev)) < 0)
+			fprintf(stderr, "%s: final report: %s\n", prog,
+				session_gone(err) ? "the session is gone (module unloaded?)" :
+				mt_errmsg());
+		if (mt_leak_detach(h, r.pid) < 0 && !session_gone(err))
+			fprintf(stderr, "%s: detach: %s\n", prog, mt_errmsg());
+		attached = false;
+		/* Its exit status is ours, report or not: errors are on stderr. */
+		if (mt_run_finish(r.pid, &st) < 0) {
+			fprintf(stderr, "%s: %s\n", prog, mt_errmsg());
+			rc = 1;
+		} else {
+			rc = wait_status_code(st);
+		}
+		goto out;
+	}
+
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
 	if (r.fmt == FMT_TEXT)
 		fprintf(stderr, "%s: tracing %ld: %zu probes; a report every %.1fs, Ctrl-C to stop\n",
 			prog, pid, nprobes, interval_ms / 1000.0);
 
 	while (!stop && (!count || r.nr < count)) {
-		struct mt_leak_stack *v;
-		struct prev *np;
-		size_t n, i, nother;
-
 		nap(interval_ms);
 		if (stop)
 			break;
-		err = mt_leak_stacks(h, r.pid, (uint32_t)min_age_ms, &v, &n);
-		if (err == -ESRCH) {
-			fprintf(stderr, "%s: process %ld is gone\n", prog, pid);
+		err = take_report(h, &r, (uint32_t)min_age_ms, (size_t)top,
+				  &prev, &nprev);
+		if (session_gone(err)) {
+			if (kill(r.pid, 0) && errno == ESRCH)
+				fprintf(stderr, "%s: process %ld exited; its session ended with it\n",
+					prog, pid);
+			else
+				fprintf(stderr, "%s: process %ld: the session ended (exec, or the module was unloaded)\n",
+					prog, pid);
 			attached = false;
+			rc = 3;
 			break;
 		}
 		if (err < 0) {
@@ -555,29 +686,17 @@ int main(int argc, char **argv)
 			rc = 1;
 			break;
 		}
-		nother = n - split_leaks(v, n);
-		n -= nother;
-		qsort(v, n, sizeof(*v), cmp_bytes);
-		print_report(&r, v, n, nother, (size_t)top, prev, nprev);
-		np = malloc((n ? n : 1) * sizeof(*np));
-		if (np) {
-			for (i = 0; i < n; i++) {
-				np[i].id = v[i].stack_id;
-				np[i].bytes = v[i].bytes;
-			}
-			qsort(np, n, sizeof(*np), cmp_prev);
-			free(prev);
-			prev = np;
-			nprev = n;
-		}
-		free(v);
 	}
 out:
-	/* the module may have dropped a process that exited: ESRCH is fine */
-	if (attached && (err = mt_leak_detach(h, r.pid)) < 0 && err != -ESRCH &&
-	    rc == 0) {
+	if (attached && (err = mt_leak_detach(h, r.pid)) < 0 &&
+	    !session_gone(err) && rc == 0) {
 		fprintf(stderr, "%s: detach: %s\n", prog, mt_errmsg());
 		rc = 1;
+	}
+	if (cmd && attached) {
+		/* Failed before it ran: it must not run untraced. */
+		kill(r.pid, SIGKILL);
+		waitpid(r.pid, &st, 0);
 	}
 	if (r.o && r.o != stdout && fclose(r.o)) {
 		fprintf(stderr, "%s: %s: %s\n", prog, output, strerror(errno));
