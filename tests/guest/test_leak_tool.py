@@ -211,6 +211,18 @@ def session_gone(pid, timeout=10):
     return False
 
 
+def session_there(pid, timeout=30):
+    end = time.monotonic() + timeout
+    with Genl() as g:
+        while time.monotonic() < end:
+            try:
+                g.leak_stats(pid)
+                return True
+            except NlError:
+                time.sleep(0.05)
+    return False
+
+
 @test
 def target_exits_mid_trace():
     """The target exiting between reports: a clear message, exit 3, at once."""
@@ -245,7 +257,7 @@ def tracer_sigkill():
         check(all(m == f for _, _, m, f in after), f"breakpoints left: {after}")
         t2 = subprocess.Popen([TOOL, "-p", str(fx.pid), "-i", "2", "-n", "2", "--json"],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        time.sleep(1.5)
+        check(session_there(fx.pid), "the second memtrack-leak did not attach")
         fx.step()
         out, err = t2.communicate(timeout=120)
         check(t2.returncode == 0, f"second memtrack-leak: exit {t2.returncode}: {err}")

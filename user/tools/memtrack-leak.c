@@ -9,6 +9,7 @@
  * frames symbolized (function, file:line, inlined frames).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <signal.h>
@@ -29,7 +30,11 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 "usage: %s -p PID [options]\n"
-"Report the call stacks of PID holding memory it allocated and has not freed.\n"
+"       %s [options] -- COMMAND [ARGS...]\n"
+"Report the call stacks of PID holding memory it allocated and has not freed,\n"
+"or run COMMAND traced from its first allocation and report once, at its exit.\n"
+"Blocks freed by the wrong API (new[] by delete, malloc by delete, ...) are\n"
+"reported too, with the allocating and the freeing stack.\n"
 "\n"
 "  -p, --pid PID         process to trace (needs the rights of ptrace on it)\n"
 "  -i, --interval SEC    seconds between reports (default 10)\n"
@@ -39,7 +44,14 @@ static void usage(FILE *f)
 "  -j, --json            one JSON document per report\n"
 "      --folded          folded stacks \"root;...;leaf BYTES\" per line (flame graphs)\n"
 "  -o, --output FILE     write reports to FILE instead of standard output\n"
-"  -h, --help            this text\n", prog);
+"  -h, --help            this text\n"
+"\n"
+"Exit status: 0; 1 on errors; 2 on usage errors; 3 when the session ends\n"
+"under -p (the process exited or exec'd, or memtrack.ko was unloaded).  With\n"
+"COMMAND: the command's own exit status, or 128+N if signal N killed it (127:\n"
+"it could not be run).  SIGTERM, SIGHUP, SIGINT and SIGQUIT sent to\n"
+"memtrack-leak are passed on to COMMAND; -i and -n do not apply to it.\n",
+		prog, prog);
 }
 
 static void die_usage(const char *fmt, const char *arg)
@@ -446,6 +458,26 @@ static bool session_gone(int err)
 	return err == -ESRCH || err == -ENOENT;
 }
 
+/* Gone, or a zombie its parent has not reaped yet. */
+static bool exited(pid_t pid)
+{
+	char path[64], buf[512], *s;
+	ssize_t len;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return true;
+	len = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (len <= 0)
+		return true;
+	buf[len] = '\0';
+	s = strrchr(buf, ')');		/* the name may hold anything */
+	return !s || s[1] != ' ' || s[2] == 'Z' || s[2] == 'X';
+}
+
 static volatile sig_atomic_t fwd_sig;
 
 /*
@@ -494,7 +526,7 @@ int main(int argc, char **argv)
 	struct sigaction sa = { 0 };
 	char **cmd = NULL, proc[64];
 	int c, err, st, rc = 0;
-	bool attached = false, periodic = false;
+	bool attached = false, periodic = false, running = false;
 
 	while ((c = getopt_long(argc, argv, "+p:i:n:jo:h", opts, NULL)) != -1) {
 		switch (c) {
@@ -567,6 +599,7 @@ int main(int argc, char **argv)
 			fprintf(stderr, "%s: %s\n", prog, mt_errmsg());
 			return 1;
 		}
+		running = true;
 		err = mt_run_find_probes(r.pid, &probes, &nprobes);
 	} else {
 		snprintf(proc, sizeof(proc), "/proc/%ld", pid);
@@ -622,6 +655,7 @@ int main(int argc, char **argv)
 		sigaction(SIGHUP, &sa, NULL);
 		sigaction(SIGQUIT, &sa, NULL);
 		err = mt_run_until_exit(r.pid, &fwd_sig, &st);
+		running = err != 0;
 		if (err < 0) {
 			fprintf(stderr, "%s: %s\n", prog, mt_errmsg());
 			rc = 1;
@@ -643,10 +677,11 @@ int main(int argc, char **argv)
 			fprintf(stderr, "%s: final report: %s\n", prog,
 				session_gone(err) ? "the session is gone (module unloaded?)" :
 				mt_errmsg());
-		if (mt_leak_detach(h, r.pid) < 0 && !session_gone(err))
+		if ((err = mt_leak_detach(h, r.pid)) < 0 && !session_gone(err))
 			fprintf(stderr, "%s: detach: %s\n", prog, mt_errmsg());
 		attached = false;
 		/* Its exit status is ours, report or not: errors are on stderr. */
+		running = false;
 		if (mt_run_finish(r.pid, &st) < 0) {
 			fprintf(stderr, "%s: %s\n", prog, mt_errmsg());
 			rc = 1;
@@ -671,7 +706,7 @@ int main(int argc, char **argv)
 		err = take_report(h, &r, (uint32_t)min_age_ms, (size_t)top,
 				  &prev, &nprev);
 		if (session_gone(err)) {
-			if (kill(r.pid, 0) && errno == ESRCH)
+			if (exited(r.pid))
 				fprintf(stderr, "%s: process %ld exited; its session ended with it\n",
 					prog, pid);
 			else
@@ -693,7 +728,7 @@ out:
 		fprintf(stderr, "%s: detach: %s\n", prog, mt_errmsg());
 		rc = 1;
 	}
-	if (cmd && attached) {
+	if (running) {
 		/* Failed before it ran: it must not run untraced. */
 		kill(r.pid, SIGKILL);
 		waitpid(r.pid, &st, 0);
