@@ -478,6 +478,20 @@ static bool exited(pid_t pid)
 	return !s || s[1] != ' ' || s[2] == 'Z' || s[2] == 'X';
 }
 
+/*
+ * What an unloaded module's requests fail with varies (the family id is
+ * unknown, or the request raced the unload): ask for the family anew.
+ */
+static bool module_gone(void)
+{
+	struct mt_handle *t = mt_open(0);
+
+	if (!t)
+		return true;
+	mt_close(t);
+	return false;
+}
+
 static volatile sig_atomic_t fwd_sig;
 
 /*
@@ -675,7 +689,7 @@ int main(int argc, char **argv)
 		else if ((err = take_report(h, &r, (uint32_t)min_age_ms,
 					    (size_t)top, &prev, &nprev)) < 0)
 			fprintf(stderr, "%s: final report: %s\n", prog,
-				session_gone(err) ? "the session is gone (module unloaded?)" :
+				module_gone() ? "memtrack.ko was unloaded" :
 				mt_errmsg());
 		if ((err = mt_leak_detach(h, r.pid)) < 0 && !session_gone(err))
 			fprintf(stderr, "%s: detach: %s\n", prog, mt_errmsg());
@@ -705,12 +719,15 @@ int main(int argc, char **argv)
 			break;
 		err = take_report(h, &r, (uint32_t)min_age_ms, (size_t)top,
 				  &prev, &nprev);
-		if (session_gone(err)) {
-			if (exited(r.pid))
+		if (err < 0 && (session_gone(err) || module_gone())) {
+			if (module_gone())
+				fprintf(stderr, "%s: process %ld: the session ended: memtrack.ko was unloaded\n",
+					prog, pid);
+			else if (exited(r.pid))
 				fprintf(stderr, "%s: process %ld exited; its session ended with it\n",
 					prog, pid);
 			else
-				fprintf(stderr, "%s: process %ld: the session ended (exec, or the module was unloaded)\n",
+				fprintf(stderr, "%s: process %ld: the session ended (it exec'd another program)\n",
 					prog, pid);
 			attached = false;
 			rc = 3;
