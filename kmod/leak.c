@@ -143,6 +143,12 @@ static struct mtr_leak_thread *mtr_leak_thread_find(struct mtr_leak_session *s,
 	return NULL;
 }
 
+static bool mtr_leak_api_frees(u32 api)
+{
+	return api == MEMTRACK_API_FREE || api == MEMTRACK_API_DELETE ||
+	       api == MEMTRACK_API_DELETE_ARRAY;
+}
+
 /* Whether a block allocated by @alloc may be released by @release. */
 static bool mtr_leak_api_matches(u32 alloc, u32 release)
 {
@@ -157,25 +163,35 @@ static bool mtr_leak_api_matches(u32 alloc, u32 release)
 	}
 }
 
-static void mtr_leak_remove(struct mtr_leak_session *s, unsigned long addr,
-			    u32 api)
+/*
+ * Returns the allocating stack of a block released by the wrong API, whose
+ * free_api it sets; the caller may add the freeing stack.
+ */
+static struct mtr_leak_stack *mtr_leak_remove(struct mtr_leak_session *s,
+					      unsigned long addr, u32 api)
 {
 	struct mtr_leak_block *b = mtr_leak_block_find(s, addr);
+	struct mtr_leak_stack *bad = NULL;
 
 	s->st.frees++;
 	if (!b) {
 		s->st.unknown_frees++;
-		return;
+		return NULL;
 	}
 	if (!mtr_leak_api_matches(b->api, api)) {
 		s->st.mismatched_frees++;
-		if (b->stack)
-			b->stack->mismatched++;
+		bad = b->stack;
+		if (bad) {
+			bad->mismatched++;
+			bad->free_api = api;
+			bad->free_stack_id = 0;
+		}
 	}
 	hlist_del(&b->hnode);
 	s->st.outstanding_bytes -= b->size;
 	s->st.outstanding_blocks--;
 	kmem_cache_free(mtr_leak_block_cache, b);
+	return bad;
 }
 
 /* @b is preallocated by the caller (NULL: memory was short). */
@@ -243,9 +259,41 @@ static void mtr_leak_unwind(struct mtr_leak_thread *t, unsigned long sp)
 		t->depth--;
 }
 
+/*
+ * A mismatched free is rare and a bug worth showing from both sides: only
+ * then is the freeing call's stack taken, kept (api: the freeing API) and
+ * named on the allocating stack.  Stacks live as long as the session, so
+ * @alloc stays valid with the lock dropped.
+ */
+static void mtr_leak_note_mismatch(struct mtr_leak_session *s,
+				   struct mtr_leak_stack *alloc, u32 api,
+				   struct pt_regs *regs)
+{
+	struct mtr_leak_stack *st, *fresh = NULL;
+	u64 frames[MEMTRACK_LEAK_MAX_FRAMES];
+	u32 nr, hash;
+
+	nr = mtr_leak_user_stack(regs, frames);
+	hash = mtr_leak_stack_hash(api, frames, nr);
+	spin_lock(&s->lock);
+	st = mtr_leak_stack_find(s, hash, api, frames, nr);
+	if (!st) {
+		spin_unlock(&s->lock);
+		fresh = kmalloc(struct_size(fresh, frames, nr),
+				GFP_NOWAIT | __GFP_NOWARN);
+		spin_lock(&s->lock);
+		st = mtr_leak_stack_get(s, hash, api, frames, nr, &fresh);
+	}
+	if (st && alloc->free_api == api)
+		alloc->free_stack_id = st->id;
+	spin_unlock(&s->lock);
+	kfree(fresh);
+}
+
 static void mtr_leak_free_entry(struct mtr_leak_session *s, u32 api,
 				struct pt_regs *regs)
 {
+	struct mtr_leak_stack *bad = NULL;
 	unsigned long ptr = regs->di;
 	struct mtr_leak_thread *t;
 
@@ -257,8 +305,10 @@ static void mtr_leak_free_entry(struct mtr_leak_session *s, u32 api,
 		mtr_leak_unwind(t, regs->sp);
 	/* free() called by realloc(p, 0) etc.: the outer call accounts. */
 	if (!t || !t->depth)
-		mtr_leak_remove(s, ptr, api);
+		bad = mtr_leak_remove(s, ptr, api);
 	spin_unlock(&s->lock);
+	if (bad)
+		mtr_leak_note_mismatch(s, bad, api, regs);
 }
 
 /* What an allocator call asks for, from its arguments; false: overflow. */
@@ -308,8 +358,7 @@ static int mtr_leak_entry(struct uprobe_consumer *uc, struct pt_regs *regs)
 
 	if (!s)
 		return 0;
-	if (p->api == MEMTRACK_API_FREE || p->api == MEMTRACK_API_DELETE ||
-	    p->api == MEMTRACK_API_DELETE_ARRAY) {
+	if (mtr_leak_api_frees(p->api)) {
 		mtr_leak_free_entry(s, p->api, regs);
 		return 0;
 	}
@@ -687,8 +736,7 @@ static int mtr_leak_probe_init(struct mtr_leak_probe *p,
 	p->uc.handler = mtr_leak_entry;
 	p->uc.filter = mtr_leak_filter;
 	/* Frees need no return probe: the argument says everything. */
-	if (r->api != MEMTRACK_API_FREE && r->api != MEMTRACK_API_DELETE &&
-	    r->api != MEMTRACK_API_DELETE_ARRAY)
+	if (!mtr_leak_api_frees(r->api))
 		p->uc.ret_handler = mtr_leak_return;
 	return 0;
 }
@@ -835,6 +883,16 @@ int mtr_leak_get_stats(pid_t tgid, struct memtrack_leak_stats *st)
 	return err;
 }
 
+/*
+ * Dumped: stacks holding blocks, and whatever a mismatched free involved
+ * (the allocating stack even when its blocks are gone, and the freeing
+ * stack, the only kind whose api is a freeing one).
+ */
+static bool mtr_leak_dumped(const struct mtr_leak_stack *st)
+{
+	return st->snap_blocks || st->mismatched || mtr_leak_api_frees(st->api);
+}
+
 /* Caller holds s->lock: per stack, the blocks older than @min_age_ns. */
 static size_t mtr_leak_aggregate(struct mtr_leak_session *s, u64 min_age_ns)
 {
@@ -855,13 +913,15 @@ static size_t mtr_leak_aggregate(struct mtr_leak_session *s, u64 min_age_ns)
 			st = b->stack;
 			if (!st || now - b->time_ns < min_age_ns)
 				continue;
-			if (!st->snap_blocks)
-				len += sizeof(struct memtrack_leak_stack) +
-				       st->nr_frames * sizeof(u64);
 			st->snap_bytes += b->size;
 			st->snap_blocks++;
 			st->snap_oldest = min(st->snap_oldest, b->time_ns);
 		}
+	for (i = 0; i < ARRAY_SIZE(s->stacks); i++)
+		hlist_for_each_entry(st, &s->stacks[i], hnode)
+			if (mtr_leak_dumped(st))
+				len += sizeof(struct memtrack_leak_stack) +
+				       st->nr_frames * sizeof(u64);
 	return len;
 }
 
@@ -897,14 +957,14 @@ int mtr_leak_snapshot(pid_t tgid, u64 min_age_ns, struct mtr_leak_snap **out)
 	}
 	for (i = 0; i < ARRAY_SIZE(s->stacks); i++)
 		hlist_for_each_entry(st, &s->stacks[i], hnode) {
-			if (!st->snap_blocks)
+			if (!mtr_leak_dumped(st))
 				continue;
 			rec = (void *)&snap->data[pos];
 			rec->stack_id = st->id;
 			rec->nr_frames = st->nr_frames;
 			rec->bytes = st->snap_bytes;
 			rec->blocks = st->snap_blocks;
-			rec->oldest_ns = st->snap_oldest;
+			rec->oldest_ns = st->snap_blocks ? st->snap_oldest : 0;
 			rec->api = st->api;
 			rec->mismatched = st->mismatched;
 			rec->free_api = st->free_api;

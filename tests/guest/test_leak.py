@@ -22,19 +22,44 @@ from mtlib import ROOT, check, run_tests, test  # noqa: E402
 
 LEAKS = os.path.join(ROOT, "tests", "progs", "leaks")
 TOOL = os.path.join(ROOT, "build", "bin", "memtrack-leak")
+# The fixture builds every test runs on.
+VARIANTS = ("fp", "nofp")
 
 
-def markers(name):
-    """{leak name: (file, line, blocks, size)} from the fixture's source
-    (name: a fixture, or a source path under tests/progs/leaks)."""
-    path = [os.path.join(LEAKS, name + ext) for ext in ("", ".c", ".cc")
+def source(name):
+    """A fixture's source (name: a fixture, or a source path under
+    tests/progs/leaks)."""
+    return [os.path.join(LEAKS, name + ext) for ext in ("", ".c", ".cc")
             if os.path.isfile(os.path.join(LEAKS, name + ext))][0]
+
+
+def markers(name, kind="LEAK"):
+    """{leak name: (file, line, blocks, size)} from the fixture's source."""
+    path = source(name)
     out = {}
     with open(path) as f:
         for n, line in enumerate(f, 1):
-            m = re.search(r"LEAK\((\w+)\): (\d+) x (\d+)", line)
+            m = re.search(kind + r"\((\w+)\): (\d+) x (\d+)", line)
             if m:
                 out[m.group(1)] = (os.path.basename(path), n, int(m.group(2)), int(m.group(3)))
+    return out
+
+
+def mismatch_markers(name):
+    """{name: (file, alloc line, blocks, alloc api, free line, free api)}:
+    MISMATCH(name): N x SIZE by API and MISMATCH_FREE(name): API."""
+    out = {}
+    with open(source(name)) as f:
+        lines = list(enumerate(f, 1))
+    for n, line in lines:
+        m = re.search(r"MISMATCH\((\w+)\): (\d+) x \d+ by (\S+)", line)
+        if not m:
+            continue
+        frees = [(k, re.search(r"MISMATCH_FREE\(" + m.group(1) + r"\): (\S+)", ln))
+                 for k, ln in lines]
+        (k, fm), = [(k, fm) for k, fm in frees if fm]
+        out[m.group(1)] = (os.path.basename(source(name)), n, int(m.group(2)),
+                           m.group(3), k, fm.group(1))
     return out
 
 
@@ -116,6 +141,7 @@ def check_stacks(name, variant, thread=False, start=True):
         for s in report["stacks"]:
             if frame_at(s, file, line):
                 check_callers(s, f"{name}/{leak}", file, thread, start)
+    return report
 
 
 def c_apis_each_leak_exact(variant):
@@ -128,12 +154,6 @@ def c_edges_realloc_chain_failed_realloc_zero_large(variant):
 
 def threads_concurrent_leak_rate(variant):
     check_stacks("threads", variant, thread=True)
-
-
-def cpp_new_called_by_user_code(variant):
-    """operator new (libstdc++) calls malloc: the outer call counts, and
-    its caller is the user's line."""
-    check_stacks("cpp_cases", variant)
 
 
 def freeall_reports_nothing(variant):
@@ -184,14 +204,45 @@ def dlopen_library_loaded_after_attach(variant):
             check_callers(s, f"dlopen/{leak}", "dlopen.c")
 
 
+def variant_test(body):
+    """body(variant) as one test per build variant: NAME_fp, NAME_nofp."""
+    for v in VARIANTS:
+        def fn(v=v):
+            body(v)
+        fn.__name__ = f"{body.__name__}_{v}"
+        test(fn)
+    return body
+
+
+@variant_test
+def cpp_cases(variant):
+    """Every C++ leak marker exact (operator new calls malloc: the outer
+    call counts, and its caller is the user's line, with callers up to main);
+    the new[] freed by delete reported as a mismatch with both stacks, and
+    not as a leak."""
+    report = check_stacks("cpp_cases", variant)
+    mms = mismatch_markers("cpp_cases")
+    check(mms, "cpp_cases has no MISMATCH marker")
+    for name, (file, line, count, api, free_line, free_api) in mms.items():
+        check(not [s for s in report["stacks"] if frame_at(s, file, line)],
+              f"{name}: the mismatched block is reported as outstanding")
+        hits = [m for m in report.get("mismatches", [])
+                if frame_at({"frames": m["alloc_frames"]}, file, line)]
+        check(len(hits) == 1, f"{name}: {len(hits)} mismatches at {file}:{line}: "
+              f"{report.get('mismatches')}")
+        m = hits[0]
+        check((m["alloc_api"], m["free_api"], m["count"]) == (api, free_api, count),
+              f"{name}: {m['alloc_api']} freed by {m['free_api']} x{m['count']}, "
+              f"expected {api} freed by {free_api} x{count}")
+        check(frame_at({"frames": m["free_frames"]}, file, free_line),
+              f"{name}: freeing stack not at {file}:{free_line}: {m['free_frames']}")
+    check(len(report["mismatches"]) == len(mms), f"mismatches: {report['mismatches']}")
+
+
 for _fn in (c_apis_each_leak_exact, c_edges_realloc_chain_failed_realloc_zero_large,
-            threads_concurrent_leak_rate, cpp_new_called_by_user_code,
-            dlopen_library_loaded_after_attach, freeall_reports_nothing):
-    for _v in ("fp", "nofp"):
-        def _t(fn=_fn, v=_v):
-            fn(v)
-        _t.__name__ = f"{_fn.__name__}_{_v}"
-        test(_t)
+            threads_concurrent_leak_rate, dlopen_library_loaded_after_attach,
+            freeall_reports_nothing):
+    variant_test(_fn)
 
 
 if __name__ == "__main__":

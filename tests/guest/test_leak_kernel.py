@@ -123,11 +123,17 @@ def function_of(funcs, addr):
     return None
 
 
-def stacks_by_function(g, pid, **kw):
-    """{function holding frames[0]: stack}; every stack must be in leaker."""
+FREE_APIS = (API["free"], API["delete"], API["delete_array"])
+
+
+def stacks_by_function(g, pid, frees=False, **kw):
+    """{function holding frames[0]: stack}; every stack must be in leaker.
+    frees: the freeing stacks of mismatched frees instead of the others."""
     funcs = leaker_functions(pid)
     out = {}
     for s in g.leak_stacks(pid, **kw):
+        if (s["api"] in FREE_APIS) != frees:
+            continue
         check(s["nr_frames"] >= 1, f"stack without frames: {s}")
         fn = function_of(funcs, s["frames"][0])
         check(fn is not None, f"stack {s['stack_id']} frames[0] "
@@ -236,8 +242,10 @@ def exact_stacks():
 @test
 def mismatched_frees():
     """free() probed as operator delete: churn's 4 frees of malloc'd blocks
-    are mismatched, on the stack that allocated them; the free of a block
-    never seen allocated is unknown, not mismatched."""
+    are mismatched, on the stack that allocated them, which names the
+    freeing stack (api delete, frames[0] in churn, no blocks, dumped only
+    for this); the free of a block never seen allocated is unknown, not
+    mismatched."""
     with Leaker() as lk, Genl() as g:
         probes = libc_probes(lk.pid, ("malloc", "calloc", "realloc"))
         path, off, _ = libc_probes(lk.pid, ("free",))[0]
@@ -249,8 +257,17 @@ def mismatched_frees():
         by_fn = stacks_by_function(g, lk.pid)
         check(by_fn["churn"]["mismatched"] == 4 and by_fn["churn"]["blocks"] == 4,
               f"churn: {by_fn['churn']}")
-        check(all(s["mismatched"] == 0 for f, s in by_fn.items() if f != "churn"),
-              f"stacks: {by_fn}")
+        check(all(s["mismatched"] == 0 and s["free_api"] == 0 and s["free_stack_id"] == 0
+                  for f, s in by_fn.items() if f != "churn"), f"stacks: {by_fn}")
+        frees = stacks_by_function(g, lk.pid, frees=True)
+        check(list(frees) == ["churn"], f"freeing stacks: {frees}")
+        fs, churn = frees["churn"], by_fn["churn"]
+        check(churn["free_api"] == API["delete"] and churn["free_stack_id"] == fs["stack_id"],
+              f"churn: {churn}")
+        check(fs["api"] == API["delete"] and fs["blocks"] == 0 and fs["bytes"] == 0 and
+              fs["mismatched"] == 0 and fs["free_stack_id"] == 0 and fs["nr_frames"] >= 2 and
+              function_of(leaker_functions(lk.pid), fs["frames"][1]) == "main",
+              f"freeing stack: {fs}")
         g.leak_detach(lk.pid)
 
 

@@ -142,12 +142,14 @@ if [ -z "$libstdcxx" ]; then
 else
 	missing=
 	badapi=
-	for s in _Znwm _Znam _ZnwmRKSt9nothrow_t _ZnamRKSt9nothrow_t \
-		_ZnwmSt11align_val_t _ZnamSt11align_val_t \
-		_ZnwmSt11align_val_tRKSt9nothrow_t _ZnamSt11align_val_tRKSt9nothrow_t \
-		_ZdlPv _ZdaPv _ZdlPvm _ZdaPvm _ZdlPvSt11align_val_t _ZdaPvSt11align_val_t \
-		_ZdlPvmSt11align_val_t _ZdaPvmSt11align_val_t \
-		_ZdlPvRKSt9nothrow_t _ZdaPvRKSt9nothrow_t; do
+	# every operator new/new[]/delete/delete[] libstdc++ exports (20 in
+	# Debian 12's: plain, nothrow, sized, aligned and their combinations)
+	ops=$(readelf -W --dyn-syms "$libstdcxx" |
+		awk '$7 != "UND" && $8 ~ /^_Z(nw|na|dl|da)[mP]/ { sub(/@.*/, "", $8); print $8 }' |
+		sort -u)
+	[ "$(wc -w <<<"$ops")" -ge 20 ] && pass elfsyms-libstdcxx-operator-count ||
+		fail elfsyms-libstdcxx-operator-count "readelf lists only: $ops"
+	for s in $ops; do
 		case $s in
 		_Znw*) api=new ;; _Zna*) api='new[]' ;; _Zdl*) api=delete ;; *) api='delete[]' ;;
 		esac
@@ -242,7 +244,9 @@ usage_case() { # name expected-stderr args...
 		fail "$name" "memtrack-leak $* -> exit $rc, stderr '$out'"
 	fi
 }
-usage_case leak-usage-no-pid "-p PID is required"
+usage_case leak-usage-no-pid "-p PID or -- COMMAND is required"
+usage_case leak-usage-cmd-interval "-i and -n are for -p" -i 1 -- true
+usage_case leak-usage-cmd-count "-i and -n are for -p" -n 1 -- true
 usage_case leak-usage-bad-pid "invalid number 'x'" -p x
 usage_case leak-usage-zero-pid "invalid number '0'" -p 0
 usage_case leak-usage-bad-interval "invalid number of seconds '0'" -p 1 -i 0
@@ -299,10 +303,22 @@ if [ "$(grep -c ' report [12]: ' <<<"$out")" = 2 ] &&
    grep -qF "$want" <<<"$out" && grep -q "growth +1000$" <<<"$out" &&
    grep -q "growth +0$" <<<"$out" &&
    grep -qE '^ +leak_inlined \(.*leakdemo\.c:[0-9]+\) \(inlined\)$' <<<"$out" &&
-   grep -qE '^ +leak_site \(.*leakdemo\.c:[0-9]+\)$' <<<"$out"; then
+   grep -qE '^ +leak_site \(.*leakdemo\.c:[0-9]+\)$' <<<"$out" &&
+   ! grep -q '#3' <<<"$out"; then
 	pass leak-text-report
 else
 	fail leak-text-report "$out"
+fi
+# the mismatch section: allocating stack (FRAMES2), then the freeing one (FRAMES1)
+mis=$(awk '/^  Mismatched free\(\) \/ delete \/ delete \[\]: 1 allocating stack$/ { on = 1 }
+	on && /^$/ { exit } on' <<<"$out")
+if [ "$(grep -c 'Mismatched free()' <<<"$out")" = 2 ] &&
+   grep -qx '  ! 2 blocks allocated by new\[\], freed by delete' <<<"$mis" &&
+   [ "$(sed -n '/allocated at:/,/freed (last time) at:/p' <<<"$mis" | grep -c 'leak_inlined')" = 0 ] &&
+   [ "$(sed -n '/freed (last time) at:/,$p' <<<"$mis" | grep -c 'leak_inlined')" = 1 ]; then
+	pass leak-text-mismatches
+else
+	fail leak-text-mismatches "$out"
 fi
 if fake -p "$cpid" -i 0.1 -n 2 --json -o "$tmp/json" 2>"$tmp/err" &&
    python3 - "$tmp/json" <<'PY'
@@ -321,6 +337,13 @@ fr = s1["frames"]
 assert fr[0]["function"] == "leak_inlined" and fr[0]["inlined"] is True, fr
 assert fr[1]["function"] == "leak_site" and fr[1]["inlined"] is False, fr
 assert docs[1]["stacks"][0]["api"] == "new[]", docs[1]
+# stacks 3 and 4 hold no blocks: mismatches only
+assert [s["stack_id"] for s in docs[1]["stacks"]] == [2, 1], docs[1]["stacks"]
+m, = docs[1]["mismatches"]
+assert (m["alloc_api"], m["free_api"], m["count"], m["alloc_stack_id"],
+        m["free_stack_id"]) == ("new[]", "delete", 2, 3, 4), m
+assert [f["function"] for f in m["alloc_frames"]] == ["leak_direct"], m
+assert [f["function"] for f in m["free_frames"]] == ["leak_inlined", "leak_site", "leak_direct"], m
 PY
 then
 	pass leak-json-report

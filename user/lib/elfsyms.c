@@ -51,11 +51,13 @@ static const struct {
 	{ "_ZdlPvSt11align_val_t", MEMTRACK_API_DELETE },
 	{ "_ZdlPvmSt11align_val_t", MEMTRACK_API_DELETE },
 	{ "_ZdlPvRKSt9nothrow_t", MEMTRACK_API_DELETE },
+	{ "_ZdlPvSt11align_val_tRKSt9nothrow_t", MEMTRACK_API_DELETE },
 	{ "_ZdaPv", MEMTRACK_API_DELETE_ARRAY },
 	{ "_ZdaPvm", MEMTRACK_API_DELETE_ARRAY },
 	{ "_ZdaPvSt11align_val_t", MEMTRACK_API_DELETE_ARRAY },
 	{ "_ZdaPvmSt11align_val_t", MEMTRACK_API_DELETE_ARRAY },
 	{ "_ZdaPvRKSt9nothrow_t", MEMTRACK_API_DELETE_ARRAY },
+	{ "_ZdaPvSt11align_val_tRKSt9nothrow_t", MEMTRACK_API_DELETE_ARRAY },
 };
 #define NR_ENTRY_POINTS (sizeof(entry_points) / sizeof(entry_points[0]))
 
@@ -291,5 +293,28 @@ int mt_leak_find_probes(pid_t pid, struct mt_leak_probe **out, size_t *n)
 	}
 	*out = l.v;
 	*n = l.n;
+	return 0;
+}
+
+int mt_leak_find_probes_files(const char *const *paths, size_t n,
+			      struct mt_leak_probe **out, size_t *nout)
+{
+	struct probe_list l = { 0 };
+	size_t i;
+	int err = 0;
+
+	*out = NULL;
+	*nout = 0;
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return mt_seterr(-EIO, "libelf: %s", elf_errmsg(-1));
+	for (i = 0; i < n && !err; i++)
+		err = scan_object(paths[i], &l);
+	if (err) {
+		mt_leak_probes_free(l.v, l.n);
+		return mt_seterr(err, "finding allocator entry points: %s",
+				 strerror(-err));
+	}
+	*out = l.v;
+	*nout = l.n;
 	return 0;
 }

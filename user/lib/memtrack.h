@@ -12,6 +12,7 @@
 #ifndef MEMTRACK_USER_LIB_H
 #define MEMTRACK_USER_LIB_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -163,6 +164,9 @@ struct mt_leak_probe {
  * if pid does not exist, or another negative errno.
  */
 int mt_leak_find_probes(pid_t pid, struct mt_leak_probe **out, size_t *n);
+/* The same in the given ELF files (unreadable ones are skipped). */
+int mt_leak_find_probes_files(const char *const *paths, size_t n,
+			      struct mt_leak_probe **out, size_t *nout);
 void mt_leak_probes_free(struct mt_leak_probe *p, size_t n);
 /* "malloc", "new[]", ...; "unknown" for anything else. */
 const char *mt_leak_api_name(uint32_t api);
@@ -228,6 +232,33 @@ struct mt_unwinder;
 struct mt_unwinder *mt_unwinder_new(pid_t pid);
 int mt_unwinder_sync(struct mt_unwinder *u, struct mt_handle *h);
 void mt_unwinder_free(struct mt_unwinder *u);
+
+/*
+ * Running a program under the leak tracer (leak_run.c).  mt_run_start()
+ * forks and execs argv (PATH searched) ptraced by the caller, and returns
+ * once it is stopped right after the exec: nothing of it has run, only the
+ * program and its dynamic loader are mapped.  Returns 0, or -ENOEXEC with
+ * *status the child's wait status if the exec failed (the child said why on
+ * stderr).
+ */
+int mt_run_start(char *const argv[], pid_t *pid, int *status);
+/*
+ * The allocator entry points the stopped program will have: in the program
+ * itself, its ELF interpreter and every library the interpreter's --list
+ * mode says it loads (a static program: the program alone).  Libraries it
+ * dlopen()s later are not known yet.
+ */
+int mt_run_find_probes(pid_t pid, struct mt_leak_probe **out, size_t *n);
+/*
+ * Resume the program and forward its signals until its main thread stops
+ * at its exit (returns 1: its memory is still there, to report on), or it
+ * is gone without that stop (returns 0, *status its wait status: killed by
+ * SIGKILL, or a thread other than the main one ended the process).
+ * *fwd, when set by a signal handler, is a signal to send to the program.
+ */
+int mt_run_until_exit(pid_t pid, volatile sig_atomic_t *fwd, int *status);
+/* From the exit stop: let it go and reap it; *status its wait status. */
+int mt_run_finish(pid_t pid, int *status);
 
 /* ---- symbols of a live process (libdw) ------------------------------------ */
 

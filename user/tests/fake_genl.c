@@ -10,7 +10,9 @@
  *  - LEAK_STACKS (dump): two stacks whose frames are $MT_FAKE_FRAMES1 and
  *    $MT_FAKE_FRAMES2 (comma-separated addresses); dump k (from 1) gives
  *    stack 1: 1000*k bytes in k blocks (malloc), stack 2: 4096 bytes
- *    (new[]); logs "stacks tgid=N min_age=N";
+ *    (new[]); stack 3: new[] with 2 mismatched frees by delete and no
+ *    blocks, whose freeing stack is stack 4 ($MT_FAKE_FRAMES1, api delete);
+ *    logs "stacks tgid=N min_age=N";
  *  - LEAK_DETACH: ACK; logs "detach tgid=N".
  * The log goes to $MT_FAKE_LOG.
  */
@@ -141,8 +143,11 @@ static uint32_t get_u32(void *p, int len, int type, uint32_t dflt)
 	return v;
 }
 
-static void put_stack(const struct nlmsghdr *req, uint32_t id, uint64_t bytes,
-		      uint64_t blocks, uint32_t api, const char *frames)
+/* mis: for a stack named by a mismatched free (0 for the others). */
+static void put_stack_mis(const struct nlmsghdr *req, uint32_t id,
+			  uint64_t bytes, uint64_t blocks, uint32_t api,
+			  const char *frames, uint32_t mismatched,
+			  uint32_t free_api, uint32_t free_stack_id)
 {
 	char buf[sizeof(struct memtrack_leak_stack) + 8 * MEMTRACK_LEAK_MAX_FRAMES];
 	struct memtrack_leak_stack *s = (void *)buf;
@@ -166,10 +171,21 @@ static void put_stack(const struct nlmsghdr *req, uint32_t id, uint64_t bytes,
 	s->blocks = blocks;
 	s->oldest_ns = 1;	/* long ago */
 	s->api = api;
+	s->mismatched = mismatched;
+	s->free_api = free_api;
+	s->free_stack_id = free_stack_id;
+	if (!blocks)
+		s->oldest_ns = 0;
 	n = put_msg(req, FAKE_FAMILY, NLM_F_MULTI);
 	put_genl(n, MEMTRACK_CMD_LEAK_STACKS);
 	put_attr(n, MEMTRACK_ATTR_LEAK_STACK, buf, sizeof(*s) + 8 * nr);
 	end_msg(n);
+}
+
+static void put_stack(const struct nlmsghdr *req, uint32_t id, uint64_t bytes,
+		      uint64_t blocks, uint32_t api, const char *frames)
+{
+	put_stack_mis(req, id, bytes, blocks, api, frames, 0, 0, 0);
 }
 
 static void handle(const struct nlmsghdr *req)
@@ -249,6 +265,11 @@ static void handle(const struct nlmsghdr *req)
 			  getenv("MT_FAKE_FRAMES1"));
 		put_stack(req, 2, 4096, 1, MEMTRACK_API_NEW_ARRAY,
 			  getenv("MT_FAKE_FRAMES2"));
+		/* blocks of new[] freed twice by delete: no blocks left */
+		put_stack_mis(req, 3, 0, 0, MEMTRACK_API_NEW_ARRAY,
+			      getenv("MT_FAKE_FRAMES2"), 2, MEMTRACK_API_DELETE, 4);
+		put_stack(req, 4, 0, 0, MEMTRACK_API_DELETE,
+			  getenv("MT_FAKE_FRAMES1"));
 		n = put_msg(req, NLMSG_DONE, NLM_F_MULTI);
 		memcpy((char *)n + NLMSG_HDRLEN, &zero, sizeof(zero));
 		n->nlmsg_len += sizeof(zero);

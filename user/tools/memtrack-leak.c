@@ -9,6 +9,7 @@
  * frames symbolized (function, file:line, inlined frames).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <signal.h>
@@ -16,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -28,7 +30,11 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 "usage: %s -p PID [options]\n"
-"Report the call stacks of PID holding memory it allocated and has not freed.\n"
+"       %s [options] -- COMMAND [ARGS...]\n"
+"Report the call stacks of PID holding memory it allocated and has not freed,\n"
+"or run COMMAND traced from its first allocation and report once, at its exit.\n"
+"Blocks freed by the wrong API (new[] by delete, malloc by delete, ...) are\n"
+"reported too, with the allocating and the freeing stack.\n"
 "\n"
 "  -p, --pid PID         process to trace (needs the rights of ptrace on it)\n"
 "  -i, --interval SEC    seconds between reports (default 10)\n"
@@ -38,7 +44,14 @@ static void usage(FILE *f)
 "  -j, --json            one JSON document per report\n"
 "      --folded          folded stacks \"root;...;leaf BYTES\" per line (flame graphs)\n"
 "  -o, --output FILE     write reports to FILE instead of standard output\n"
-"  -h, --help            this text\n", prog);
+"  -h, --help            this text\n"
+"\n"
+"Exit status: 0; 1 on errors; 2 on usage errors; 3 when the session ends\n"
+"under -p (the process exited or exec'd, or memtrack.ko was unloaded).  With\n"
+"COMMAND: the command's own exit status, or 128+N if signal N killed it (127:\n"
+"it could not be run).  SIGTERM, SIGHUP, SIGINT and SIGQUIT sent to\n"
+"memtrack-leak are passed on to COMMAND; -i and -n do not apply to it.\n",
+		prog, prog);
 }
 
 static void die_usage(const char *fmt, const char *arg)
@@ -186,8 +199,102 @@ static void text_frame(FILE *o, const struct mt_sym_frame *f, uint64_t addr)
 	fputc('\n', o);
 }
 
+/* Text: frame lines; JSON: the members of a frames array. */
+static void print_frames(struct report *r, const struct mt_leak_stack *s)
+{
+	FILE *o = r->o;
+	uint32_t j;
+
+	for (j = 0; j < s->nr_frames; j++) {
+		const struct mt_sym_frame *f;
+		int k, nf = mt_sym_lookup(r->sym, s->frames[j], true, &f);
+
+		for (k = 0; k < nf; k++) {
+			if (r->fmt == FMT_TEXT) {
+				text_frame(o, &f[k], s->frames[j]);
+				continue;
+			}
+			fprintf(o, "%s{\"address\":%llu,\"function\":",
+				j || k ? "," : "",
+				(unsigned long long)s->frames[j]);
+			json_str(o, f[k].function);
+			fputs(",\"file\":", o);
+			json_str(o, f[k].file);
+			fprintf(o, ",\"line\":%d,\"inlined\":%s,\"module\":",
+				f[k].line, f[k].inlined ? "true" : "false");
+			json_str(o, f[k].module);
+			fputc('}', o);
+		}
+	}
+}
+
+/*
+ * Like valgrind's "Mismatched free() / delete / delete []": per allocating
+ * stack whose blocks were released by the wrong API, that stack and the
+ * stack of the last such release.  Not in folded output (bytes only).
+ */
+static void print_mismatches(struct report *r, const struct mt_leak_stack *v,
+			     size_t n)
+{
+	const struct mt_leak_stack *fs;
+	size_t i, k, nr = 0;
+	FILE *o = r->o;
+
+	for (i = 0; i < n; i++)
+		nr += v[i].mismatched > 0;
+	if (r->fmt == FMT_FOLDED || (r->fmt == FMT_TEXT && !nr))
+		return;
+	if (r->fmt == FMT_JSON)
+		fputs(",\"mismatches\":[", o);
+	else
+		fprintf(o, "  Mismatched free() / delete / delete []: %zu allocating stack%s\n",
+			nr, nr == 1 ? "" : "s");
+	for (i = 0, nr = 0; i < n; i++) {
+		const struct mt_leak_stack *s = &v[i];
+
+		if (!s->mismatched)
+			continue;
+		fs = NULL;
+		for (k = 0; s->free_stack_id && k < n; k++)
+			if (v[k].stack_id == s->free_stack_id)
+				fs = &v[k];
+		if (r->fmt == FMT_JSON) {
+			fprintf(o, "%s{\"alloc_stack_id\":%u,\"alloc_api\":",
+				nr++ ? "," : "", s->stack_id);
+			json_str(o, mt_leak_api_name(s->api));
+			fputs(",\"free_api\":", o);
+			json_str(o, mt_leak_api_name(s->free_api));
+			fprintf(o, ",\"count\":%u,\"free_stack_id\":%u,\"alloc_frames\":[",
+				s->mismatched, fs ? fs->stack_id : 0);
+			print_frames(r, s);
+			fputs("],\"free_frames\":[", o);
+			if (fs)
+				print_frames(r, fs);
+			fputs("]}", o);
+			continue;
+		}
+		fprintf(o, "  ! %u block%s allocated by %s, freed by %s\n"
+			"      allocated at:\n", s->mismatched,
+			s->mismatched == 1 ? "" : "s", mt_leak_api_name(s->api),
+			mt_leak_api_name(s->free_api));
+		print_frames(r, s);
+		fputs("      freed (last time) at:\n", o);
+		if (fs)
+			print_frames(r, fs);
+		else
+			fputs("        (stack not recorded)\n", o);
+	}
+	if (r->fmt == FMT_JSON)
+		fputc(']', o);
+}
+
+/*
+ * v[0..n): stacks holding blocks, sorted; v[n..n+nother): stacks that are
+ * there only for a mismatched free.
+ */
 static void print_report(struct report *r, struct mt_leak_stack *v, size_t n,
-			 size_t top, const struct prev *prev, size_t nprev)
+			 size_t nother, size_t top, const struct prev *prev,
+			 size_t nprev)
 {
 	uint64_t now = mono_ns(), total = 0, blocks = 0;
 	size_t i, shown = n < top ? n : top;
@@ -268,35 +375,37 @@ static void print_report(struct report *r, struct mt_leak_stack *v, size_t n,
 				(unsigned long long)s->bytes);
 			continue;
 		}
-		for (j = 0; j < s->nr_frames; j++) {
-			const struct mt_sym_frame *f;
-			int k, nf = mt_sym_lookup(r->sym, s->frames[j], true, &f);
-
-			for (k = 0; k < nf; k++) {
-				if (r->fmt == FMT_TEXT) {
-					text_frame(o, &f[k], s->frames[j]);
-					continue;
-				}
-				fprintf(o, "%s{\"address\":%llu,\"function\":",
-					j || k ? "," : "",
-					(unsigned long long)s->frames[j]);
-				json_str(o, f[k].function);
-				fputs(",\"file\":", o);
-				json_str(o, f[k].file);
-				fprintf(o, ",\"line\":%d,\"inlined\":%s,\"module\":",
-					f[k].line, f[k].inlined ? "true" : "false");
-				json_str(o, f[k].module);
-				fputc('}', o);
-			}
-		}
+		print_frames(r, s);
 		if (r->fmt == FMT_JSON)
 			fputs("]}", o);
 	}
 	if (r->fmt == FMT_JSON)
-		fputs("]}\n", o);
+		fputs("]", o);
+	print_mismatches(r, v, n + nother);
+	if (r->fmt == FMT_JSON)
+		fputs("}\n", o);
 	else if (r->fmt == FMT_TEXT)
 		fputc('\n', o);
 	fflush(o);
+}
+
+/* Stacks holding blocks first, in dump order; returns how many. */
+static size_t split_leaks(struct mt_leak_stack *v, size_t n)
+{
+	size_t i, k = 0;
+
+	for (i = 0; i < n; i++)
+		if (v[i].blocks) {
+			struct mt_leak_stack t;
+
+			if (i != k) {
+				t = v[i];
+				memmove(&v[k + 1], &v[k], (i - k) * sizeof(*v));
+				v[k] = t;
+			}
+			k++;
+		}
+	return k;
 }
 
 /* Sleep ms unless a signal asks to stop. */
@@ -306,6 +415,104 @@ static void nap(long long ms)
 
 	while (!stop && nanosleep(&ts, &ts) < 0 && errno == EINTR)
 		;
+}
+
+/*
+ * One report: dump, split off the mismatch-only stacks, print, keep the
+ * bytes per stack for the next report's growth.
+ */
+static int take_report(struct mt_handle *h, struct report *r,
+		       uint32_t min_age_ms, size_t top, struct prev **prev,
+		       size_t *nprev)
+{
+	struct mt_leak_stack *v;
+	struct prev *np;
+	size_t n, i, nother;
+	int err;
+
+	err = mt_leak_stacks(h, r->pid, min_age_ms, &v, &n);
+	if (err < 0)
+		return err;
+	nother = n - split_leaks(v, n);
+	n -= nother;
+	qsort(v, n, sizeof(*v), cmp_bytes);
+	print_report(r, v, n, nother, top, *prev, *nprev);
+	np = malloc((n ? n : 1) * sizeof(*np));
+	if (np) {
+		for (i = 0; i < n; i++) {
+			np[i].id = v[i].stack_id;
+			np[i].bytes = v[i].bytes;
+		}
+		qsort(np, n, sizeof(*np), cmp_prev);
+		free(*prev);
+		*prev = np;
+		*nprev = n;
+	}
+	free(v);
+	return 0;
+}
+
+/* The session is gone with its process (exit, exec) or with the module. */
+static bool session_gone(int err)
+{
+	return err == -ESRCH || err == -ENOENT;
+}
+
+/* Gone, or a zombie its parent has not reaped yet. */
+static bool exited(pid_t pid)
+{
+	char path[64], buf[512], *s;
+	ssize_t len;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return true;
+	len = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (len <= 0)
+		return true;
+	buf[len] = '\0';
+	s = strrchr(buf, ')');		/* the name may hold anything */
+	return !s || s[1] != ' ' || s[2] == 'Z' || s[2] == 'X';
+}
+
+/*
+ * What an unloaded module's requests fail with varies (the family id is
+ * unknown, or the request raced the unload): ask for the family anew.
+ */
+static bool module_gone(void)
+{
+	struct mt_handle *t = mt_open(0);
+
+	if (!t)
+		return true;
+	mt_close(t);
+	return false;
+}
+
+static volatile sig_atomic_t fwd_sig;
+
+/*
+ * With a command: signals sent to memtrack-leak go to the program, which
+ * then exits (and is reported on) as it would have.  Signals from the
+ * terminal (SI_KERNEL) already reached it: it is in the same process group.
+ */
+static void on_signal_fwd(int sig, siginfo_t *si, void *uc)
+{
+	(void)uc;
+	if (si->si_code != SI_KERNEL)
+		fwd_sig = sig;
+}
+
+static int wait_status_code(int st)
+{
+	if (WIFEXITED(st))
+		return WEXITSTATUS(st);
+	if (WIFSIGNALED(st))
+		return 128 + WTERMSIG(st);
+	return 1;
 }
 
 int main(int argc, char **argv)
@@ -332,20 +539,22 @@ int main(int argc, char **argv)
 	size_t nprobes = 0, nprev = 0;
 	struct mt_handle *h = NULL;
 	struct sigaction sa = { 0 };
-	char proc[64];
-	int c, err, rc = 0;
-	bool attached = false;
+	char **cmd = NULL, proc[64];
+	int c, err, st, rc = 0;
+	bool attached = false, periodic = false, running = false;
 
-	while ((c = getopt_long(argc, argv, "p:i:n:jo:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+p:i:n:jo:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			pid = parse_count(optarg, "-p", 1, INT_MAX);
 			break;
 		case 'i':
 			interval_ms = parse_seconds(optarg, "-i", false);
+			periodic = true;
 			break;
 		case 'n':
 			count = parse_count(optarg, "-n", 1, INT_MAX);
+			periodic = true;
 			break;
 		case 'a':
 			min_age_ms = parse_seconds(optarg, "--min-age", true);
@@ -376,24 +585,46 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (optind < argc)
-		die_usage("unexpected argument '%s'", argv[optind]);
-	if (!pid)
-		die_usage("%s", "-p PID is required");
-
-	snprintf(proc, sizeof(proc), "/proc/%ld", pid);
-	if (access(proc, F_OK)) {
-		fprintf(stderr, "%s: no such process: %ld\n", prog, pid);
-		return 1;
+	if (optind < argc) {
+		if (pid)
+			die_usage("unexpected argument '%s'", argv[optind]);
+		cmd = &argv[optind];
 	}
-	r.pid = (pid_t)pid;
+	if (!pid && !cmd)
+		die_usage("%s", "-p PID or -- COMMAND is required");
+	if (cmd && periodic)
+		die_usage("%s", "-i and -n are for -p: a command gets one report, at its exit");
 
-	h = mt_open(0);
-	if (!h) {
-		fprintf(stderr, "%s: %s\n", prog, mt_errmsg());
-		return 1;
+	if (output) {
+		r.o = fopen(output, "we");
+		if (!r.o) {
+			fprintf(stderr, "%s: %s: %s\n", prog, output, strerror(errno));
+			return 1;
+		}
+	} else {
+		r.o = stdout;
 	}
-	err = mt_leak_find_probes(r.pid, &probes, &nprobes);
+
+	if (cmd) {
+		/* Before any socket is open: the program must not inherit one. */
+		err = mt_run_start(cmd, &r.pid, &st);
+		if (err < 0) {
+			if (st)
+				return wait_status_code(st);
+			fprintf(stderr, "%s: %s\n", prog, mt_errmsg());
+			return 1;
+		}
+		running = true;
+		err = mt_run_find_probes(r.pid, &probes, &nprobes);
+	} else {
+		snprintf(proc, sizeof(proc), "/proc/%ld", pid);
+		if (access(proc, F_OK)) {
+			fprintf(stderr, "%s: no such process: %ld\n", prog, pid);
+			return 1;
+		}
+		r.pid = (pid_t)pid;
+		err = mt_leak_find_probes(r.pid, &probes, &nprobes);
+	}
 	if (err < 0) {
 		fprintf(stderr, "%s: %s\n", prog,
 			err == -EACCES || err == -EPERM ?
@@ -403,32 +634,26 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	if (!nprobes) {
-		fprintf(stderr, "%s: %ld maps no allocator this tool knows (libc, libstdc++)\n",
-			prog, pid);
+		fprintf(stderr, "%s: %d maps no allocator this tool knows (libc, libstdc++)\n",
+			prog, (int)r.pid);
 		rc = 1;
 		goto out;
 	}
-	r.sym = mt_sym_open(r.pid);
-	if (!r.sym) {
+	h = mt_open(0);
+	if (!h) {
 		fprintf(stderr, "%s: %s\n", prog, mt_errmsg());
 		rc = 1;
 		goto out;
 	}
-	if (output) {
-		r.o = fopen(output, "we");
-		if (!r.o) {
-			fprintf(stderr, "%s: %s: %s\n", prog, output, strerror(errno));
+	/* A command's libraries are mapped only at its exit report. */
+	if (!cmd) {
+		r.sym = mt_sym_open(r.pid);
+		if (!r.sym) {
+			fprintf(stderr, "%s: %s\n", prog, mt_errmsg());
 			rc = 1;
 			goto out;
 		}
-	} else {
-		r.o = stdout;
 	}
-
-	sa.sa_handler = on_signal;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
 
 	/*
 	 * Tables are built before the attach and sent right after it: stacks
@@ -446,25 +671,79 @@ int main(int argc, char **argv)
 	attached = true;
 	if (unw && mt_unwinder_sync(unw, h) < 0)
 		fprintf(stderr, "%s: warning: unwind tables: %s\n", prog, mt_errmsg());
+	if (cmd) {
+		sa.sa_sigaction = on_signal_fwd;
+		sa.sa_flags = SA_SIGINFO;	/* no SA_RESTART: wake waitpid */
+		sigaction(SIGINT, &sa, NULL);
+		sigaction(SIGTERM, &sa, NULL);
+		sigaction(SIGHUP, &sa, NULL);
+		sigaction(SIGQUIT, &sa, NULL);
+		err = mt_run_until_exit(r.pid, &fwd_sig, &st);
+		running = err != 0;
+		if (err < 0) {
+			fprintf(stderr, "%s: %s\n", prog, mt_errmsg());
+			rc = 1;
+			goto out;
+		}
+		if (!err) {
+			fprintf(stderr, "%s: %s ended without stopping at its exit (%s %d): no report\n",
+				prog, cmd[0], WIFSIGNALED(st) ? "signal" : "status",
+				WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
+			attached = false;
+			rc = wait_status_code(st);
+			goto out;
+		}
+		r.sym = mt_sym_open(r.pid);
+		if (!r.sym)
+			fprintf(stderr, "%s: %s\n", prog, mt_errmsg());
+		else if ((err = take_report(h, &r, (uint32_t)min_age_ms,
+					    (size_t)top, &prev, &nprev)) < 0)
+			fprintf(stderr, "%s: final report: %s\n", prog,
+				module_gone() ? "memtrack.ko was unloaded" :
+				mt_errmsg());
+		if ((err = mt_leak_detach(h, r.pid)) < 0 && !session_gone(err))
+			fprintf(stderr, "%s: detach: %s\n", prog, mt_errmsg());
+		attached = false;
+		/* Its exit status is ours, report or not: errors are on stderr. */
+		running = false;
+		if (mt_run_finish(r.pid, &st) < 0) {
+			fprintf(stderr, "%s: %s\n", prog, mt_errmsg());
+			rc = 1;
+		} else {
+			rc = wait_status_code(st);
+		}
+		goto out;
+	}
+
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
 	if (r.fmt == FMT_TEXT)
 		fprintf(stderr, "%s: tracing %ld: %zu probes; a report every %.1fs, Ctrl-C to stop\n",
 			prog, pid, nprobes, interval_ms / 1000.0);
 
 	while (!stop && (!count || r.nr < count)) {
-		struct mt_leak_stack *v;
-		struct prev *np;
-		size_t n, i;
-
 		nap(interval_ms);
 		if (stop)
 			break;
 		/* Objects mapped since (dlopen); their calls are unwound from now on. */
 		if (unw && (err = mt_unwinder_sync(unw, h)) < 0 && err != -ESRCH)
 			fprintf(stderr, "%s: warning: unwind tables: %s\n", prog, mt_errmsg());
-		err = mt_leak_stacks(h, r.pid, (uint32_t)min_age_ms, &v, &n);
-		if (err == -ESRCH) {
-			fprintf(stderr, "%s: process %ld is gone\n", prog, pid);
+		err = take_report(h, &r, (uint32_t)min_age_ms, (size_t)top,
+				  &prev, &nprev);
+		if (err < 0 && (session_gone(err) || module_gone())) {
+			if (module_gone())
+				fprintf(stderr, "%s: process %ld: the session ended: memtrack.ko was unloaded\n",
+					prog, pid);
+			else if (exited(r.pid))
+				fprintf(stderr, "%s: process %ld exited; its session ended with it\n",
+					prog, pid);
+			else
+				fprintf(stderr, "%s: process %ld: the session ended (it exec'd another program)\n",
+					prog, pid);
 			attached = false;
+			rc = 3;
 			break;
 		}
 		if (err < 0) {
@@ -472,27 +751,17 @@ int main(int argc, char **argv)
 			rc = 1;
 			break;
 		}
-		qsort(v, n, sizeof(*v), cmp_bytes);
-		print_report(&r, v, n, (size_t)top, prev, nprev);
-		np = malloc((n ? n : 1) * sizeof(*np));
-		if (np) {
-			for (i = 0; i < n; i++) {
-				np[i].id = v[i].stack_id;
-				np[i].bytes = v[i].bytes;
-			}
-			qsort(np, n, sizeof(*np), cmp_prev);
-			free(prev);
-			prev = np;
-			nprev = n;
-		}
-		free(v);
 	}
 out:
-	/* the module may have dropped a process that exited: ESRCH is fine */
-	if (attached && (err = mt_leak_detach(h, r.pid)) < 0 && err != -ESRCH &&
-	    rc == 0) {
+	if (attached && (err = mt_leak_detach(h, r.pid)) < 0 &&
+	    !session_gone(err) && rc == 0) {
 		fprintf(stderr, "%s: detach: %s\n", prog, mt_errmsg());
 		rc = 1;
+	}
+	if (running) {
+		/* Failed before it ran: it must not run untraced. */
+		kill(r.pid, SIGKILL);
+		waitpid(r.pid, &st, 0);
 	}
 	if (r.o && r.o != stdout && fclose(r.o)) {
 		fprintf(stderr, "%s: %s: %s\n", prog, output, strerror(errno));

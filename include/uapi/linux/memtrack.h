@@ -350,7 +350,12 @@ enum memtrack_probe_attr {
 #define MEMTRACK_LEAK_F_CHILDREN	(1U << 0)	/* follow forked children */
 #define MEMTRACK_LEAK_MAX_FRAMES	64
 
-/* One call stack holding outstanding allocations. */
+/*
+ * One call stack holding outstanding allocations, or involved in a
+ * mismatched free: its allocating stack (mismatched > 0, perhaps no blocks
+ * left) and the freeing stack it names (api: free, delete or delete[];
+ * never holds blocks).
+ */
 struct memtrack_leak_stack {
 	__u32 stack_id;
 	__u32 nr_frames;		/* user return addresses that follow */

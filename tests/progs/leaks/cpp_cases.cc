@@ -53,15 +53,17 @@ static Item *volatile g_buffer;
 NOINLINE static void global_realloc(void)
 {
 	for (int i = 1; i <= 5; i++)
-		escape(g_buffer = new Item[i * 2]);	// LEAK(global_realloc): 4 x (i*32) lost, last reachable
+		escape(g_buffer = new Item[i * 2]);	// LEAK(global_realloc): 5 x 96
+	/* 32+64+96+128+160 = 480 = 5 x 96 bytes: 4 blocks lost, the last reachable */
 }
 
 NOINLINE static void mismatch(void)
 {
-	Item *a = new Item[10];				// MISMATCH(new_array_delete): new[] then delete
+	Item *a = new Item[10];				// MISMATCH(new_array_delete): 1 x 160 by new[]
 
 	escape(a);
-	delete a;
+	delete a;					// MISMATCH_FREE(new_array_delete): delete
+	escape(NULL);		/* no tail call: this frame calls the delete */
 }
 
 NOINLINE static void variants(void)

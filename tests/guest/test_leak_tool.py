@@ -1,0 +1,298 @@
+#!/usr/bin/env python3
+"""memtrack-leak as a tool, over a traced program's whole life:
+`memtrack-leak -- CMD` (traced from its first allocation, one report at its
+exit, the program's exit status passed on, signals forwarded), and for
+`-p PID`: the target exiting mid-trace, the tracer killed with SIGKILL
+(breakpoints gone, target working, a new attach works) and the module
+unloaded under it (clear error, target unharmed).
+
+Runs inside the VM with the module loaded:
+    tests/vm/run -- python3 tests/guest/test_leak_tool.py [test ...]
+"""
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import mtlib  # noqa: E402
+from mtlib import MODULE, ROOT, TestFailure, check, run_tests, test  # noqa: E402
+from nl import Genl, NlError  # noqa: E402
+
+# test_leak's fixture helpers (markers, exact checks); not its tests.
+_ntests = len(mtlib._TESTS)
+import test_leak as tl  # noqa: E402
+del mtlib._TESTS[_ntests:]
+
+TOOL = tl.TOOL
+PROBES = os.path.join(ROOT, "build", "tests", "user", "leak_probes")
+OUT = "/tmp/memtrack-leak-report"
+
+
+def fixture(name, variant="fp"):
+    return os.path.join(ROOT, "build", "tests", "leaks", variant, name)
+
+
+def json_docs(text):
+    return [json.loads(ln) for ln in text.splitlines() if ln.startswith("{")]
+
+
+def run_command(name, variant="fp"):
+    """`memtrack-leak --json -o OUT -- fixture`, fed its two lines: (exit
+    status, stderr, the reports)."""
+    p = subprocess.Popen([TOOL, "--json", "-o", OUT, "--", fixture(name, variant)],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    for say in ("ready", "done"):
+        line = p.stdout.readline().strip()
+        check(line == say, f"{name} under memtrack-leak: {line!r}, expected {say!r} "
+              f"({p.stderr.read() if not line else ''})")
+        p.stdin.write("go\n")
+        p.stdin.flush()
+    _, err = p.communicate(timeout=120)
+    with open(OUT) as f:
+        return p.returncode, err, json_docs(f.read())
+
+
+def run_simple(args, timeout=60, **kw):
+    r = subprocess.run([TOOL, "--json", "-o", OUT] + args, capture_output=True,
+                       text=True, timeout=timeout, **kw)
+    docs = []
+    if os.path.exists(OUT):
+        with open(OUT) as f:
+            docs = json_docs(f.read())
+        os.unlink(OUT)
+    return r.returncode, r.stderr, docs
+
+
+@test
+def command_c_apis_exact():
+    """-- CMD: every C API's leak exact, one report, exit status 0."""
+    rc, err, docs = run_command("c_apis")
+    check(rc == 0, f"exit {rc}: {err}")
+    check(len(docs) == 1, f"{len(docs)} reports, expected one at exit")
+    tl.check_markers(docs[0], "c_apis")
+
+
+@test
+def command_leaks_before_main():
+    """-- CMD sees a constructor's and a static initializer's leaks: traced
+    from the first allocation."""
+    rc, err, docs = run_command("before_main")
+    check(rc == 0, f"exit {rc}: {err}")
+    check(len(docs) == 1, f"{len(docs)} reports")
+    tl.check_markers(docs[0], "before_main")
+
+
+@test
+def command_cpp_cases():
+    """-- CMD on the C++ fixture: libstdc++'s operators probed before it is
+    even mapped."""
+    rc, err, docs = run_command("cpp_cases")
+    check(rc == 0, f"exit {rc}: {err}")
+    tl.check_markers(docs[0], "cpp_cases")
+    check(len(docs[0]["mismatches"]) == 1, f"mismatches: {docs[0]['mismatches']}")
+
+
+@test
+def command_exit_status():
+    """The program's exit status is the tool's; 128+N when killed by signal
+    N; 127 when it cannot be run; a report in every case it exits itself."""
+    rc, err, docs = run_simple(["--", "sh", "-c", "exit 7"])
+    check(rc == 7 and len(docs) == 1, f"exit 7: {rc}, {len(docs)} reports, {err}")
+    rc, err, docs = run_simple(["--", "sh", "-c", "kill -TERM $$"])
+    check(rc == 128 + signal.SIGTERM and len(docs) == 1,
+          f"SIGTERM: {rc}, {len(docs)} reports, {err}")
+    rc, err, docs = run_simple(["--", "/nonexistent/program"])
+    check(rc == 127 and "/nonexistent/program" in err and not docs, f"missing: {rc} {err}")
+
+
+@test
+def command_signals_forwarded():
+    """SIGTERM to the tool reaches the program, which exits by it and is
+    reported on; SIGKILL of the program: no exit stop, a clear message,
+    137."""
+    for sig, target in ((signal.SIGTERM, "tool"), (signal.SIGKILL, "program")):
+        p = subprocess.Popen([TOOL, "--json", "-o", OUT, "--", "sleep", "60"],
+                             stderr=subprocess.PIPE, text=True)
+        end = time.monotonic() + 30
+        kids = []
+        while time.monotonic() < end and not kids:
+            time.sleep(0.2)
+            with open(f"/proc/{p.pid}/task/{p.pid}/children") as f:
+                kids = [int(x) for x in f.read().split()]
+        check(kids, "sleep did not start")
+        time.sleep(1)   # past its exec and the attach
+        os.kill(p.pid if target == "tool" else kids[0], sig)
+        _, err = p.communicate(timeout=60)
+        check(p.returncode == 128 + sig, f"{sig.name} to the {target}: exit "
+              f"{p.returncode}, {err}")
+        with open(OUT) as f:
+            docs = json_docs(f.read())
+        os.unlink(OUT)
+        if sig == signal.SIGTERM:
+            check(len(docs) == 1, f"no report after SIGTERM: {err}")
+        else:
+            # Whether a SIGKILLed thread still stops at PTRACE_EVENT_EXIT
+            # depends on the kernel: a report then, else a message.
+            check(len(docs) == 1 if "without stopping at its exit" not in err
+                  else not docs, f"SIGKILL: {len(docs)} reports, {err}")
+
+
+# ---- -p PID -------------------------------------------------------------------------
+
+class Fixture:
+    def __init__(self, name):
+        self.p = subprocess.Popen([fixture(name)], stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, text=True)
+        check(self.p.stdout.readline().strip() == "ready", f"{name} did not start")
+        self.pid = self.p.pid
+
+    def step(self, expect="done"):
+        self.p.stdin.write("go\n")
+        self.p.stdin.flush()
+        if expect:
+            line = self.p.stdout.readline().strip()
+            check(line == expect, f"fixture said {line!r}, expected {expect!r}")
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        if self.p.poll() is None:
+            self.p.kill()
+        self.p.wait()
+
+
+def tool_p(pid, *args):
+    """memtrack-leak -p PID, text mode; returns once it says it is tracing."""
+    t = subprocess.Popen([TOOL, "-p", str(pid)] + list(args), stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    line = t.stderr.readline()
+    check("tracing" in line, f"memtrack-leak did not attach: {line!r}")
+    return t
+
+
+def probed_bytes(pid):
+    """[(path, offset, byte in the target's memory, byte in the file)] at
+    every offset memtrack-leak probes in pid."""
+    out = subprocess.run([PROBES, str(pid)], capture_output=True, text=True,
+                         check=True).stdout
+    with open(f"/proc/{pid}/maps") as f:
+        maps = [ln.split() for ln in f if len(ln.split()) >= 6]
+    res = []
+    with open(f"/proc/{pid}/mem", "rb") as mem:
+        for line in out.splitlines():
+            path, off = line.split()[0], int(line.split()[1], 16)
+            for m in maps:
+                lo, hi = (int(x, 16) for x in m[0].split("-"))
+                moff = int(m[2], 16)
+                if m[5] == path and moff <= off < moff + hi - lo:
+                    mem.seek(lo + off - moff)
+                    with open(path, "rb") as f:
+                        f.seek(off)
+                        res.append((path, off, mem.read(1), f.read(1)))
+                    break
+    check(len(res) == len(out.splitlines()) and res, f"probes not all mapped: {out}")
+    return res
+
+
+def session_gone(pid, timeout=10):
+    end = time.monotonic() + timeout
+    with Genl() as g:
+        while time.monotonic() < end:
+            try:
+                g.leak_stats(pid)
+            except NlError:
+                return True
+            time.sleep(0.05)
+    return False
+
+
+def session_there(pid, timeout=30):
+    end = time.monotonic() + timeout
+    with Genl() as g:
+        while time.monotonic() < end:
+            try:
+                g.leak_stats(pid)
+                return True
+            except NlError:
+                time.sleep(0.05)
+    return False
+
+
+@test
+def target_exits_mid_trace():
+    """The target exiting between reports: a clear message, exit 3, at once."""
+    with Fixture("c_apis") as fx:
+        t = tool_p(fx.pid, "-i", "1")
+        fx.step()
+        time.sleep(2.5)     # a report or two first
+        fx.step(expect=None)
+        fx.p.wait(timeout=30)
+        t0 = time.monotonic()
+        out, err = t.communicate(timeout=30)
+        check(t.returncode == 3 and f"process {fx.pid} exited" in err,
+              f"exit {t.returncode}: {err}")
+        check(time.monotonic() - t0 < 5, "memtrack-leak lingered after the target exited")
+        check("report 1:" in out, f"no report before the exit: {out[:300]}")
+
+
+@test
+def tracer_sigkill():
+    """SIGKILL of memtrack-leak: every breakpoint it had put in (int3 at each
+    probed offset while attached) is gone, the target works, and a new
+    memtrack-leak reports its leaks exactly."""
+    with Fixture("c_apis") as fx:
+        t = tool_p(fx.pid, "-i", "100")
+        live = probed_bytes(fx.pid)
+        check(all(m == b"\xcc" and f != b"\xcc" for _, _, m, f in live),
+              f"not every probed offset holds a breakpoint: {live}")
+        t.kill()
+        t.wait()
+        check(session_gone(fx.pid), "session still there after the tracer's SIGKILL")
+        after = probed_bytes(fx.pid)
+        check(all(m == f for _, _, m, f in after), f"breakpoints left: {after}")
+        t2 = subprocess.Popen([TOOL, "-p", str(fx.pid), "-i", "2", "-n", "2", "--json"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        check(session_there(fx.pid), "the second memtrack-leak did not attach")
+        fx.step()
+        out, err = t2.communicate(timeout=120)
+        check(t2.returncode == 0, f"second memtrack-leak: exit {t2.returncode}: {err}")
+        tl.check_markers(json_docs(out)[-1], "c_apis")
+        fx.step(expect=None)
+        check(fx.p.wait(timeout=30) == 0, "c_apis did not exit cleanly")
+
+
+@test
+def module_unload_while_attached():
+    """rmmod under memtrack-leak -p: the unload is clean, the tool says the
+    session ended and exits 3, the target runs on without breakpoints."""
+    with Fixture("c_apis") as fx:
+        t = tool_p(fx.pid, "-i", "1")
+        check(all(m == b"\xcc" for _, _, m, _ in probed_bytes(fx.pid)), "no breakpoints")
+        try:
+            r = subprocess.run(["rmmod", "memtrack"], capture_output=True, text=True)
+            check(r.returncode == 0, f"rmmod: {r.stderr}")
+            out, err = t.communicate(timeout=30)
+            check(t.returncode == 3 and "session ended" in err and "unloaded" in err,
+                  f"exit {t.returncode}: {err}")
+            after = probed_bytes(fx.pid)
+            check(all(m == f for _, _, m, f in after), f"breakpoints left: {after}")
+            fx.step()
+            fx.step(expect=None)
+            check(fx.p.wait(timeout=30) == 0, "c_apis did not exit cleanly")
+        finally:
+            if t.poll() is None:
+                t.kill()
+                t.wait()
+            if not os.path.exists("/sys/module/memtrack"):
+                r = subprocess.run(["insmod", MODULE], capture_output=True, text=True)
+                if r.returncode:
+                    raise TestFailure(f"insmod: {r.stderr}")
+
+
+if __name__ == "__main__":
+    sys.exit(run_tests(sys.argv))
