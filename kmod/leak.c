@@ -500,6 +500,26 @@ static struct mtr_leak_session *mtr_leak_find_mine(pid_t tgid, int *err)
 	return s;
 }
 
+/*
+ * For readers outside this file (leak_blocks.c): the caller's session with
+ * mtr_leak_lock held, so it cannot go away; NULL (lock not held) with *err.
+ */
+struct mtr_leak_session *mtr_leak_lock_mine(pid_t tgid, int *err)
+{
+	struct mtr_leak_session *s;
+
+	mutex_lock(&mtr_leak_lock);
+	s = mtr_leak_find_mine(tgid, err);
+	if (!s)
+		mutex_unlock(&mtr_leak_lock);
+	return s;
+}
+
+void mtr_leak_unlock(void)
+{
+	mutex_unlock(&mtr_leak_lock);
+}
+
 static void mtr_leak_free_tables(struct mtr_leak_session *s)
 {
 	struct mtr_leak_block *b;

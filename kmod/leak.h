@@ -130,5 +130,10 @@ struct mtr_leak_snap {
 };
 
 int mtr_leak_snapshot(pid_t tgid, u64 min_age_ns, struct mtr_leak_snap **out);
+struct mtr_leak_session *mtr_leak_lock_mine(pid_t tgid, int *err);
+void mtr_leak_unlock(void);
+
+/* leak_blocks.c: a LEAK_BLOCKS snapshot, struct memtrack_leak_block each. */
+int mtr_leak_blocks_snapshot(pid_t tgid, struct mtr_leak_snap **out);
 
 #endif /* MEMTRACK_LEAK_H */
