@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "memtrack.h"
+#include "leak_modes.h"
 
 static const char *prog = "memtrack-leak";
 static volatile sig_atomic_t stop;
@@ -37,8 +38,21 @@ static void usage(FILE *f)
 "      --top N           stacks per report, by outstanding bytes (default 10)\n"
 "  -j, --json            one JSON document per report\n"
 "      --folded          folded stacks \"root;...;leaf BYTES\" per line (flame graphs)\n"
+"      --scan            classify the outstanding blocks like valgrind memcheck:\n"
+"                        definitely/indirectly/possibly lost, still reachable\n"
+"                        (stops PID's threads with ptrace while it reads their\n"
+"                        registers, stacks, data/bss, TLS and heap)\n"
+"      --by-lib          outstanding bytes and allocator calls per calling\n"
+"                        object (frames[0]'s ELF file) and API\n"
 "  -o, --output FILE     write reports to FILE instead of standard output\n"
-"  -h, --help            this text\n", prog);
+"  -h, --help            this text\n"
+"\n"
+"--scan only knows blocks allocated since the attach.  Older blocks may\n"
+"hold pointers, so the whole [heap] outside known blocks counts as a root,\n"
+"like data and bss: a block only an older, unreachable one points to shows\n"
+"as reachable, never as lost.  Other anonymous mappings (older mmap-ed\n"
+"blocks, other arenas) are not roots.  --by-lib counts calls of the stacks\n"
+"that still hold blocks.\n", prog);
 }
 
 static void die_usage(const char *fmt, const char *arg)
@@ -162,6 +176,7 @@ static uint64_t mono_ns(void)
 }
 
 enum fmt { FMT_TEXT, FMT_JSON, FMT_FOLDED };
+enum mode { MODE_STACKS, MODE_SCAN, MODE_BYLIB };
 
 struct report {
 	FILE *o;
@@ -319,6 +334,8 @@ int main(int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },
 		{ "folded", no_argument, NULL, 'f' },
 		{ "output", required_argument, NULL, 'o' },
+		{ "scan", no_argument, NULL, 'S' },
+		{ "by-lib", no_argument, NULL, 'B' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -334,6 +351,8 @@ int main(int argc, char **argv)
 	char proc[64];
 	int c, err, rc = 0;
 	bool attached = false;
+	enum mode mode = MODE_STACKS;
+	struct mode_out mo = { 0 };
 
 	while ((c = getopt_long(argc, argv, "p:i:n:jo:h", opts, NULL)) != -1) {
 		switch (c) {
@@ -367,6 +386,12 @@ int main(int argc, char **argv)
 		case 'o':
 			output = optarg;
 			break;
+		case 'S':
+		case 'B':
+			if (mode != MODE_STACKS)
+				die_usage("%s", "--scan and --by-lib exclude each other");
+			mode = c == 'S' ? MODE_SCAN : MODE_BYLIB;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -379,6 +404,8 @@ int main(int argc, char **argv)
 		die_usage("unexpected argument '%s'", argv[optind]);
 	if (!pid)
 		die_usage("%s", "-p PID is required");
+	if (mode != MODE_STACKS && r.fmt == FMT_FOLDED)
+		die_usage("%s", "--folded goes with neither --scan nor --by-lib");
 
 	snprintf(proc, sizeof(proc), "/proc/%ld", pid);
 	if (access(proc, F_OK)) {
@@ -460,7 +487,23 @@ int main(int argc, char **argv)
 			break;
 		}
 		qsort(v, n, sizeof(*v), cmp_bytes);
-		print_report(&r, v, n, (size_t)top, prev, nprev);
+		mo = (struct mode_out){ .o = r.o, .json = r.fmt == FMT_JSON,
+					.pid = r.pid, .nr = r.nr, .sym = r.sym };
+		err = 0;
+		if (mode == MODE_SCAN)
+			err = scan_report(&mo, h, v, n);
+		else if (mode == MODE_BYLIB)
+			err = bylib_report(&mo, v, n);
+		else
+			print_report(&r, v, n, (size_t)top, prev, nprev);
+		if (mode != MODE_STACKS)
+			r.nr = mo.nr;
+		if (err < 0) {
+			fprintf(stderr, "%s: %s\n", prog, mt_errmsg());
+			free(v);
+			rc = 1;
+			break;
+		}
 		np = malloc((n ? n : 1) * sizeof(*np));
 		if (np) {
 			for (i = 0; i < n; i++) {
