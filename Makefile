@@ -69,7 +69,9 @@ LEAK_CFLAGS_nofp :=
 
 leak-progs: $(LEAK_PROGS)
 
-$(TESTBIN)/leaks/%: tests/progs/leaks/common.h
+.SECONDEXPANSION:
+$(TESTBIN)/leaks/%: tests/progs/leaks/common.h \
+		$$(wildcard tests/progs/leaks/$$(notdir $$@).c tests/progs/leaks/$$(notdir $$@).cc)
 	@mkdir -p $(dir $@)
 	$(if $(wildcard tests/progs/leaks/$(notdir $@).cc),$(CXX) -Wno-mismatched-new-delete,$(CC)) \
 		-O2 -g $(LEAK_CFLAGS_$(firstword $(subst /, ,$*))) -Wall -Wextra -o $@ \

@@ -1,6 +1,7 @@
 #!/bin/bash
 # Host checks of the leak tracer's user side that need no kernel module:
-#  - the build (-Werror) and user/tests/test_leak.c (stack decoding);
+#  - the build (-Werror), user/tests/test_leak.c (stack decoding) and
+#    user/tests/test_scan.c (--scan's classifier on synthetic memory);
 #  - mt_leak_find_probes() on live processes: every libc allocator's file
 #    offset agrees with readelf -sW + readelf -lW, and the libstdc++
 #    operator new/delete variants are found in a C++ process;
@@ -46,6 +47,7 @@ leak=$tmp/bin/memtrack-leak
 
 # ---- unit tests -----------------------------------------------------------------
 "$tmp/tests/test_leak" || failed=1
+"$tmp/tests/test_scan" || failed=1
 
 # ---- fixtures ---------------------------------------------------------------------
 # Start one; wait until it has printed its first lines (it is then set up).
