@@ -67,7 +67,18 @@ LEAK_PROGS := $(foreach v,fp nofp,$(addprefix $(TESTBIN)/leaks/$(v)/,$(LEAK_NAME
 LEAK_CFLAGS_fp := -fno-omit-frame-pointer
 LEAK_CFLAGS_nofp :=
 
-leak-progs: $(LEAK_PROGS)
+# bylib links libbylib.so (lib/bylib_lib.c), found next to it at run time.
+LEAK_LIBS := $(foreach v,fp nofp,$(TESTBIN)/leaks/$(v)/libbylib.so)
+LEAK_LDLIBS_bylib = -L$(dir $@) -lbylib -Wl,-rpath,'$$ORIGIN'
+
+leak-progs: $(LEAK_PROGS) $(LEAK_LIBS)
+
+$(TESTBIN)/leaks/%/libbylib.so: tests/progs/leaks/lib/bylib_lib.c tests/progs/leaks/common.h
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -g $(LEAK_CFLAGS_$*) -Wall -Wextra -fPIC -shared -o $@ $<
+
+$(TESTBIN)/leaks/fp/bylib: $(TESTBIN)/leaks/fp/libbylib.so
+$(TESTBIN)/leaks/nofp/bylib: $(TESTBIN)/leaks/nofp/libbylib.so
 
 .SECONDEXPANSION:
 $(TESTBIN)/leaks/%: tests/progs/leaks/common.h \
@@ -75,7 +86,8 @@ $(TESTBIN)/leaks/%: tests/progs/leaks/common.h \
 	@mkdir -p $(dir $@)
 	$(if $(wildcard tests/progs/leaks/$(notdir $@).cc),$(CXX) -Wno-mismatched-new-delete,$(CC)) \
 		-O2 -g $(LEAK_CFLAGS_$(firstword $(subst /, ,$*))) -Wall -Wextra -o $@ \
-		$(wildcard tests/progs/leaks/$(notdir $@).c tests/progs/leaks/$(notdir $@).cc) -lpthread
+		$(wildcard tests/progs/leaks/$(notdir $@).c tests/progs/leaks/$(notdir $@).cc) \
+		$(LEAK_LDLIBS_$(notdir $@)) -lpthread
 
 # A file on the host's filesystem (9p in the VM), for file-backed RSS.
 $(TESTBIN)/filedata:

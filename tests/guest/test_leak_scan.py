@@ -18,7 +18,8 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from mtlib import ROOT, check, run_tests, test  # noqa: E402
+from mtlib import ROOT, TestFailure, check, run_tests, test  # noqa: E402
+from nl import Genl, NlError  # noqa: E402
 
 LEAKS = os.path.join(ROOT, "tests", "progs", "leaks")
 BUILD = os.path.join(ROOT, "build", "tests", "leaks")
@@ -40,6 +41,19 @@ def markers(src):
     return out
 
 
+def wait_attached(pid, timeout=60):
+    """Until memtrack-leak's session on pid exists (its probes are in)."""
+    end = time.monotonic() + timeout
+    with Genl() as g:
+        while time.monotonic() < end:
+            try:
+                g.leak_stats(pid)
+                return
+            except NlError:
+                time.sleep(0.05)
+    raise TestFailure(f"memtrack-leak did not attach to {pid} in {timeout}s")
+
+
 def run_fixture(path, args, env=None):
     """Start the fixture, attach memtrack-leak with args, let it work, take
     two reports; then let the fixture finish.  (JSON docs, fixture output
@@ -50,7 +64,7 @@ def run_fixture(path, args, env=None):
     tool = subprocess.Popen([TOOL, "-p", str(fx.pid), "-i", "2", "-n", "2", "--json"]
                             + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True)
-    time.sleep(1.5)
+    wait_attached(fx.pid)
     fx.stdin.write("go\n")
     fx.stdin.flush()
     check(fx.stdout.readline().strip() == "done", "fixture did not finish")
@@ -128,6 +142,69 @@ def scan_classes_fp():
 @test
 def scan_classes_nofp():
     scan("nofp")
+
+
+def bylib_expected():
+    """{(object, api): (bytes, blocks, calls, call_bytes)} from the markers
+    "LEAK(name): LEFT x SIZE of CALLS calls" of bylib.c and lib/bylib_lib.c."""
+    want = {}
+    for src, obj in (("bylib.c", "bylib"), ("lib/bylib_lib.c", "libbylib.so")):
+        with open(os.path.join(LEAKS, src)) as f:
+            for line in f:
+                m = re.search(r"= (\w+)\(.*LEAK\(\w+\): (\d+) x (\d+) of (\d+) calls",
+                              line)
+                if m:
+                    api, left, size, calls = m.group(1), *map(int, m.groups()[1:])
+                    want[(obj, api)] = (left * size, left, calls, calls * size)
+    check(len(want) == 4, f"markers: {want}")
+    return want
+
+
+def bylib(variant):
+    path = os.path.join(BUILD, variant, "bylib")
+    docs, rest, rc = run_fixture(path, ["--by-lib"])
+    check(rc == 0, f"fixture exit {rc}")
+    got = {(os.path.basename(r["object"]), r["api"]):
+           (r["bytes"], r["blocks"], r["calls"], r["call_bytes"])
+           for r in docs[-1]["by_lib"]}
+    want = bylib_expected()
+    check(got == want, f"{variant}: by-lib {got}, expected {want}")
+
+
+@test
+def by_lib_fp():
+    bylib("fp")
+
+
+@test
+def by_lib_nofp():
+    bylib("nofp")
+
+
+@test
+def by_lib_text():
+    """The text table: one row per object and API with the same figures."""
+    path = os.path.join(BUILD, "fp", "bylib")
+    fx = subprocess.Popen([path], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                          text=True)
+    check(fx.stdout.readline().strip() == "ready", "fixture did not start")
+    tool = subprocess.Popen([TOOL, "-p", str(fx.pid), "-i", "2", "-n", "1", "--by-lib"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    wait_attached(fx.pid)
+    fx.stdin.write("go\n")
+    fx.stdin.flush()
+    check(fx.stdout.readline().strip() == "done", "fixture did not finish")
+    out, err = tool.communicate(timeout=120)
+    fx.stdin.write("go\n")
+    fx.stdin.close()
+    fx.wait(timeout=30)
+    check(tool.returncode == 0, f"exit {tool.returncode}: {err}")
+    rows = {}
+    for line in out.splitlines():
+        f = line.split()
+        if len(f) == 6 and f[0].isdigit():
+            rows[(os.path.basename(f[5]), f[4])] = tuple(int(x) for x in f[:4])
+    check(rows == bylib_expected(), f"text rows {rows}: {out}")
 
 
 if __name__ == "__main__":
