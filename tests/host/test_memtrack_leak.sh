@@ -253,6 +253,8 @@ usage_case leak-usage-bad-count "invalid number '0'" -p 1 -n 0
 usage_case leak-usage-bad-top "invalid number 'many'" -p 1 --top many
 usage_case leak-usage-bad-min-age "invalid number of seconds 'old'" -p 1 --min-age old
 usage_case leak-usage-json-folded "exclude each other" -p 1 --json --folded
+usage_case leak-usage-scan-by-lib "--scan and --by-lib exclude each other" -p 1 --scan --by-lib
+usage_case leak-usage-scan-folded "goes with neither --scan nor --by-lib" -p 1 --folded --scan
 usage_case leak-usage-extra-arg "unexpected argument 'extra'" -p 1 extra
 usage_case leak-usage-unknown-option "unrecognized option" -p 1 --bogus
 
