@@ -70,18 +70,32 @@ LEAK_CFLAGS_nofp :=
 # The library the dlopen fixture loads after the tracer attached.
 LEAK_DSOS := $(foreach v,fp nofp,$(TESTBIN)/leaks/$(v)/libdlleak.so)
 
-leak-progs: $(LEAK_PROGS) $(LEAK_DSOS)
-
 $(LEAK_DSOS): $(TESTBIN)/leaks/%/libdlleak.so: tests/progs/leaks/lib/dlleak.c \
 		tests/progs/leaks/common.h
 	@mkdir -p $(dir $@)
 	$(CC) -O2 -g $(LEAK_CFLAGS_$*) -Wall -Wextra -fPIC -shared -o $@ $<
 
-$(TESTBIN)/leaks/%: tests/progs/leaks/common.h
+# bylib links libbylib.so (lib/bylib_lib.c), found next to it at run time.
+LEAK_LIBS := $(foreach v,fp nofp,$(TESTBIN)/leaks/$(v)/libbylib.so)
+LEAK_LDLIBS_bylib = -L$(dir $@) -lbylib -Wl,-rpath,'$$ORIGIN'
+
+leak-progs: $(LEAK_PROGS) $(LEAK_DSOS) $(LEAK_LIBS)
+
+$(TESTBIN)/leaks/%/libbylib.so: tests/progs/leaks/lib/bylib_lib.c tests/progs/leaks/common.h
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -g $(LEAK_CFLAGS_$*) -Wall -Wextra -fPIC -shared -o $@ $<
+
+$(TESTBIN)/leaks/fp/bylib: $(TESTBIN)/leaks/fp/libbylib.so
+$(TESTBIN)/leaks/nofp/bylib: $(TESTBIN)/leaks/nofp/libbylib.so
+
+.SECONDEXPANSION:
+$(TESTBIN)/leaks/%: tests/progs/leaks/common.h \
+		$$(wildcard tests/progs/leaks/$$(notdir $$@).c tests/progs/leaks/$$(notdir $$@).cc)
 	@mkdir -p $(dir $@)
 	$(if $(wildcard tests/progs/leaks/$(notdir $@).cc),$(CXX) -Wno-mismatched-new-delete,$(CC)) \
 		-O2 -g $(LEAK_CFLAGS_$(firstword $(subst /, ,$*))) -Wall -Wextra -o $@ \
-		$(wildcard tests/progs/leaks/$(notdir $@).c tests/progs/leaks/$(notdir $@).cc) -lpthread
+		$(wildcard tests/progs/leaks/$(notdir $@).c tests/progs/leaks/$(notdir $@).cc) \
+		$(LEAK_LDLIBS_$(notdir $@)) -lpthread
 
 # A file on the host's filesystem (9p in the VM), for file-backed RSS.
 $(TESTBIN)/filedata:

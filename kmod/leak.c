@@ -273,7 +273,7 @@ static void mtr_leak_note_mismatch(struct mtr_leak_session *s,
 	u64 frames[MEMTRACK_LEAK_MAX_FRAMES];
 	u32 nr, hash;
 
-	nr = mtr_leak_user_stack(regs, frames);
+	nr = mtr_leak_unwind_user(s, regs, true, frames);
 	hash = mtr_leak_stack_hash(api, frames, nr);
 	spin_lock(&s->lock);
 	st = mtr_leak_stack_find(s, hash, api, frames, nr);
@@ -518,6 +518,26 @@ static struct mtr_leak_session *mtr_leak_find_mine(pid_t tgid, int *err)
 	}
 	*err = 0;
 	return s;
+}
+
+/*
+ * For readers outside this file (leak_blocks.c): the caller's session with
+ * mtr_leak_lock held, so it cannot go away; NULL (lock not held) with *err.
+ */
+struct mtr_leak_session *mtr_leak_lock_mine(pid_t tgid, int *err)
+{
+	struct mtr_leak_session *s;
+
+	mutex_lock(&mtr_leak_lock);
+	s = mtr_leak_find_mine(tgid, err);
+	if (!s)
+		mutex_unlock(&mtr_leak_lock);
+	return s;
+}
+
+void mtr_leak_unlock(void)
+{
+	mutex_unlock(&mtr_leak_lock);
 }
 
 static void mtr_leak_free_tables(struct mtr_leak_session *s)

@@ -133,6 +133,11 @@ struct mtr_leak_snap {
 };
 
 int mtr_leak_snapshot(pid_t tgid, u64 min_age_ns, struct mtr_leak_snap **out);
+struct mtr_leak_session *mtr_leak_lock_mine(pid_t tgid, int *err);
+void mtr_leak_unlock(void);
+
+/* leak_blocks.c: a LEAK_BLOCKS snapshot, struct memtrack_leak_block each. */
+int mtr_leak_blocks_snapshot(pid_t tgid, struct mtr_leak_snap **out);
 
 /* One LEAK_UNWIND message: a chunk of a mapping's unwind table. */
 struct mtr_unwind_chunk {

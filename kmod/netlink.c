@@ -898,6 +898,55 @@ static int mtr_nl_leak_stacks(struct sk_buff *skb, struct netlink_callback *cb)
 	return skb->len;
 }
 
+/* Like LEAK_STACKS: the whole table is copied at .start. */
+static int mtr_nl_leak_blocks_start(struct netlink_callback *cb)
+{
+	struct nlattr **attrs = mtr_genl_dump_attrs(cb);
+	struct mtr_leak_snap *snap;
+	int err;
+
+	if (!attrs[MEMTRACK_ATTR_TGID]) {
+		NL_SET_ERR_MSG(cb->extack, "TGID required");
+		return -EINVAL;
+	}
+	err = mtr_leak_blocks_snapshot(nla_get_u32(attrs[MEMTRACK_ATTR_TGID]),
+				       &snap);
+	if (err) {
+		NL_SET_ERR_MSG(cb->extack, "process not traced by this user");
+		return err;
+	}
+	cb->args[0] = (unsigned long)snap;
+	return 0;
+}
+
+/* As many whole blocks per message as the skb has room for. */
+static int mtr_nl_leak_blocks(struct sk_buff *skb, struct netlink_callback *cb)
+{
+	struct mtr_leak_snap *snap = (void *)cb->args[0];
+	const size_t one = sizeof(struct memtrack_leak_block);
+	size_t len;
+	int room;
+	void *hdr;
+
+	while (snap->pos < snap->len) {
+		hdr = mtr_dump_put(skb, cb, MEMTRACK_CMD_LEAK_BLOCKS);
+		if (!hdr)
+			break;
+		room = skb_tailroom(skb) - nla_total_size_64bit(0);
+		len = room > 0 ? min_t(size_t, snap->len - snap->pos,
+				       rounddown(room, one)) : 0;
+		if (!len || nla_put_64bit(skb, MEMTRACK_ATTR_LEAK_BLOCKS, len,
+					  &snap->data[snap->pos],
+					  MEMTRACK_ATTR_PAD)) {
+			genlmsg_cancel(skb, hdr);
+			break;
+		}
+		genlmsg_end(skb, hdr);
+		snap->pos += len;
+	}
+	return skb->len;
+}
+
 /* ---- the family ---------------------------------------------------------------- */
 
 static const struct genl_ops mtr_genl_ops[] = {
@@ -949,6 +998,12 @@ static const struct genl_ops mtr_genl_ops[] = {
 	{
 		.cmd = MEMTRACK_CMD_LEAK_UNWIND,
 		.doit = mtr_nl_leak_unwind,
+	},
+	{
+		.cmd = MEMTRACK_CMD_LEAK_BLOCKS,
+		.start = mtr_nl_leak_blocks_start,
+		.dumpit = mtr_nl_leak_blocks,
+		.done = mtr_nl_leak_stacks_done,
 	},
 };
 

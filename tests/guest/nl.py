@@ -305,6 +305,17 @@ class Genl:
         return [parse_leak_stack(parse_attrs(a)[ATTR_LEAK_STACK][0])
                 for _, a in self.request(CMD_LEAK_STACKS, p, dump=True)]
 
+    def leak_blocks(self, tgid, raw=False):
+        """Every outstanding block; raw: also the number of messages."""
+        msgs = self.request(CMD_LEAK_BLOCKS, attr_u32(ATTR_TGID, tgid), dump=True)
+        blocks = []
+        for _, a in msgs:
+            for data in parse_attrs(a)[ATTR_LEAK_BLOCKS]:
+                blocks += [dict(zip(("addr", "size", "time_ns", "stack_id", "api"), v))
+                           for v in LEAK_BLOCK.iter_unpack(data)]
+        return (blocks, len(msgs)) if raw else blocks
+
+
 
 # ---- leak tracer ------------------------------------------------------------------
 
@@ -323,6 +334,10 @@ LEAK_STATS_FIELDS = ("allocs", "frees", "outstanding_bytes", "outstanding_blocks
                      "unknown_frees", "mismatched_frees", "dropped_allocs",
                      "dropped_stacks", "nr_stacks", "nr_probes")
 LEAK_STATS = struct.Struct("<8QII")
+# LEAK_BLOCKS (--scan): struct memtrack_leak_block, back to back
+CMD_LEAK_BLOCKS = 13
+ATTR_LEAK_BLOCKS = 18
+LEAK_BLOCK = struct.Struct("<QQQII")
 
 
 def attr_u64(atype, v):

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The kernel half of the leak tracer (LEAK_ATTACH/STACKS/STATS/DETACH):
+"""The kernel half of the leak tracer (LEAK_ATTACH/STACKS/STATS/BLOCKS/DETACH):
 exact outstanding blocks per call stack of tests/progs/leaker, permission,
 refused bad requests, and every way a session ends (detach, target exit,
 tracer socket closed or killed, rmmod).
@@ -236,6 +236,45 @@ def exact_stacks():
         expect_error(errno.ENOENT, lambda: g.leak_stats(lk.pid), "stats after detach")
         expect_error(errno.ENOENT, lambda: g.leak_detach(lk.pid), "second detach")
         lk.round()
+        lk.stop()
+
+
+@test
+def leak_blocks_dump():
+    """LEAK_BLOCKS: after one and two rounds exactly the outstanding blocks,
+    many per message, grouping into the LEAK_STACKS figures (count, bytes,
+    api per stack id); refused without TGID, for an untraced process and
+    for another user."""
+    with Leaker() as lk, Genl() as g:
+        g.leak_attach(lk.pid, libc_probes(lk.pid))
+        for rounds in (1, 2):
+            lk.round()
+            by_fn = check_exact(g, lk.pid, rounds)
+            blocks, nmsgs = g.leak_blocks(lk.pid, raw=True)
+            want = sum(e[1] for e in EXPECTED.values()) * rounds
+            check(len(blocks) == want, f"{len(blocks)} blocks, expected {want}")
+            check(nmsgs == 1, f"{want} blocks in {nmsgs} messages")
+            check(len({b["addr"] for b in blocks}) == len(blocks), "duplicate addresses")
+            now = time.clock_gettime_ns(time.CLOCK_MONOTONIC)
+            check(all(0 < b["time_ns"] <= now for b in blocks), "block times")
+            per = {}
+            for b in blocks:
+                n, nbytes, apis = per.get(b["stack_id"], (0, 0, set()))
+                per[b["stack_id"]] = (n + 1, nbytes + b["size"], apis | {b["api"]})
+            stacks = {s["stack_id"]: (s["blocks"], s["bytes"], {s["api"]})
+                      for s in by_fn.values()}
+            check(per == stacks, f"blocks per stack {per}, LEAK_STACKS {stacks}")
+            # leak_a: 10 blocks of 100 bytes per round, each one
+            a = [b["size"] for b in blocks if b["stack_id"] == by_fn["leak_a"]["stack_id"]]
+            check(a == [100] * 10 * rounds, f"leak_a blocks {a}")
+        expect_error(errno.EINVAL, lambda: g.request(nl.CMD_LEAK_BLOCKS, b"", dump=True),
+                     "LEAK_BLOCKS without TGID")
+        expect_error(errno.ENOENT, lambda: g.leak_blocks(os.getpid()),
+                     "LEAK_BLOCKS of an untraced process")
+        check(as_nobody(lambda: 0 if _errno(lambda: Genl().leak_blocks(lk.pid))
+                        == errno.EPERM else 7) == 0, "nobody read root's blocks")
+        g.leak_detach(lk.pid)
+        expect_error(errno.ENOENT, lambda: g.leak_blocks(lk.pid), "LEAK_BLOCKS after detach")
         lk.stop()
 
 

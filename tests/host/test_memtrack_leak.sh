@@ -1,6 +1,7 @@
 #!/bin/bash
 # Host checks of the leak tracer's user side that need no kernel module:
-#  - the build (-Werror) and user/tests/test_leak.c (stack decoding);
+#  - the build (-Werror), user/tests/test_leak.c (stack decoding) and
+#    user/tests/test_scan.c (--scan's classifier on synthetic memory);
 #  - mt_leak_find_probes() on live processes: every libc allocator's file
 #    offset agrees with readelf -sW + readelf -lW, and the libstdc++
 #    operator new/delete variants are found in a C++ process;
@@ -46,6 +47,7 @@ leak=$tmp/bin/memtrack-leak
 
 # ---- unit tests -----------------------------------------------------------------
 "$tmp/tests/test_leak" || failed=1
+"$tmp/tests/test_scan" || failed=1
 
 # ---- fixtures ---------------------------------------------------------------------
 # Start one; wait until it has printed its first lines (it is then set up).
@@ -255,6 +257,8 @@ usage_case leak-usage-bad-count "invalid number '0'" -p 1 -n 0
 usage_case leak-usage-bad-top "invalid number 'many'" -p 1 --top many
 usage_case leak-usage-bad-min-age "invalid number of seconds 'old'" -p 1 --min-age old
 usage_case leak-usage-json-folded "exclude each other" -p 1 --json --folded
+usage_case leak-usage-scan-by-lib "--scan and --by-lib exclude each other" -p 1 --scan --by-lib
+usage_case leak-usage-scan-folded "goes with neither --scan nor --by-lib" -p 1 --folded --scan
 usage_case leak-usage-extra-arg "unexpected argument 'extra'" -p 1 extra
 usage_case leak-usage-unknown-option "unrecognized option" -p 1 --bogus
 

@@ -260,6 +260,27 @@ int mt_run_until_exit(pid_t pid, volatile sig_atomic_t *fwd, int *status);
 /* From the exit stop: let it go and reap it; *status its wait status. */
 int mt_run_finish(pid_t pid, int *status);
 
+/* Every outstanding block (LEAK_BLOCKS); *out malloc'ed, *n of them. */
+int mt_leak_blocks(struct mt_handle *h, pid_t pid,
+		   struct memtrack_leak_block **out, size_t *n);
+
+/* --by-lib: stacks summed per (object of frames[0], api). */
+struct mt_bylib_row {
+	char *object;			/* path; "[unknown]" if not file-backed */
+	uint32_t api;
+	uint64_t bytes, blocks;		/* outstanding */
+	uint64_t calls, call_bytes;	/* allocations, freed or not */
+	uint32_t stacks;
+};
+
+/*
+ * Rows by outstanding bytes (descending); objects from pid's maps now.
+ * Only the stacks given count (LEAK_STACKS dumps those with blocks left).
+ */
+int mt_leak_by_lib(pid_t pid, const struct mt_leak_stack *v, size_t n,
+		   struct mt_bylib_row **out, size_t *nrows);
+void mt_bylib_free(struct mt_bylib_row *rows, size_t n);
+
 /* ---- symbols of a live process (libdw) ------------------------------------ */
 
 /* One source-level frame; a return address may give several (inlining). */

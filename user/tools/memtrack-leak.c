@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "memtrack.h"
+#include "leak_modes.h"
 
 static const char *prog = "memtrack-leak";
 static volatile sig_atomic_t stop;
@@ -43,6 +44,12 @@ static void usage(FILE *f)
 "      --top N           stacks per report, by outstanding bytes (default 10)\n"
 "  -j, --json            one JSON document per report\n"
 "      --folded          folded stacks \"root;...;leaf BYTES\" per line (flame graphs)\n"
+"      --scan            classify the outstanding blocks like valgrind memcheck:\n"
+"                        definitely/indirectly/possibly lost, still reachable\n"
+"                        (stops PID's threads with ptrace while it reads their\n"
+"                        registers, stacks, data/bss, TLS and heap)\n"
+"      --by-lib          outstanding bytes and allocator calls per calling\n"
+"                        object (frames[0]'s ELF file) and API\n"
 "  -o, --output FILE     write reports to FILE instead of standard output\n"
 "  -h, --help            this text\n"
 "\n"
@@ -50,8 +57,14 @@ static void usage(FILE *f)
 "under -p (the process exited or exec'd, or memtrack.ko was unloaded).  With\n"
 "COMMAND: the command's own exit status, or 128+N if signal N killed it (127:\n"
 "it could not be run).  SIGTERM, SIGHUP, SIGINT and SIGQUIT sent to\n"
-"memtrack-leak are passed on to COMMAND; -i and -n do not apply to it.\n",
-		prog, prog);
+"memtrack-leak are passed on to COMMAND; -i and -n do not apply to it.\n"
+"\n"
+"--scan (-p only) knows only blocks allocated since the attach.  Older blocks may\n"
+"hold pointers, so the whole [heap] outside known blocks counts as a root,\n"
+"like data and bss: a block only an older, unreachable one points to shows\n"
+"as reachable, never as lost.  Other anonymous mappings (older mmap-ed\n"
+"blocks, other arenas) are not roots.  --by-lib counts calls of the stacks\n"
+"that still hold blocks.\n", prog, prog);
 }
 
 static void die_usage(const char *fmt, const char *arg)
@@ -175,10 +188,12 @@ static uint64_t mono_ns(void)
 }
 
 enum fmt { FMT_TEXT, FMT_JSON, FMT_FOLDED };
+enum mode { MODE_STACKS, MODE_SCAN, MODE_BYLIB };
 
 struct report {
 	FILE *o;
 	enum fmt fmt;
+	enum mode mode;
 	pid_t pid;
 	struct mt_symbolizer *sym;
 	unsigned int nr;
@@ -436,7 +451,20 @@ static int take_report(struct mt_handle *h, struct report *r,
 	nother = n - split_leaks(v, n);
 	n -= nother;
 	qsort(v, n, sizeof(*v), cmp_bytes);
-	print_report(r, v, n, nother, top, *prev, *nprev);
+	if (r->mode != MODE_STACKS) {
+		struct mode_out mo = { .o = r->o, .json = r->fmt == FMT_JSON,
+				       .pid = r->pid, .nr = r->nr, .sym = r->sym };
+
+		err = r->mode == MODE_SCAN ? scan_report(&mo, h, v, n) :
+					     bylib_report(&mo, v, n);
+		r->nr = mo.nr;
+		if (err < 0) {
+			free(v);
+			return err;
+		}
+	} else {
+		print_report(r, v, n, nother, top, *prev, *nprev);
+	}
 	np = malloc((n ? n : 1) * sizeof(*np));
 	if (np) {
 		for (i = 0; i < n; i++) {
@@ -526,6 +554,8 @@ int main(int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },
 		{ "folded", no_argument, NULL, 'f' },
 		{ "output", required_argument, NULL, 'o' },
+		{ "scan", no_argument, NULL, 'S' },
+		{ "by-lib", no_argument, NULL, 'B' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -542,6 +572,7 @@ int main(int argc, char **argv)
 	char **cmd = NULL, proc[64];
 	int c, err, st, rc = 0;
 	bool attached = false, periodic = false, running = false;
+	enum mode mode = MODE_STACKS;
 
 	while ((c = getopt_long(argc, argv, "+p:i:n:jo:h", opts, NULL)) != -1) {
 		switch (c) {
@@ -577,6 +608,12 @@ int main(int argc, char **argv)
 		case 'o':
 			output = optarg;
 			break;
+		case 'S':
+		case 'B':
+			if (mode != MODE_STACKS)
+				die_usage("%s", "--scan and --by-lib exclude each other");
+			mode = c == 'S' ? MODE_SCAN : MODE_BYLIB;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -594,6 +631,12 @@ int main(int argc, char **argv)
 		die_usage("%s", "-p PID or -- COMMAND is required");
 	if (cmd && periodic)
 		die_usage("%s", "-i and -n are for -p: a command gets one report, at its exit");
+	/* At its exit stop the command is ptraced by us: no second seize. */
+	if (cmd && mode == MODE_SCAN)
+		die_usage("%s", "--scan is for -p");
+	if (mode != MODE_STACKS && r.fmt == FMT_FOLDED)
+		die_usage("%s", "--folded goes with neither --scan nor --by-lib");
+	r.mode = mode;
 
 	if (output) {
 		r.o = fopen(output, "we");

@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: LGPL-2.1
+/* libmemtrack: the LEAK_BLOCKS dump (every outstanding block, for --scan). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <netlink/netlink.h>
+#include <netlink/attr.h>
+#include <netlink/msg.h>
+#include <netlink/genl/genl.h>
+
+#include "memtrack.h"
+#include "internal.h"
+
+struct block_list {
+	struct memtrack_leak_block *v;
+	size_t n, cap;
+};
+
+static int parse_blocks(struct req *r, struct nlattr **tb)
+{
+	struct block_list *l = r->arg;
+	struct nlattr *a = tb[MEMTRACK_ATTR_LEAK_BLOCKS];
+	size_t len, k;
+
+	if (!a)
+		return mt_seterr(-EBADMSG, "netlink: LEAK_BLOCKS reply without blocks");
+	len = (size_t)nla_len(a);
+	if (len % sizeof(*l->v))
+		return mt_seterr(-EBADMSG,
+				 "netlink: LEAK_BLOCKS of %zu bytes, not a multiple of %zu",
+				 len, sizeof(*l->v));
+	k = len / sizeof(*l->v);
+	if (l->n + k > l->cap) {
+		size_t cap = l->cap ? l->cap : 1024;
+		struct memtrack_leak_block *v;
+
+		while (cap < l->n + k)
+			cap *= 2;
+		v = realloc(l->v, cap * sizeof(*v));
+		if (!v)
+			return mt_seterr(-ENOMEM, "out of memory");
+		l->v = v;
+		l->cap = cap;
+	}
+	memcpy(&l->v[l->n], nla_data(a), len);
+	l->n += k;
+	return 0;
+}
+
+int mt_leak_blocks(struct mt_handle *h, pid_t pid,
+		   struct memtrack_leak_block **out, size_t *n)
+{
+	struct block_list l = { 0 };
+	struct req r = { .parse = parse_blocks, .arg = &l };
+	struct nl_msg *msg;
+	int err;
+
+	*out = NULL;
+	*n = 0;
+	msg = req_msg(h, MEMTRACK_CMD_LEAK_BLOCKS, NLM_F_DUMP);
+	if (!msg)
+		return mt_seterr(-ENOMEM, "out of memory");
+	if (nla_put_u32(msg, MEMTRACK_ATTR_TGID, (uint32_t)pid) < 0) {
+		nlmsg_free(msg);
+		return mt_seterr(-ENOMEM, "out of memory");
+	}
+	err = req_run(h, msg, &r);
+	if (err) {
+		free(l.v);
+		if (err == -EPERM || err == -EACCES)
+			return mt_seterr(err,
+					 "permission denied: tracing %d needs the rights of ptrace",
+					 (int)pid);
+		return err;
+	}
+	*out = l.v;
+	*n = l.n;
+	return 0;
+}

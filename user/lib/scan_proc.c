@@ -1,0 +1,349 @@
+// SPDX-License-Identifier: LGPL-2.1
+/*
+ * The memory snapshot --scan classifies: the target's threads are stopped
+ * with PTRACE_SEIZE + PTRACE_INTERRUPT (no signal it could see, and a
+ * blocking system call restarts by itself afterwards), their registers
+ * read, the root mappings and those holding blocks copied, then the
+ * threads are detached and run on.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/ptrace.h>
+#include <sys/uio.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+
+#include "memtrack.h"
+#include "internal.h"
+#include "scan.h"
+
+struct thread {
+	pid_t tid;
+	int sig;			/* signal to hand back at detach */
+	bool stopped;
+	struct user_regs_struct regs;
+};
+
+struct threads {
+	struct thread *v;
+	size_t n, cap;
+};
+
+static bool seized(const struct threads *t, pid_t tid)
+{
+	size_t i;
+
+	for (i = 0; i < t->n; i++)
+		if (t->v[i].tid == tid)
+			return true;
+	return false;
+}
+
+/* Seize and interrupt every thread; repeat until no new one appears. */
+static int stop_all(pid_t pid, struct threads *t)
+{
+	char path[64];
+	bool more = true;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	while (more) {
+		struct dirent *de;
+		DIR *d = opendir(path);
+
+		if (!d)
+			return mt_seterr(-errno, "%s: %s", path, strerror(errno));
+		more = false;
+		while ((de = readdir(d))) {
+			pid_t tid = (pid_t)atoi(de->d_name);
+
+			if (tid <= 0 || seized(t, tid))
+				continue;
+			if (t->n == t->cap) {
+				size_t cap = t->cap ? 2 * t->cap : 16;
+				struct thread *v = realloc(t->v, cap * sizeof(*v));
+
+				if (!v) {
+					closedir(d);
+					return mt_seterr(-ENOMEM, "out of memory");
+				}
+				t->v = v;
+				t->cap = cap;
+			}
+			if (ptrace(PTRACE_SEIZE, tid, 0, 0) < 0) {
+				int e = errno;
+
+				if (e == ESRCH)		/* exited meanwhile */
+					continue;
+				closedir(d);
+				return mt_seterr(-e, "ptrace(SEIZE, %d): %s",
+						 (int)tid, strerror(e));
+			}
+			memset(&t->v[t->n], 0, sizeof(t->v[t->n]));
+			t->v[t->n++].tid = tid;
+			ptrace(PTRACE_INTERRUPT, tid, 0, 0);
+			more = true;
+		}
+		closedir(d);
+	}
+	return 0;
+}
+
+/* Wait for each thread's stop and read its registers. */
+static int wait_all(struct threads *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->n; i++) {
+		struct thread *th = &t->v[i];
+		int status;
+
+		if (waitpid(th->tid, &status, __WALL) < 0) {
+			if (errno == EINTR) {
+				i--;
+				continue;
+			}
+			continue;		/* gone */
+		}
+		if (!WIFSTOPPED(status))
+			continue;		/* exited */
+		th->stopped = true;
+		/* a signal arrived first: it is delivered at detach */
+		if (status >> 16 == 0 && WSTOPSIG(status) != SIGTRAP)
+			th->sig = WSTOPSIG(status);
+		if (ptrace(PTRACE_GETREGS, th->tid, 0, &th->regs) < 0)
+			return mt_seterr(-errno, "ptrace(GETREGS, %d): %s",
+					 (int)th->tid, strerror(errno));
+	}
+	return 0;
+}
+
+static void release_all(struct threads *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->n; i++)
+		ptrace(PTRACE_DETACH, t->v[i].tid, 0, (void *)(long)t->v[i].sig);
+	free(t->v);
+}
+
+struct map {
+	uint64_t lo, hi;
+	uint64_t from;			/* roots start here (a stack's sp) */
+	bool rw, file, heap, root, wanted;
+};
+
+static int read_maps(pid_t pid, struct map **out, size_t *n)
+{
+	char path[64], *line = NULL;
+	struct map *v = NULL;
+	size_t cap = 0, len = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return mt_seterr(-errno, "%s: %s", path, strerror(errno));
+	*n = 0;
+	while (getline(&line, &len, f) > 0) {
+		char perms[8] = "", name[4096] = "";
+		unsigned long long lo, hi, ino;
+		struct map *m;
+
+		if (sscanf(line, "%llx-%llx %7s %*s %*s %llu %4095[^\n]",
+			   &lo, &hi, perms, &ino, name) < 4)
+			continue;
+		if (*n == cap) {
+			struct map *nv;
+
+			cap = cap ? 2 * cap : 64;
+			nv = realloc(v, cap * sizeof(*v));
+			if (!nv) {
+				free(v);
+				free(line);
+				fclose(f);
+				return mt_seterr(-ENOMEM, "out of memory");
+			}
+			v = nv;
+		}
+		m = &v[(*n)++];
+		memset(m, 0, sizeof(*m));
+		m->lo = lo;
+		m->hi = hi;
+		m->from = lo;
+		m->rw = perms[0] == 'r' && perms[1] == 'w';
+		m->file = ino != 0;
+		m->heap = !strcmp(name, "[heap]");
+		/* a data segment's bss: anonymous, right after the file's rw part */
+		if (!ino && !name[0] && *n > 1 && v[*n - 2].file &&
+		    v[*n - 2].rw && v[*n - 2].hi == lo)
+			m->root = true;
+		if (m->rw && (m->file || m->heap))
+			m->root = true;
+		m->wanted = m->rw && m->root;
+	}
+	free(line);
+	fclose(f);
+	*out = v;
+	return 0;
+}
+
+static struct map *map_of(struct map *v, size_t n, uint64_t addr)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (v[i].lo <= addr && addr < v[i].hi)
+			return &v[i];
+	return NULL;
+}
+
+/* Copy [addr, addr+len) of pid; unreadable parts read as zeros. */
+static void copy_mem(pid_t pid, int memfd, uint64_t addr, unsigned char *buf,
+		     uint64_t len)
+{
+	uint64_t done = 0;
+
+	while (done < len) {
+		size_t chunk = len - done > (64u << 20) ? 64u << 20 : len - done;
+		struct iovec l = { buf + done, chunk };
+		struct iovec r = { (void *)(uintptr_t)(addr + done), chunk };
+		ssize_t got = process_vm_readv(pid, &l, 1, &r, 1, 0);
+
+		if (got <= 0 && memfd >= 0)
+			got = pread(memfd, buf + done, chunk, (off_t)(addr + done));
+		if (got <= 0) {
+			/* a page that cannot be read: skip it */
+			uint64_t skip = 4096 - ((addr + done) & 4095);
+
+			if (skip > len - done)
+				skip = len - done;
+			memset(buf + done, 0, skip);
+			got = (ssize_t)skip;
+		}
+		done += (uint64_t)got;
+	}
+}
+
+static int add_region(struct mt_scan_snapshot *snap, size_t *cap,
+		      uint64_t addr, uint64_t len, const void *src, bool root,
+		      unsigned char **buf)
+{
+	struct mt_scan_region *r;
+
+	if (snap->nregions == *cap) {
+		size_t nc = *cap ? 2 * *cap : 32;
+		struct mt_scan_region *v = realloc(snap->regions, nc * sizeof(*v));
+
+		if (!v)
+			return mt_seterr(-ENOMEM, "out of memory");
+		snap->regions = v;
+		*cap = nc;
+	}
+	*buf = malloc(len ? len : 1);
+	if (!*buf)
+		return mt_seterr(-ENOMEM, "out of memory (%" PRIu64 " bytes)", len);
+	if (src)
+		memcpy(*buf, src, len);
+	r = &snap->regions[snap->nregions++];
+	r->addr = addr;
+	r->len = len;
+	r->data = *buf;
+	r->root = root;
+	return 0;
+}
+
+static int copy_all(pid_t pid, const struct threads *t,
+		    const struct mt_scan_block *blocks, size_t nblocks,
+		    struct mt_scan_snapshot *snap)
+{
+	struct map *maps = NULL, *m;
+	size_t nmaps = 0, cap = 0, i;
+	unsigned char *buf;
+	char path[64];
+	int memfd, err;
+
+	err = read_maps(pid, &maps, &nmaps);
+	if (err)
+		return err;
+	for (i = 0; i < t->n; i++) {
+		const struct thread *th = &t->v[i];
+		struct map *sm;
+
+		if (!th->stopped)
+			continue;
+		/* registers: a root of their own, at a made-up address 0 */
+		err = add_region(snap, &cap, 0, sizeof(th->regs), &th->regs,
+				 true, &buf);
+		if (err)
+			goto out;
+		sm = map_of(maps, nmaps, th->regs.rsp);
+		if (sm && sm->rw) {
+			/* what lies below sp is dead */
+			sm->from = sm->wanted ? sm->lo : th->regs.rsp & ~7ull;
+			sm->root = sm->wanted = true;
+		}
+		m = map_of(maps, nmaps, th->regs.fs_base);
+		if (m && m->rw && m != sm) {
+			m->from = m->lo;
+			m->root = m->wanted = true;
+		}
+	}
+	for (i = 0; i < nblocks; i++) {
+		m = map_of(maps, nmaps, blocks[i].addr);
+		if (m && m->rw)
+			m->wanted = true;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);
+	memfd = open(path, O_RDONLY | O_CLOEXEC);
+	for (i = 0; i < nmaps; i++) {
+		m = &maps[i];
+		if (!m->wanted)
+			continue;
+		err = add_region(snap, &cap, m->from, m->hi - m->from, NULL,
+				 m->root, &buf);
+		if (err)
+			break;
+		copy_mem(pid, memfd, m->from, buf, m->hi - m->from);
+	}
+	if (memfd >= 0)
+		close(memfd);
+out:
+	free(maps);
+	return err;
+}
+
+int mt_scan_snapshot_take(pid_t pid, const struct mt_scan_block *blocks,
+			  size_t nblocks, struct mt_scan_snapshot *snap)
+{
+	struct threads t = { 0 };
+	int err;
+
+	memset(snap, 0, sizeof(*snap));
+	err = stop_all(pid, &t);
+	if (!err)
+		err = wait_all(&t);
+	if (!err)
+		err = copy_all(pid, &t, blocks, nblocks, snap);
+	snap->nthreads = (unsigned int)t.n;
+	release_all(&t);
+	if (err)
+		mt_scan_snapshot_free(snap);
+	return err;
+}
+
+void mt_scan_snapshot_free(struct mt_scan_snapshot *snap)
+{
+	size_t i;
+
+	for (i = 0; i < snap->nregions; i++)
+		free((void *)snap->regions[i].data);
+	free(snap->regions);
+	memset(snap, 0, sizeof(*snap));
+}

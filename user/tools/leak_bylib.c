@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * memtrack-leak --by-lib: outstanding bytes and allocator calls per calling
+ * object and API; plus the frame printing --scan shares.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "leak_modes.h"
+
+void mode_json_str(FILE *o, const char *s)
+{
+	if (!s) {
+		fputs("null", o);
+		return;
+	}
+	fputc('"', o);
+	for (; *s; s++) {
+		unsigned char c = *s;
+
+		if (c == '"' || c == '\\')
+			fprintf(o, "\\%c", c);
+		else if (c < 0x20)
+			fprintf(o, "\\u%04x", c);
+		else
+			fputc(c, o);
+	}
+	fputc('"', o);
+}
+
+void mode_frames(struct mode_out *m, const struct mt_leak_stack *s,
+		 unsigned int max)
+{
+	unsigned int j;
+	bool first = true;
+
+	for (j = 0; j < s->nr_frames && j < max; j++) {
+		const struct mt_sym_frame *f;
+		int k, nf = mt_sym_lookup(m->sym, s->frames[j], true, &f);
+
+		for (k = 0; k < nf; k++) {
+			if (!m->json) {
+				fprintf(m->o, "        %s", f[k].function ? f[k].function : "??");
+				if (f[k].file)
+					fprintf(m->o, " (%s:%d)", f[k].file, f[k].line);
+				else
+					fprintf(m->o, " (%#llx)",
+						(unsigned long long)s->frames[j]);
+				fputs(f[k].inlined ? " (inlined)\n" : "\n", m->o);
+				continue;
+			}
+			fprintf(m->o, "%s{\"address\":%llu,\"function\":",
+				first ? "" : ",", (unsigned long long)s->frames[j]);
+			first = false;
+			mode_json_str(m->o, f[k].function);
+			fputs(",\"file\":", m->o);
+			mode_json_str(m->o, f[k].file);
+			fprintf(m->o, ",\"line\":%d,\"inlined\":%s,\"module\":",
+				f[k].line, f[k].inlined ? "true" : "false");
+			mode_json_str(m->o, f[k].module);
+			fputc('}', m->o);
+		}
+	}
+}
+
+int bylib_report(struct mode_out *m, const struct mt_leak_stack *v, size_t n)
+{
+	struct mt_bylib_row *rows;
+	size_t nr, i;
+	int err;
+
+	err = mt_leak_by_lib(m->pid, v, n, &rows, &nr);
+	if (err)
+		return err;
+	m->nr++;
+	if (m->json)
+		fprintf(m->o, "{\"pid\":%d,\"report\":%u,\"by_lib\":[", (int)m->pid,
+			m->nr);
+	else
+		fprintf(m->o, "pid %d report %u: outstanding and allocated, per calling object and API\n"
+			"%14s %10s %12s %14s  %-13s %s\n", (int)m->pid, m->nr,
+			"live bytes", "blocks", "calls", "bytes alloc'd", "api",
+			"object");
+	for (i = 0; i < nr; i++) {
+		const struct mt_bylib_row *r = &rows[i];
+
+		if (m->json) {
+			fprintf(m->o, "%s{\"object\":", i ? "," : "");
+			mode_json_str(m->o, r->object);
+			fputs(",\"api\":", m->o);
+			mode_json_str(m->o, mt_leak_api_name(r->api));
+			fprintf(m->o, ",\"bytes\":%llu,\"blocks\":%llu,\"calls\":%llu,"
+				"\"call_bytes\":%llu,\"stacks\":%u}",
+				(unsigned long long)r->bytes,
+				(unsigned long long)r->blocks,
+				(unsigned long long)r->calls,
+				(unsigned long long)r->call_bytes, r->stacks);
+		} else {
+			fprintf(m->o, "%14llu %10llu %12llu %14llu  %-13s %s\n",
+				(unsigned long long)r->bytes,
+				(unsigned long long)r->blocks,
+				(unsigned long long)r->calls,
+				(unsigned long long)r->call_bytes,
+				mt_leak_api_name(r->api), r->object);
+		}
+	}
+	fputs(m->json ? "]}\n" : "\n", m->o);
+	fflush(m->o);
+	mt_bylib_free(rows, nr);
+	return 0;
+}
