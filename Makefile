@@ -69,6 +69,10 @@ LEAK_CFLAGS_nofp :=
 
 leak-progs: $(LEAK_PROGS)
 
+# Each fixture also depends on its own source (the pattern rule cannot say it).
+$(foreach v,fp nofp,$(foreach n,$(LEAK_NAMES),$(eval $(TESTBIN)/leaks/$(v)/$(n): \
+	$(wildcard tests/progs/leaks/$(n).c tests/progs/leaks/$(n).cc))))
+
 $(TESTBIN)/leaks/%: tests/progs/leaks/common.h
 	@mkdir -p $(dir $@)
 	$(if $(wildcard tests/progs/leaks/$(notdir $@).cc),$(CXX) -Wno-mismatched-new-delete,$(CC)) \
