@@ -20,6 +20,7 @@ static void mtr_probe_newtask(void *data, struct task_struct *task,
 	mtr_total_add(forks, 1);
 	mtr_track_task(task, GFP_NOWAIT | __GFP_NOWARN);
 	mtr_ev_task_new(task, clone_flags);
+	mtr_leak_task_fork(task, clone_flags);
 }
 
 static void mtr_probe_exit(void *data, struct task_struct *task)

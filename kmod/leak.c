@@ -62,37 +62,52 @@ static struct hlist_head *mtr_leak_block_bucket(struct mtr_leak_session *s,
 }
 
 static struct mtr_leak_block *mtr_leak_block_find(struct mtr_leak_session *s,
+						  pid_t tgid,
 						  unsigned long addr)
 {
 	struct mtr_leak_block *b;
 
 	hlist_for_each_entry(b, mtr_leak_block_bucket(s, addr), hnode)
-		if (b->addr == addr)
+		if (b->addr == addr && b->tgid == tgid)
 			return b;
 	return NULL;
 }
 
-static bool mtr_leak_frames_eq(const struct mtr_leak_stack *st, u32 api,
-			       const u64 *frames, u32 nr)
+/* Unlinks, uncounts and frees one block (caller holds s->lock). */
+void mtr_leak_block_drop(struct mtr_leak_session *s, struct mtr_leak_block *b)
 {
-	return st->api == api && st->nr_frames == nr &&
+	hlist_del(&b->hnode);
+	if (mtr_leak_is_fd_key(b->addr)) {
+		s->st.outstanding_fds--;
+	} else {
+		s->st.outstanding_bytes -= b->size;
+		s->st.outstanding_blocks--;
+	}
+	kmem_cache_free(mtr_leak_block_cache, b);
+}
+
+static bool mtr_leak_frames_eq(const struct mtr_leak_stack *st, pid_t tgid,
+			       u32 api, const u64 *frames, u32 nr)
+{
+	return st->api == api && st->tgid == tgid && st->nr_frames == nr &&
 	       !memcmp(st->frames, frames, nr * sizeof(u64));
 }
 
-static u32 mtr_leak_stack_hash(u32 api, const u64 *frames, u32 nr)
+static u32 mtr_leak_stack_hash(pid_t tgid, u32 api, const u64 *frames, u32 nr)
 {
-	return jhash2((const u32 *)frames, nr * 2, api);
+	return jhash2((const u32 *)frames, nr * 2, jhash_2words(api, tgid, 0));
 }
 
 static struct mtr_leak_stack *mtr_leak_stack_find(struct mtr_leak_session *s,
-						  u32 hash, u32 api,
+						  u32 hash, pid_t tgid, u32 api,
 						  const u64 *frames, u32 nr)
 {
 	struct mtr_leak_stack *st;
 
 	hlist_for_each_entry(st, &s->stacks[hash_32(hash, MTR_LEAK_STACK_BITS)],
 			     hnode)
-		if (st->hash == hash && mtr_leak_frames_eq(st, api, frames, nr))
+		if (st->hash == hash &&
+		    mtr_leak_frames_eq(st, tgid, api, frames, nr))
 			return st;
 	return NULL;
 }
@@ -103,11 +118,12 @@ static struct mtr_leak_stack *mtr_leak_stack_find(struct mtr_leak_session *s,
  * frees if it was not used.
  */
 static struct mtr_leak_stack *mtr_leak_stack_get(struct mtr_leak_session *s,
-						 u32 hash, u32 api,
+						 u32 hash, pid_t tgid, u32 api,
 						 const u64 *frames, u32 nr,
 						 struct mtr_leak_stack **fresh)
 {
-	struct mtr_leak_stack *st = mtr_leak_stack_find(s, hash, api, frames, nr);
+	struct mtr_leak_stack *st = mtr_leak_stack_find(s, hash, tgid, api,
+							frames, nr);
 
 	if (st)
 		return st;
@@ -118,7 +134,10 @@ static struct mtr_leak_stack *mtr_leak_stack_get(struct mtr_leak_session *s,
 	st = *fresh;
 	*fresh = NULL;
 	st->hash = hash;
-	st->id = ++s->st.nr_stacks;
+	/* Not nr_stacks: a child's stacks go when it does, ids stay unique. */
+	st->id = ++s->next_stack_id;
+	s->st.nr_stacks++;
+	st->tgid = tgid;
 	st->api = api;
 	st->nr_frames = nr;
 	st->mismatched = 0;
@@ -146,7 +165,7 @@ static struct mtr_leak_thread *mtr_leak_thread_find(struct mtr_leak_session *s,
 static bool mtr_leak_api_frees(u32 api)
 {
 	return api == MEMTRACK_API_FREE || api == MEMTRACK_API_DELETE ||
-	       api == MEMTRACK_API_DELETE_ARRAY;
+	       api == MEMTRACK_API_DELETE_ARRAY || api == MEMTRACK_API_CLOSE;
 }
 
 /* Whether a block allocated by @alloc may be released by @release. */
@@ -168,14 +187,22 @@ static bool mtr_leak_api_matches(u32 alloc, u32 release)
  * free_api it sets; the caller may add the freeing stack.
  */
 static struct mtr_leak_stack *mtr_leak_remove(struct mtr_leak_session *s,
-					      unsigned long addr, u32 api)
+					      pid_t tgid, unsigned long addr,
+					      u32 api)
 {
-	struct mtr_leak_block *b = mtr_leak_block_find(s, addr);
+	struct mtr_leak_block *b = mtr_leak_block_find(s, tgid, addr);
+	bool fd = mtr_leak_is_fd_key(addr);
 	struct mtr_leak_stack *bad = NULL;
 
-	s->st.frees++;
+	if (fd)
+		s->st.fd_closes++;
+	else
+		s->st.frees++;
 	if (!b) {
-		s->st.unknown_frees++;
+		if (fd)
+			s->st.unknown_closes++;
+		else
+			s->st.unknown_frees++;
 		return NULL;
 	}
 	if (!mtr_leak_api_matches(b->api, api)) {
@@ -187,37 +214,37 @@ static struct mtr_leak_stack *mtr_leak_remove(struct mtr_leak_session *s,
 			bad->free_stack_id = 0;
 		}
 	}
-	hlist_del(&b->hnode);
-	s->st.outstanding_bytes -= b->size;
-	s->st.outstanding_blocks--;
-	kmem_cache_free(mtr_leak_block_cache, b);
+	mtr_leak_block_drop(s, b);
 	return bad;
 }
 
 /* @b is preallocated by the caller (NULL: memory was short). */
 static void mtr_leak_insert(struct mtr_leak_session *s,
-			    struct mtr_leak_block *b, unsigned long addr,
-			    const struct mtr_leak_call *c)
+			    struct mtr_leak_block *b, pid_t tgid,
+			    unsigned long addr, const struct mtr_leak_call *c)
 {
-	struct mtr_leak_block *old = mtr_leak_block_find(s, addr);
+	struct mtr_leak_block *old = mtr_leak_block_find(s, tgid, addr);
+	bool fd = mtr_leak_is_fd_key(addr);
 
-	s->st.allocs++;
+	if (fd)
+		s->st.fd_opens++;
+	else
+		s->st.allocs++;
 	/* A block we missed the free of (e.g. freed before attach, by an
 	 * unprobed path): the allocator handed it out again, so it is free.
+	 * For a descriptor also dup2() onto it, which closes it.
 	 */
-	if (old) {
-		hlist_del(&old->hnode);
-		s->st.outstanding_bytes -= old->size;
-		s->st.outstanding_blocks--;
-		kmem_cache_free(mtr_leak_block_cache, old);
-	}
-	if (!b || s->st.outstanding_blocks >= MTR_LEAK_MAX_BLOCKS) {
+	if (old)
+		mtr_leak_block_drop(s, old);
+	if (!b || s->st.outstanding_blocks + s->st.outstanding_fds >=
+		  MTR_LEAK_MAX_BLOCKS) {
 		s->st.dropped_allocs++;
 		if (b)
 			kmem_cache_free(mtr_leak_block_cache, b);
 		return;
 	}
 	b->addr = addr;
+	b->tgid = tgid;
 	b->size = c->size;
 	b->time_ns = ktime_get_ns();
 	b->stack = c->stack;
@@ -227,22 +254,57 @@ static void mtr_leak_insert(struct mtr_leak_session *s,
 		b->stack->total_bytes += b->size;
 	}
 	hlist_add_head(&b->hnode, mtr_leak_block_bucket(s, addr));
-	s->st.outstanding_bytes += b->size;
-	s->st.outstanding_blocks++;
+	if (fd) {
+		s->st.outstanding_fds++;
+	} else {
+		s->st.outstanding_bytes += b->size;
+		s->st.outstanding_blocks++;
+	}
 }
 
 /* ---- handlers ----------------------------------------------------------------- */
 
-/* The session this probe hit belongs to, if current is its target. */
+/* Caller holds s->lock: the followed child by tgid and/or mm (0: any). */
+static struct mtr_leak_kid *mtr_leak_kid_find(struct mtr_leak_session *s,
+					      pid_t tgid, struct mm_struct *mm)
+{
+	unsigned int i;
+
+	for (i = 0; i < MTR_LEAK_MAX_CHILDREN; i++)
+		if (s->kids[i].tgid && !s->kids[i].gone &&
+		    (!tgid || s->kids[i].tgid == tgid) &&
+		    (!mm || s->kids[i].mm == mm))
+			return &s->kids[i];
+	return NULL;
+}
+
+/* Caller holds s->lock: is this process (or, mm NULL, tgid) traced by s? */
+static bool mtr_leak_traces(struct mtr_leak_session *s, pid_t tgid,
+			    struct mm_struct *mm)
+{
+	if (tgid == s->tgid && (!mm || mm == s->mm))
+		return true;
+	return s->flags & MEMTRACK_LEAK_F_CHILDREN &&
+	       mtr_leak_kid_find(s, tgid, mm);
+}
+
+/* The session this probe hit belongs to, if current is traced by it. */
 static struct mtr_leak_session *mtr_leak_current(struct uprobe_consumer *uc)
 {
 	struct mtr_leak_probe *p = container_of(uc, struct mtr_leak_probe, uc);
 	struct mtr_leak_session *s = p->sess;
+	bool ours;
 
-	if (current->tgid != s->tgid || current->mm != s->mm ||
-	    READ_ONCE(s->dead))
+	if (READ_ONCE(s->dead))
 		return NULL;
-	return s;
+	if (current->tgid == s->tgid && current->mm == s->mm)
+		return s;
+	if (!(s->flags & MEMTRACK_LEAK_F_CHILDREN))
+		return NULL;
+	spin_lock(&s->lock);
+	ours = mtr_leak_kid_find(s, current->tgid, current->mm);
+	spin_unlock(&s->lock);
+	return ours ? s : NULL;
 }
 
 /*
@@ -274,15 +336,16 @@ static void mtr_leak_note_mismatch(struct mtr_leak_session *s,
 	u32 nr, hash;
 
 	nr = mtr_leak_unwind_user(s, regs, true, frames);
-	hash = mtr_leak_stack_hash(api, frames, nr);
+	hash = mtr_leak_stack_hash(current->tgid, api, frames, nr);
 	spin_lock(&s->lock);
-	st = mtr_leak_stack_find(s, hash, api, frames, nr);
+	st = mtr_leak_stack_find(s, hash, current->tgid, api, frames, nr);
 	if (!st) {
 		spin_unlock(&s->lock);
 		fresh = kmalloc(struct_size(fresh, frames, nr),
 				GFP_NOWAIT | __GFP_NOWARN);
 		spin_lock(&s->lock);
-		st = mtr_leak_stack_get(s, hash, api, frames, nr, &fresh);
+		st = mtr_leak_stack_get(s, hash, current->tgid, api, frames, nr,
+					&fresh);
 	}
 	if (st && alloc->free_api == api)
 		alloc->free_stack_id = st->id;
@@ -297,6 +360,11 @@ static void mtr_leak_free_entry(struct mtr_leak_session *s, u32 api,
 	unsigned long ptr = regs->di;
 	struct mtr_leak_thread *t;
 
+	if (api == MEMTRACK_API_CLOSE) {
+		if ((int)regs->di < 0)
+			return;
+		ptr = MTR_LEAK_FD_KEY | (u32)regs->di;
+	}
 	if (!ptr)
 		return;
 	spin_lock(&s->lock);
@@ -305,7 +373,7 @@ static void mtr_leak_free_entry(struct mtr_leak_session *s, u32 api,
 		mtr_leak_unwind(t, regs->sp);
 	/* free() called by realloc(p, 0) etc.: the outer call accounts. */
 	if (!t || !t->depth)
-		bad = mtr_leak_remove(s, ptr, api);
+		bad = mtr_leak_remove(s, current->tgid, ptr, api);
 	spin_unlock(&s->lock);
 	if (bad)
 		mtr_leak_note_mismatch(s, bad, api, regs);
@@ -315,6 +383,8 @@ static void mtr_leak_free_entry(struct mtr_leak_session *s, u32 api,
 static bool mtr_leak_request(u32 api, struct pt_regs *regs,
 			     struct mtr_leak_call *c)
 {
+	if (mtr_leak_api_is_fd(api))
+		return mtr_leak_fd_request(api, regs, c);
 	c->arg = 0;
 	switch (api) {
 	case MEMTRACK_API_CALLOC:
@@ -381,6 +451,7 @@ static int mtr_leak_entry(struct uprobe_consumer *uc, struct pt_regs *regs)
 			t = tfresh;
 			tfresh = NULL;
 			t->tid = current->pid;
+			t->tgid = current->tgid;
 			t->depth = 0;
 			hlist_add_head(&t->hnode, &s->threads[hash_32(t->tid,
 						MTR_LEAK_THREAD_BITS)]);
@@ -396,15 +467,16 @@ static int mtr_leak_entry(struct uprobe_consumer *uc, struct pt_regs *regs)
 	if (t->depth) {
 		c.nested = true;
 	} else if (!c.nested) {
-		hash = mtr_leak_stack_hash(p->api, frames, nr);
-		c.stack = mtr_leak_stack_find(s, hash, p->api, frames, nr);
+		hash = mtr_leak_stack_hash(current->tgid, p->api, frames, nr);
+		c.stack = mtr_leak_stack_find(s, hash, current->tgid, p->api,
+					      frames, nr);
 		if (!c.stack) {
 			spin_unlock(&s->lock);
 			fresh = kmalloc(struct_size(fresh, frames, nr),
 					GFP_NOWAIT | __GFP_NOWARN);
 			spin_lock(&s->lock);
-			c.stack = mtr_leak_stack_get(s, hash, p->api, frames,
-						     nr, &fresh);
+			c.stack = mtr_leak_stack_get(s, hash, current->tgid,
+						     p->api, frames, nr, &fresh);
 		}
 	}
 	if (t->depth < MTR_LEAK_MAX_DEPTH)
@@ -420,9 +492,10 @@ out:
 static int mtr_leak_return(struct uprobe_consumer *uc, unsigned long func,
 			   struct pt_regs *regs)
 {
+	struct mtr_leak_probe *p = container_of(uc, struct mtr_leak_probe, uc);
 	struct mtr_leak_session *s = mtr_leak_current(uc);
-	unsigned long ret = regs_return_value(regs), addr = ret, out;
-	struct mtr_leak_block *b;
+	unsigned long ret = regs_return_value(regs), addr = ret, out, keys[2];
+	struct mtr_leak_block *b, *b2 = NULL;
 	struct mtr_leak_thread *t;
 	struct mtr_leak_call c;
 	bool have = false;
@@ -430,6 +503,9 @@ static int mtr_leak_return(struct uprobe_consumer *uc, unsigned long func,
 	if (!s)
 		return 0;
 	b = kmem_cache_alloc(mtr_leak_block_cache, GFP_NOWAIT | __GFP_NOWARN);
+	if (p->api == MEMTRACK_API_PIPE || p->api == MEMTRACK_API_SOCKETPAIR)
+		b2 = kmem_cache_alloc(mtr_leak_block_cache,
+				      GFP_NOWAIT | __GFP_NOWARN);
 
 	spin_lock(&s->lock);
 	t = mtr_leak_thread_find(s, current->pid);
@@ -447,17 +523,30 @@ static int mtr_leak_return(struct uprobe_consumer *uc, unsigned long func,
 	if (!have)
 		goto out;
 
+	if (mtr_leak_api_is_fd(c.api)) {
+		switch (mtr_leak_fd_result(&c, ret, keys)) {
+		case 2:
+			mtr_leak_insert(s, b2, current->tgid, keys[1], &c);
+			b2 = NULL;
+			fallthrough;
+		case 1:
+			mtr_leak_insert(s, b, current->tgid, keys[0], &c);
+			b = NULL;
+		}
+		goto out;
+	}
 	switch (c.api) {
 	case MEMTRACK_API_REALLOC:
 	case MEMTRACK_API_REALLOCARRAY:
 		if (!ret) {
 			/* realloc(p, 0) freed p; any other NULL kept it. */
 			if (!c.size && c.arg)
-				mtr_leak_remove(s, c.arg, c.api);
+				mtr_leak_remove(s, current->tgid, c.arg,
+						c.api);
 			goto out;
 		}
 		if (c.arg)
-			mtr_leak_remove(s, c.arg, c.api);
+			mtr_leak_remove(s, current->tgid, c.arg, c.api);
 		break;
 	case MEMTRACK_API_POSIX_MEMALIGN:
 		/* Returns 0 and stores the block through its first argument. */
@@ -470,21 +559,33 @@ static int mtr_leak_return(struct uprobe_consumer *uc, unsigned long func,
 		break;
 	}
 	if (addr) {
-		mtr_leak_insert(s, b, addr, &c);
+		mtr_leak_insert(s, b, current->tgid, addr, &c);
 		b = NULL;
 	}
 out:
 	spin_unlock(&s->lock);
 	if (b)
 		kmem_cache_free(mtr_leak_block_cache, b);
+	if (b2)
+		kmem_cache_free(mtr_leak_block_cache, b2);
 	return 0;
 }
 
 static bool mtr_leak_filter(MTR_UPROBE_FILTER_PROTO)
 {
 	struct mtr_leak_probe *p = container_of(uc, struct mtr_leak_probe, uc);
+	struct mtr_leak_session *s = p->sess;
+	bool ours;
 
-	return mm == p->sess->mm;
+	if (mm == s->mm)
+		return true;
+	/* A child inherits the breakpoints; this is for what it maps later. */
+	if (!(s->flags & MEMTRACK_LEAK_F_CHILDREN))
+		return false;
+	spin_lock(&s->lock);
+	ours = mtr_leak_kid_find(s, 0, mm);
+	spin_unlock(&s->lock);
+	return ours;
 }
 
 /* ---- sessions ----------------------------------------------------------------- */
@@ -577,6 +678,9 @@ static void mtr_leak_destroy(struct mtr_leak_session *s)
 		path_put(&s->probes[i].path);
 	mtr_leak_unwind_free(s);
 	mtr_leak_free_tables(s);
+	for (i = 0; i < MTR_LEAK_MAX_CHILDREN; i++)
+		if (s->kids[i].mm)
+			mmdrop(s->kids[i].mm);
 	mmdrop(s->mm);
 	kvfree(s);
 }
@@ -603,14 +707,84 @@ static void mtr_leak_reap_dead(void)
 	}
 }
 
+/* Frees the state of one child that exited or exec'd; false: none left. */
+static bool mtr_leak_reap_kid(struct mtr_leak_session *s)
+{
+	struct mtr_leak_kid *k = NULL;
+	struct mtr_leak_thread *t;
+	struct mtr_leak_stack *st;
+	struct mtr_leak_block *b;
+	struct mm_struct *mm;
+	struct hlist_node *tmp;
+	unsigned int i;
+
+	spin_lock(&s->lock);
+	for (i = 0; i < MTR_LEAK_MAX_CHILDREN && !k; i++)
+		if (s->kids[i].tgid && s->kids[i].gone)
+			k = &s->kids[i];
+	if (!k) {
+		s->kids_gone = false;
+		spin_unlock(&s->lock);
+		return false;
+	}
+	for (i = 0; i < (1U << MTR_LEAK_BLOCK_BITS); i++)
+		hlist_for_each_entry_safe(b, tmp, &s->blocks[i], hnode)
+			if (b->tgid == k->tgid)
+				mtr_leak_block_drop(s, b);
+	/* Its blocks are gone, so nothing points to its stacks any more. */
+	for (i = 0; i < ARRAY_SIZE(s->stacks); i++)
+		hlist_for_each_entry_safe(st, tmp, &s->stacks[i], hnode)
+			if (st->tgid == k->tgid) {
+				hlist_del(&st->hnode);
+				s->st.nr_stacks--;
+				kfree(st);
+			}
+	/* Threads that exec'd are still alive: their calls pointed there. */
+	for (i = 0; i < ARRAY_SIZE(s->threads); i++)
+		hlist_for_each_entry_safe(t, tmp, &s->threads[i], hnode)
+			if (t->tgid == k->tgid) {
+				hlist_del(&t->hnode);
+				s->nr_threads--;
+				kfree(t);
+			}
+	mm = k->mm;
+	k->mm = NULL;
+	k->tgid = 0;
+	k->gone = false;
+	s->st.nr_children--;
+	spin_unlock(&s->lock);
+	mmdrop(mm);
+	return true;
+}
+
 static void mtr_leak_reap_fn(struct work_struct *work)
 {
+	struct mtr_leak_session *s;
+
 	mutex_lock(&mtr_leak_lock);
 	mtr_leak_reap_dead();
+	list_for_each_entry(s, &mtr_leak_sessions, node)
+		while (READ_ONCE(s->kids_gone) && mtr_leak_reap_kid(s))
+			;
 	mutex_unlock(&mtr_leak_lock);
 }
 
-/* From hooks that cannot sleep: mark the matching sessions, reap later. */
+/* Caller holds s->lock: the child @tgid is no longer followed. */
+static bool mtr_leak_kid_gone(struct mtr_leak_session *s, pid_t tgid)
+{
+	struct mtr_leak_kid *k = mtr_leak_kid_find(s, tgid, NULL);
+
+	if (!k)
+		return false;
+	k->gone = true;
+	WRITE_ONCE(s->kids_gone, true);
+	return true;
+}
+
+/*
+ * From hooks that cannot sleep: mark the matching sessions (or the child
+ * process of one) to end, reap later.
+ */
 static void mtr_leak_kill(pid_t tgid, struct net *net, u32 portid)
 {
 	struct mtr_leak_session *s;
@@ -618,6 +792,13 @@ static void mtr_leak_kill(pid_t tgid, struct net *net, u32 portid)
 
 	spin_lock(&mtr_leak_list_lock);
 	list_for_each_entry(s, &mtr_leak_sessions, node) {
+		if (tgid && s->tgid != tgid &&
+		    s->flags & MEMTRACK_LEAK_F_CHILDREN) {
+			spin_lock(&s->lock);
+			any |= mtr_leak_kid_gone(s, tgid);
+			spin_unlock(&s->lock);
+			continue;
+		}
 		if (tgid ? s->tgid != tgid :
 		    (s->net != net || s->portid != portid))
 			continue;
@@ -637,8 +818,6 @@ static void mtr_leak_thread_gone(struct task_struct *task)
 
 	spin_lock(&mtr_leak_list_lock);
 	list_for_each_entry(s, &mtr_leak_sessions, node) {
-		if (s->tgid != task->tgid)
-			continue;
 		spin_lock(&s->lock);
 		t = mtr_leak_thread_find(s, task->pid);
 		if (t) {
@@ -646,7 +825,8 @@ static void mtr_leak_thread_gone(struct task_struct *task)
 			s->nr_threads--;
 		}
 		spin_unlock(&s->lock);
-		break;
+		if (t)
+			break;
 	}
 	spin_unlock(&mtr_leak_list_lock);
 	kfree(t);
@@ -667,6 +847,49 @@ void mtr_leak_task_exec(struct task_struct *task)
 {
 	if (atomic_read(&mtr_leak_nr_sessions))
 		mtr_leak_kill(task->tgid, NULL, 0);
+}
+
+/*
+ * A process forked by one traced with F_CHILDREN is traced too.  It has
+ * the parent's breakpoints already (fork copies the patched text pages);
+ * its slot is preallocated in the session, as nothing may sleep here.
+ * CLONE_VM children (vfork) share the parent's heap and only exec or exit.
+ */
+void mtr_leak_task_fork(struct task_struct *task, unsigned long clone_flags)
+{
+	struct mtr_leak_session *s;
+	unsigned int i;
+
+	if (!atomic_read(&mtr_leak_nr_sessions) ||
+	    clone_flags & (CLONE_THREAD | CLONE_VM) || !task->mm)
+		return;
+	spin_lock(&mtr_leak_list_lock);
+	list_for_each_entry(s, &mtr_leak_sessions, node) {
+		if (!(s->flags & MEMTRACK_LEAK_F_CHILDREN) || READ_ONCE(s->dead))
+			continue;
+		spin_lock(&s->lock);
+		if (!mtr_leak_traces(s, current->tgid, current->mm)) {
+			spin_unlock(&s->lock);
+			continue;
+		}
+		/* A slot of an exited process with this pid is not reaped yet. */
+		for (i = 0; i < MTR_LEAK_MAX_CHILDREN; i++)
+			if (!s->kids[i].tgid || s->kids[i].tgid == task->tgid)
+				break;
+		if (i < MTR_LEAK_MAX_CHILDREN && !s->kids[i].tgid) {
+			mmgrab(task->mm);
+			s->kids[i].mm = task->mm;
+			s->kids[i].tgid = task->tgid;
+			s->kids[i].gone = false;
+			s->st.nr_children++;
+			s->st.children++;
+		} else {
+			s->st.dropped_children++;
+		}
+		spin_unlock(&s->lock);
+		break;
+	}
+	spin_unlock(&mtr_leak_list_lock);
 }
 
 static int mtr_leak_netlink_event(struct notifier_block *nb,
@@ -762,7 +985,7 @@ static int mtr_leak_probe_init(struct mtr_leak_probe *p,
 }
 
 int mtr_leak_attach(pid_t tgid, const struct mtr_leak_probe_req *req,
-		    unsigned int nr, struct net *net, u32 portid,
+		    unsigned int nr, u32 flags, struct net *net, u32 portid,
 		    struct netlink_ext_ack *extack)
 {
 	struct mtr_leak_session *s;
@@ -788,6 +1011,7 @@ int mtr_leak_attach(pid_t tgid, const struct mtr_leak_probe_req *req,
 		return -ENOMEM;
 	}
 	s->tgid = tgid;
+	s->flags = flags;
 	s->mm = mm;
 	s->net = net;
 	s->portid = portid;
@@ -959,6 +1183,7 @@ int mtr_leak_snapshot(pid_t tgid, u64 min_age_ns, struct mtr_leak_snap **out)
 	s = mtr_leak_find_mine(tgid, &err);
 	if (!s)
 		goto out;
+	mtr_leak_fd_validate(s);
 	/* Size, allocate (may sleep), fill; retry if it grew in between. */
 	for (;;) {
 		spin_lock(&s->lock);
@@ -981,6 +1206,8 @@ int mtr_leak_snapshot(pid_t tgid, u64 min_age_ns, struct mtr_leak_snap **out)
 				continue;
 			rec = (void *)&snap->data[pos];
 			rec->stack_id = st->id;
+			rec->tgid = st->tgid;
+			rec->reserved = 0;
 			rec->nr_frames = st->nr_frames;
 			rec->bytes = st->snap_bytes;
 			rec->blocks = st->snap_blocks;

@@ -26,6 +26,7 @@
 #define MTR_LEAK_MAX_PROBES	64		/* per session */
 #define MTR_LEAK_MAX_SESSIONS	64		/* traced processes */
 #define MTR_LEAK_MAX_DEPTH	4		/* nested allocator calls kept */
+#define MTR_LEAK_MAX_CHILDREN	64		/* F_CHILDREN: processes at once */
 #define MTR_LEAK_BLOCK_BITS	16		/* block hash buckets (log2) */
 #define MTR_LEAK_STACK_BITS	12
 #define MTR_LEAK_THREAD_BITS	8
@@ -52,6 +53,7 @@ struct mtr_leak_stack {
 	struct hlist_node hnode;
 	u32 hash;
 	u32 id;
+	pid_t tgid;
 	u32 api;
 	u32 nr_frames;
 	u32 mismatched;
@@ -69,7 +71,24 @@ struct mtr_leak_block {
 	u64 time_ns;
 	struct mtr_leak_stack *stack;
 	u32 api;
+	pid_t tgid;			/* with addr, the key: children share addresses */
 };
+
+/*
+ * Descriptors live in the block table under keys no user pointer has (the
+ * kernel half of the address space), so memory and fds never collide.
+ */
+#define MTR_LEAK_FD_KEY		(1UL << 63)
+
+static inline bool mtr_leak_is_fd_key(unsigned long key)
+{
+	return key & MTR_LEAK_FD_KEY;
+}
+
+static inline bool mtr_leak_api_is_fd(u32 api)
+{
+	return api >= MEMTRACK_API_OPEN && api < __MEMTRACK_API_MAX;
+}
 
 /* One allocator call in flight on a thread. */
 struct mtr_leak_call {
@@ -84,8 +103,16 @@ struct mtr_leak_call {
 struct mtr_leak_thread {
 	struct hlist_node hnode;
 	pid_t tid;
+	pid_t tgid;
 	unsigned int depth;		/* calls in flight, kept or not */
 	struct mtr_leak_call calls[MTR_LEAK_MAX_DEPTH];
+};
+
+/* A forked child followed with F_CHILDREN; tgid 0: a free slot. */
+struct mtr_leak_kid {
+	pid_t tgid;
+	bool gone;			/* exited or exec'd: state to free */
+	struct mm_struct *mm;		/* mmgrab()ed: compared, never used */
 };
 
 struct mtr_leak_session {
@@ -96,7 +123,11 @@ struct mtr_leak_session {
 	u32 portid;
 	kuid_t owner;			/* uid of the attaching caller */
 	bool dead;			/* detach requested (exit, exec, close) */
+	u32 flags;			/* MEMTRACK_LEAK_F_* */
 	spinlock_t lock;		/* everything below */
+	u32 next_stack_id;
+	bool kids_gone;			/* some kids[].gone: reap them */
+	struct mtr_leak_kid kids[MTR_LEAK_MAX_CHILDREN];
 	struct hlist_head *blocks;	/* MTR_LEAK_BLOCK_BITS buckets */
 	struct hlist_head stacks[1 << MTR_LEAK_STACK_BITS];
 	struct hlist_head threads[1 << MTR_LEAK_THREAD_BITS];
@@ -112,6 +143,15 @@ int mtr_leak_init(void);
 void mtr_leak_exit(void);
 void mtr_leak_task_exit(struct task_struct *task);
 void mtr_leak_task_exec(struct task_struct *task);
+void mtr_leak_task_fork(struct task_struct *task, unsigned long clone_flags);
+void mtr_leak_block_drop(struct mtr_leak_session *s, struct mtr_leak_block *b);
+
+/* leak_fd.c */
+bool mtr_leak_fd_request(u32 api, struct pt_regs *regs,
+			 struct mtr_leak_call *c);
+unsigned int mtr_leak_fd_result(const struct mtr_leak_call *c,
+				unsigned long ret, unsigned long keys[2]);
+void mtr_leak_fd_validate(struct mtr_leak_session *s);
 
 struct mtr_leak_probe_req {
 	const char *path;
@@ -120,7 +160,7 @@ struct mtr_leak_probe_req {
 };
 
 int mtr_leak_attach(pid_t tgid, const struct mtr_leak_probe_req *req,
-		    unsigned int nr, struct net *net, u32 portid,
+		    unsigned int nr, u32 flags, struct net *net, u32 portid,
 		    struct netlink_ext_ack *extack);
 int mtr_leak_detach(pid_t tgid);
 int mtr_leak_get_stats(pid_t tgid, struct memtrack_leak_stats *st);

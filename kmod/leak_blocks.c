@@ -20,7 +20,10 @@ static size_t mtr_leak_blocks_fill(struct mtr_leak_session *s,
 
 	for (i = 0; i < (1U << MTR_LEAK_BLOCK_BITS); i++)
 		hlist_for_each_entry(b, &s->blocks[i], hnode) {
-			/* outstanding_blocks counts the table: never true */
+			/* Memory of the target itself: what --scan reads. */
+			if (mtr_leak_is_fd_key(b->addr) || b->tgid != s->tgid)
+				continue;
+			/* outstanding_blocks counts more: never true */
 			if (n == max)
 				return n;
 			rec[n].addr = b->addr;

@@ -734,11 +734,6 @@ static int mtr_nl_leak_attach(struct sk_buff *skb, struct genl_info *info)
 	if (GENL_REQ_ATTR_CHECK(info, MEMTRACK_ATTR_TGID) ||
 	    GENL_REQ_ATTR_CHECK(info, MEMTRACK_ATTR_LEAK_PROBES))
 		return -EINVAL;
-	if (flags && nla_get_u32(flags) & MEMTRACK_LEAK_F_CHILDREN) {
-		NL_SET_ERR_MSG_ATTR(info->extack, flags,
-				    "following children is not supported yet");
-		return -EOPNOTSUPP;
-	}
 	req = kcalloc(MTR_LEAK_MAX_PROBES, sizeof(*req), GFP_KERNEL);
 	if (!req)
 		return -ENOMEM;
@@ -753,7 +748,8 @@ static int mtr_nl_leak_attach(struct sk_buff *skb, struct genl_info *info)
 			goto out;
 	}
 	err = mtr_leak_attach(nla_get_u32(info->attrs[MEMTRACK_ATTR_TGID]),
-			      req, nr, genl_info_net(info), info->snd_portid,
+			      req, nr, flags ? nla_get_u32(flags) : 0,
+			      genl_info_net(info), info->snd_portid,
 			      info->extack);
 out:
 	kfree(req);

@@ -326,14 +326,19 @@ class Genl:
  PROBE_ATTR_API) = range(5)
 LEAK_APIS = ("malloc", "calloc", "realloc", "reallocarray", "free",
              "posix_memalign", "aligned_alloc", "memalign", "valloc", "pvalloc",
-             "new", "new_array", "delete", "delete_array")
+             "new", "new_array", "delete", "delete_array",
+             "open", "socket", "socketpair", "pipe", "dup", "accept", "eventfd",
+             "memfd", "epoll", "timerfd", "signalfd", "inotify", "fcntl", "close")
 API = {name: i + 1 for i, name in enumerate(LEAK_APIS)}
 LEAK_F_CHILDREN = 1
-LEAK_STACK = struct.Struct("<IIQQQIIIIQQ")
+LEAK_STACK = struct.Struct("<IIQQQIIIIQQII")
 LEAK_STATS_FIELDS = ("allocs", "frees", "outstanding_bytes", "outstanding_blocks",
                      "unknown_frees", "mismatched_frees", "dropped_allocs",
-                     "dropped_stacks", "nr_stacks", "nr_probes")
-LEAK_STATS = struct.Struct("<8QII")
+                     "dropped_stacks", "nr_stacks", "nr_probes",
+                     "fd_opens", "fd_closes", "outstanding_fds", "unknown_closes",
+                     "fds_closed_unseen", "nr_children", "children",
+                     "dropped_children", "reserved")
+LEAK_STATS = struct.Struct("<8QII5Q4I")
 # LEAK_BLOCKS (--scan): struct memtrack_leak_block, back to back
 CMD_LEAK_BLOCKS = 13
 ATTR_LEAK_BLOCKS = 18
@@ -355,6 +360,6 @@ def parse_leak_stack(data):
     v = LEAK_STACK.unpack_from(data)
     s = dict(zip(("stack_id", "nr_frames", "bytes", "blocks", "oldest_ns", "api",
                   "mismatched", "free_api", "free_stack_id", "total_allocs",
-                  "total_bytes"), v))
+                  "total_bytes", "tgid", "reserved"), v))
     s["frames"] = list(struct.unpack_from(f"<{s['nr_frames']}Q", data, LEAK_STACK.size))
     return s

@@ -394,8 +394,9 @@ def bad_requests_refused():
                 P, attr_str(nl.PROBE_ATTR_PATH, path), nl.attr_u64(nl.PROBE_ATTR_OFFSET, off),
                 attr_u32(nl.PROBE_ATTR_API, api), attr_u32(9, 1)))),
             ("unknown flag", errno.EINVAL, tg + probes(good) + attr_u32(nl.ATTR_LEAK_FLAGS, 2)),
-            ("children flag", errno.EOPNOTSUPP,
-             tg + probes(good) + attr_u32(nl.ATTR_LEAK_FLAGS, nl.LEAK_F_CHILDREN)),
+            ("children and an unknown flag", errno.EINVAL, tg + probes(good) +
+             attr_u32(nl.ATTR_LEAK_FLAGS, nl.LEAK_F_CHILDREN | 1 << 31)),
+            ("flags as u8", errno.EINVAL, tg + probes(good) + nl.attr_u8(nl.ATTR_LEAK_FLAGS, 1)),
             ("65 probes", errno.E2BIG, tg + probes(*[good] * 65)),
             ("no such process", errno.ESRCH,
              attr_u32(nl.ATTR_TGID, 4 << 20) + probes(good)),
@@ -577,6 +578,21 @@ def unwind_tables():
         got = blocks_by_depth(g, lk.pid)
         check(got == {"1": one, "more": {f: 2 * n for f, n in one.items()}},
               f"after the table without rules: {got}")
+        g.leak_detach(lk.pid)
+
+
+@test
+def children_flag():
+    """LEAK_F_CHILDREN is accepted; leaker forks nothing, so the session is
+    the same as without it: exact stacks, no children."""
+    with Leaker() as lk, Genl() as g:
+        g.leak_attach(lk.pid, libc_probes(lk.pid), flags=nl.LEAK_F_CHILDREN)
+        lk.round()
+        by_fn = check_exact(g, lk.pid, 1)
+        check(all(s["tgid"] == lk.pid for s in by_fn.values()), f"stacks: {by_fn}")
+        st = g.leak_stats(lk.pid)
+        check(st["children"] == 0 and st["nr_children"] == 0 and
+              st["dropped_children"] == 0, f"stats: {st}")
         g.leak_detach(lk.pid)
 
 

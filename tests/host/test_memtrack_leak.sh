@@ -230,7 +230,7 @@ got=$("$sym" "$cpid" 0x10 | cut -f2)
 out=$("$leak" --help 2>&1); rc=$?
 missing=
 for w in -p --pid -i --interval -n --count --min-age --top -j --json --folded \
-	-o --output -h --help; do
+	--fds -f --follow-forks -o --output -h --help; do
 	grep -q -- "$w\b" <<<"$out" || missing="$missing $w"
 done
 [ $rc -eq 0 ] && [ -z "$missing" ] && pass leak-help-documents-every-option ||
@@ -358,6 +358,19 @@ out=$(fake -p "$cpid" -i 0.1 -n 1 --folded 2>&1)
 grep -qx "leak_direct;leak_site;leak_inlined 1000" <<<"$out" &&
 	grep -qx "leak_direct 4096" <<<"$out" &&
 	pass leak-folded || fail leak-folded "'$out'"
+# --fds: libc's descriptor calls and close (MEMTRACK_API_OPEN.. _CLOSE, 15..28)
+# are probed, no allocator; -f sets MEMTRACK_LEAK_F_CHILDREN; the fake's
+# stacks are memory, so an fds report lists none of them.
+rm -f "$tmp/fake.log"
+out=$(fake -p "$cpid" -i 0.1 -n 1 --fds -f --json 2>&1); rc=$?
+apis=$(awk '$1 == "probe" { print $4 }' "$tmp/fake.log" | sort -n | uniq | tr '\n' ' ')
+if [ $rc -eq 0 ] && grep -qx "attach tgid=$cpid probes=[0-9]* len=[0-9]* flags=1" "$tmp/fake.log" &&
+   [ "$apis" = "15 16 17 18 19 20 21 22 23 24 25 26 27 28 " ] &&
+   grep -q '"total_fds":0,"nr_stacks":0,"fds":\[\],"mismatches":\[\]}$' <<<"$out"; then
+	pass leak-fds-probes-and-report
+else
+	fail leak-fds-probes-and-report "exit $rc, apis '$apis', '$out', $(grep -v ^probe "$tmp/fake.log")"
+fi
 out=$(MT_FAKE_ATTACH_ERR=-1 fake -p "$cpid" -n 1 2>&1); rc=$?
 [ $rc -eq 1 ] && grep -qF "permission denied: tracing $cpid needs the rights of ptrace" <<<"$out" &&
 	pass leak-eperm-message || fail leak-eperm-message "exit $rc, '$out'"

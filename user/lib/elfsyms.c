@@ -21,10 +21,12 @@
 #include "memtrack.h"
 #include "internal.h"
 
-static const struct {
+struct entry_point {
 	const char *name;
 	uint32_t api;
-} entry_points[] = {
+};
+
+static const struct entry_point entry_points[] = {
 	/* libc */
 	{ "malloc", MEMTRACK_API_MALLOC },
 	{ "calloc", MEMTRACK_API_CALLOC },
@@ -59,7 +61,52 @@ static const struct {
 	{ "_ZdaPvRKSt9nothrow_t", MEMTRACK_API_DELETE_ARRAY },
 	{ "_ZdaPvSt11align_val_tRKSt9nothrow_t", MEMTRACK_API_DELETE_ARRAY },
 };
-#define NR_ENTRY_POINTS (sizeof(entry_points) / sizeof(entry_points[0]))
+
+/*
+ * libc's descriptor calls.  glibc's own callers (fopen through __open)
+ * enter the same code as the public symbols, so the probe on the address
+ * catches them too; its *_nocancel variants (opendir) are not probed.
+ */
+static const struct entry_point fd_entry_points[] = {
+	{ "open", MEMTRACK_API_OPEN },
+	{ "open64", MEMTRACK_API_OPEN },
+	{ "openat", MEMTRACK_API_OPEN },
+	{ "openat64", MEMTRACK_API_OPEN },
+	{ "creat", MEMTRACK_API_OPEN },
+	{ "creat64", MEMTRACK_API_OPEN },
+	{ "socket", MEMTRACK_API_SOCKET },
+	{ "socketpair", MEMTRACK_API_SOCKETPAIR },
+	{ "pipe", MEMTRACK_API_PIPE },
+	{ "pipe2", MEMTRACK_API_PIPE },
+	{ "dup", MEMTRACK_API_DUP },
+	{ "dup2", MEMTRACK_API_DUP },
+	{ "dup3", MEMTRACK_API_DUP },
+	{ "accept", MEMTRACK_API_ACCEPT },
+	{ "accept4", MEMTRACK_API_ACCEPT },
+	{ "eventfd", MEMTRACK_API_EVENTFD },
+	{ "memfd_create", MEMTRACK_API_MEMFD },
+	{ "epoll_create", MEMTRACK_API_EPOLL },
+	{ "epoll_create1", MEMTRACK_API_EPOLL },
+	{ "timerfd_create", MEMTRACK_API_TIMERFD },
+	{ "signalfd", MEMTRACK_API_SIGNALFD },
+	{ "inotify_init", MEMTRACK_API_INOTIFY },
+	{ "inotify_init1", MEMTRACK_API_INOTIFY },
+	{ "fcntl", MEMTRACK_API_FCNTL },
+	{ "fcntl64", MEMTRACK_API_FCNTL },
+	{ "close", MEMTRACK_API_CLOSE },
+};
+
+struct ep_table {
+	const struct entry_point *v;
+	size_t n;
+};
+
+static const struct ep_table alloc_table = {
+	entry_points, sizeof(entry_points) / sizeof(entry_points[0])
+};
+static const struct ep_table fd_table = {
+	fd_entry_points, sizeof(fd_entry_points) / sizeof(fd_entry_points[0])
+};
 
 static const char *const api_names[__MEMTRACK_API_MAX] = {
 	[MEMTRACK_API_MALLOC] = "malloc",
@@ -76,6 +123,20 @@ static const char *const api_names[__MEMTRACK_API_MAX] = {
 	[MEMTRACK_API_NEW_ARRAY] = "new[]",
 	[MEMTRACK_API_DELETE] = "delete",
 	[MEMTRACK_API_DELETE_ARRAY] = "delete[]",
+	[MEMTRACK_API_OPEN] = "open",
+	[MEMTRACK_API_SOCKET] = "socket",
+	[MEMTRACK_API_SOCKETPAIR] = "socketpair",
+	[MEMTRACK_API_PIPE] = "pipe",
+	[MEMTRACK_API_DUP] = "dup",
+	[MEMTRACK_API_ACCEPT] = "accept",
+	[MEMTRACK_API_EVENTFD] = "eventfd",
+	[MEMTRACK_API_MEMFD] = "memfd_create",
+	[MEMTRACK_API_EPOLL] = "epoll_create",
+	[MEMTRACK_API_TIMERFD] = "timerfd_create",
+	[MEMTRACK_API_SIGNALFD] = "signalfd",
+	[MEMTRACK_API_INOTIFY] = "inotify_init",
+	[MEMTRACK_API_FCNTL] = "fcntl",
+	[MEMTRACK_API_CLOSE] = "close",
 };
 
 const char *mt_leak_api_name(uint32_t api)
@@ -85,20 +146,26 @@ const char *mt_leak_api_name(uint32_t api)
 	return "unknown";
 }
 
-static int entry_point(const char *name)
+bool mt_leak_api_is_fd(uint32_t api)
 {
-	size_t i;
-
-	for (i = 0; i < NR_ENTRY_POINTS; i++)
-		if (!strcmp(name, entry_points[i].name))
-			return (int)i;
-	return -1;
+	return api >= MEMTRACK_API_OPEN && api < __MEMTRACK_API_MAX;
 }
 
 struct probe_list {
+	const struct ep_table *t;
 	struct mt_leak_probe *v;
 	size_t n, cap;
 };
+
+static int entry_point(const struct ep_table *t, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < t->n; i++)
+		if (!strcmp(name, t->v[i].name))
+			return (int)i;
+	return -1;
+}
 
 /* Add unless this object already has a probe at that offset. */
 static int add_probe(struct probe_list *l, const char *path, uint64_t off,
@@ -115,9 +182,9 @@ static int add_probe(struct probe_list *l, const char *path, uint64_t off,
 		 * aligned_alloc = memalign): one probe; keep the API earlier
 		 * in the table, so the result does not depend on symbol order.
 		 */
-		if (entry_point(l->v[i].symbol) > ep) {
-			l->v[i].api = entry_points[ep].api;
-			l->v[i].symbol = entry_points[ep].name;
+		if (entry_point(l->t, l->v[i].symbol) > ep) {
+			l->v[i].api = l->t->v[ep].api;
+			l->v[i].symbol = l->t->v[ep].name;
 		}
 		return 0;
 	}
@@ -135,8 +202,8 @@ static int add_probe(struct probe_list *l, const char *path, uint64_t off,
 	if (!p->path)
 		return -ENOMEM;
 	p->offset = off;
-	p->api = entry_points[ep].api;
-	p->symbol = entry_points[ep].name;
+	p->api = l->t->v[ep].api;
+	p->symbol = l->t->v[ep].name;
 	l->n++;
 	return 0;
 }
@@ -197,7 +264,7 @@ static int scan_object(const char *path, struct probe_list *l)
 			    (bind != STB_GLOBAL && bind != STB_WEAK))
 				continue;
 			name = elf_strptr(elf, sh.sh_link, sym.st_name);
-			if (!name || (ep = entry_point(name)) < 0)
+			if (!name || (ep = entry_point(l->t, name)) < 0)
 				continue;
 			off = vaddr_to_offset(elf, phnum, sym.st_value);
 			if (off < 0)
@@ -223,9 +290,10 @@ void mt_leak_probes_free(struct mt_leak_probe *p, size_t n)
 	free(p);
 }
 
-int mt_leak_find_probes(pid_t pid, struct mt_leak_probe **out, size_t *n)
+static int find_probes(pid_t pid, const struct ep_table *t,
+		       struct mt_leak_probe **out, size_t *n)
 {
-	struct probe_list l = { 0 };
+	struct probe_list l = { .t = t };
 	char maps[64], *line = NULL, *seen = NULL;
 	size_t cap = 0, seen_len = 0;
 	FILE *f;
@@ -288,7 +356,7 @@ int mt_leak_find_probes(pid_t pid, struct mt_leak_probe **out, size_t *n)
 	free(seen);
 	if (err) {
 		mt_leak_probes_free(l.v, l.n);
-		return mt_seterr(err, "finding allocator entry points of %d: %s",
+		return mt_seterr(err, "finding entry points in %d: %s",
 				 (int)pid, strerror(-err));
 	}
 	*out = l.v;
@@ -299,7 +367,7 @@ int mt_leak_find_probes(pid_t pid, struct mt_leak_probe **out, size_t *n)
 int mt_leak_find_probes_files(const char *const *paths, size_t n,
 			      struct mt_leak_probe **out, size_t *nout)
 {
-	struct probe_list l = { 0 };
+	struct probe_list l = { .t = &alloc_table };
 	size_t i;
 	int err = 0;
 
@@ -317,4 +385,14 @@ int mt_leak_find_probes_files(const char *const *paths, size_t n,
 	*out = l.v;
 	*nout = l.n;
 	return 0;
+}
+
+int mt_leak_find_probes(pid_t pid, struct mt_leak_probe **out, size_t *n)
+{
+	return find_probes(pid, &alloc_table, out, n);
+}
+
+int mt_leak_find_fd_probes(pid_t pid, struct mt_leak_probe **out, size_t *n)
+{
+	return find_probes(pid, &fd_table, out, n);
 }

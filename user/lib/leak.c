@@ -46,6 +46,7 @@ int mt_leak_stack_decode(const void *data, size_t len, struct mt_leak_stack *out
 	out->free_stack_id = hdr.free_stack_id;
 	out->total_allocs = hdr.total_allocs;
 	out->total_bytes = hdr.total_bytes;
+	out->tgid = (pid_t)hdr.tgid;
 	memcpy(out->frames, (const char *)data + sizeof(hdr),
 	       hdr.nr_frames * sizeof(__u64));
 	return 0;

@@ -167,9 +167,16 @@ int mt_leak_find_probes(pid_t pid, struct mt_leak_probe **out, size_t *n);
 /* The same in the given ELF files (unreadable ones are skipped). */
 int mt_leak_find_probes_files(const char *const *paths, size_t n,
 			      struct mt_leak_probe **out, size_t *nout);
+/*
+ * The same for the calls that open file descriptors (open, socket, pipe,
+ * dup, accept, eventfd, memfd_create, ... in libc) and close().
+ */
+int mt_leak_find_fd_probes(pid_t pid, struct mt_leak_probe **out, size_t *n);
 void mt_leak_probes_free(struct mt_leak_probe *p, size_t n);
-/* "malloc", "new[]", ...; "unknown" for anything else. */
+/* "malloc", "new[]", "open", ...; "unknown" for anything else. */
 const char *mt_leak_api_name(uint32_t api);
+/* Whether a stack of this API holds file descriptors, not memory. */
+bool mt_leak_api_is_fd(uint32_t api);
 
 /* A dumped stack: the ABI structure with its frames in place. */
 struct mt_leak_stack {
@@ -184,6 +191,7 @@ struct mt_leak_stack {
 	uint32_t free_stack_id;
 	uint64_t total_allocs;		/* freed or not */
 	uint64_t total_bytes;
+	pid_t tgid;			/* the process (children: MEMTRACK_LEAK_F_CHILDREN) */
 	uint64_t frames[MEMTRACK_LEAK_MAX_FRAMES];	/* [0]: allocator's caller */
 };
 

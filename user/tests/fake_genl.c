@@ -243,9 +243,10 @@ static void handle(const struct nlmsghdr *req)
 				nr++;
 			}
 		}
-		logf_("attach tgid=%u probes=%d len=%u",
+		logf_("attach tgid=%u probes=%d len=%u flags=%u",
 		      get_u32(attrs, alen, MEMTRACK_ATTR_TGID, 0), nr,
-		      req->nlmsg_len);
+		      req->nlmsg_len,
+		      get_u32(attrs, alen, MEMTRACK_ATTR_LEAK_FLAGS, 0));
 		put_ack(req, err ? atoi(err) : 0);
 		return;
 	}

@@ -7,6 +7,12 @@
  * every interval dumps the call stacks holding outstanding allocations:
  * the top N by bytes, with their growth since the previous report and the
  * frames symbolized (function, file:line, inlined frames).
+ *
+ * --fds does the same for file descriptors instead of memory: the calls
+ * that open them and close() are probed, and a report lists the stacks
+ * holding descriptors still open, by count.  -f follows forked children
+ * (MEMTRACK_LEAK_F_CHILDREN): their stacks come in the same report, each
+ * with its process id.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -26,6 +32,8 @@
 
 static const char *prog = "memtrack-leak";
 static volatile sig_atomic_t stop;
+static bool fds_mode;		/* --fds: stacks count descriptors */
+static bool follow;		/* -f: children too, stacks show their pid */
 
 static void usage(FILE *f)
 {
@@ -50,6 +58,8 @@ static void usage(FILE *f)
 "                        registers, stacks, data/bss, TLS and heap)\n"
 "      --by-lib          outstanding bytes and allocator calls per calling\n"
 "                        object (frames[0]'s ELF file) and API\n"
+"      --fds             file descriptors still open instead of memory, by count\n"
+"  -f, --follow-forks    trace the children PID forks too, until they exec\n"
 "  -o, --output FILE     write reports to FILE instead of standard output\n"
 "  -h, --help            this text\n"
 "\n"
@@ -128,12 +138,18 @@ static int cmp_prev(const void *a, const void *b)
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
+/* What a report ranks and grows by: bytes, or with --fds descriptors. */
+static uint64_t metric(const struct mt_leak_stack *s)
+{
+	return fds_mode ? s->blocks : s->bytes;
+}
+
 static int cmp_bytes(const void *a, const void *b)
 {
 	const struct mt_leak_stack *x = a, *y = b;
 
-	if (x->bytes != y->bytes)
-		return x->bytes < y->bytes ? 1 : -1;
+	if (metric(x) != metric(y))
+		return metric(x) < metric(y) ? 1 : -1;
 	return x->stack_id < y->stack_id ? -1 : x->stack_id > y->stack_id;
 }
 
@@ -142,7 +158,7 @@ static int64_t growth_of(const struct prev *p, size_t n, const struct mt_leak_st
 	struct prev key = { .id = s->stack_id };
 	const struct prev *f = p ? bsearch(&key, p, n, sizeof(*p), cmp_prev) : NULL;
 
-	return (int64_t)s->bytes - (f ? (int64_t)f->bytes : 0);
+	return (int64_t)metric(s) - (f ? (int64_t)f->bytes : 0);
 }
 
 /* ---- output ---------------------------------------------------------------- */
@@ -322,7 +338,12 @@ static void print_report(struct report *r, struct mt_leak_stack *v, size_t n,
 		blocks += v[i].blocks;
 	}
 	r->nr++;
-	if (r->fmt == FMT_JSON)
+	if (r->fmt == FMT_JSON && fds_mode)
+		fprintf(o, "{\"time\":%lld.%03ld,\"pid\":%d,\"report\":%u,"
+			"\"total_fds\":%llu,\"nr_stacks\":%zu,\"fds\":[",
+			(long long)wall.tv_sec, wall.tv_nsec / 1000000, (int)r->pid,
+			r->nr, (unsigned long long)blocks, n);
+	else if (r->fmt == FMT_JSON)
 		fprintf(o, "{\"time\":%lld.%03ld,\"pid\":%d,\"report\":%u,"
 			"\"total_bytes\":%llu,\"total_blocks\":%llu,\"nr_stacks\":%zu,"
 			"\"stacks\":[",
@@ -335,26 +356,51 @@ static void print_report(struct report *r, struct mt_leak_stack *v, size_t n,
 
 		localtime_r(&wall.tv_sec, &tm);
 		strftime(tbuf, sizeof(tbuf), "%F %T", &tm);
-		fprintf(o, "%s pid %d report %u: %llu bytes in %llu blocks outstanding, %zu stacks%s\n",
-			tbuf, (int)r->pid, r->nr, (unsigned long long)total,
-			(unsigned long long)blocks, n,
-			n > shown ? " (top ones shown)" : "");
+		if (fds_mode)
+			fprintf(o, "%s pid %d report %u: %llu descriptors open, %zu stacks%s\n",
+				tbuf, (int)r->pid, r->nr,
+				(unsigned long long)blocks, n,
+				n > shown ? " (top ones shown)" : "");
+		else
+			fprintf(o, "%s pid %d report %u: %llu bytes in %llu blocks outstanding, %zu stacks%s\n",
+				tbuf, (int)r->pid, r->nr,
+				(unsigned long long)total,
+				(unsigned long long)blocks, n,
+				n > shown ? " (top ones shown)" : "");
 	}
 	for (i = 0; i < shown; i++) {
 		const struct mt_leak_stack *s = &v[i];
 		int64_t growth = growth_of(prev, nprev, s);
 		uint32_t j;
 
-		if (r->fmt == FMT_JSON) {
-			fprintf(o, "%s{\"stack_id\":%u,\"bytes\":%llu,\"blocks\":%llu,"
+		if (r->fmt == FMT_JSON && fds_mode) {
+			fprintf(o, "%s{\"stack_id\":%u,\"pid\":%d,\"count\":%llu,"
 				"\"oldest_s\":%.3f,\"growth\":%lld,\"api\":",
-				i ? "," : "", s->stack_id,
+				i ? "," : "", s->stack_id, (int)s->tgid,
+				(unsigned long long)s->blocks,
+				age_s(now, s->oldest_ns), (long long)growth);
+			json_str(o, mt_leak_api_name(s->api));
+			fputs(",\"frames\":[", o);
+		} else if (r->fmt == FMT_JSON) {
+			fprintf(o, "%s{\"stack_id\":%u,\"pid\":%d,\"bytes\":%llu,\"blocks\":%llu,"
+				"\"oldest_s\":%.3f,\"growth\":%lld,\"api\":",
+				i ? "," : "", s->stack_id, (int)s->tgid,
 				(unsigned long long)s->bytes,
 				(unsigned long long)s->blocks,
 				age_s(now, s->oldest_ns), (long long)growth);
 			json_str(o, mt_leak_api_name(s->api));
 			fprintf(o, ",\"mismatched\":%u,\"frames\":[", s->mismatched);
+		} else if (r->fmt == FMT_TEXT && fds_mode) {
+			fprintf(o, "  #%zu %llu fds (%s)",
+				i + 1, (unsigned long long)s->blocks,
+				mt_leak_api_name(s->api));
+			if (follow)
+				fprintf(o, " pid %d", (int)s->tgid);
+			fprintf(o, ", oldest %.1fs, growth %+lld\n",
+				age_s(now, s->oldest_ns), (long long)growth);
 		} else if (r->fmt == FMT_TEXT) {
+			if (follow)
+				fprintf(o, "  pid %d:\n", (int)s->tgid);
 			fprintf(o, "  #%zu %llu bytes in %llu blocks (%s), oldest %.1fs, growth %+lld%s\n",
 				i + 1, (unsigned long long)s->bytes,
 				(unsigned long long)s->blocks,
@@ -387,7 +433,7 @@ static void print_report(struct report *r, struct mt_leak_stack *v, size_t n,
 				}
 			}
 			fprintf(o, "%s %llu\n", first ? "[unknown]" : "",
-				(unsigned long long)s->bytes);
+				(unsigned long long)metric(s));
 			continue;
 		}
 		print_frames(r, s);
@@ -442,12 +488,17 @@ static int take_report(struct mt_handle *h, struct report *r,
 {
 	struct mt_leak_stack *v;
 	struct prev *np;
-	size_t n, i, nother;
+	size_t n, i, j, nother;
 	int err;
 
 	err = mt_leak_stacks(h, r->pid, min_age_ms, &v, &n);
 	if (err < 0)
 		return err;
+	/* One kind per report: memory or descriptors. */
+	for (i = 0, j = 0; i < n; i++)
+		if (mt_leak_api_is_fd(v[i].api) == fds_mode)
+			v[j++] = v[i];
+	n = j;
 	nother = n - split_leaks(v, n);
 	n -= nother;
 	qsort(v, n, sizeof(*v), cmp_bytes);
@@ -469,7 +520,7 @@ static int take_report(struct mt_handle *h, struct report *r,
 	if (np) {
 		for (i = 0; i < n; i++) {
 			np[i].id = v[i].stack_id;
-			np[i].bytes = v[i].bytes;
+			np[i].bytes = metric(&v[i]);
 		}
 		qsort(np, n, sizeof(*np), cmp_prev);
 		free(*prev);
@@ -552,7 +603,9 @@ int main(int argc, char **argv)
 		{ "min-age", required_argument, NULL, 'a' },
 		{ "top", required_argument, NULL, 't' },
 		{ "json", no_argument, NULL, 'j' },
-		{ "folded", no_argument, NULL, 'f' },
+		{ "folded", no_argument, NULL, 'F' },
+		{ "fds", no_argument, NULL, 'D' },
+		{ "follow-forks", no_argument, NULL, 'f' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "scan", no_argument, NULL, 'S' },
 		{ "by-lib", no_argument, NULL, 'B' },
@@ -574,7 +627,7 @@ int main(int argc, char **argv)
 	bool attached = false, periodic = false, running = false;
 	enum mode mode = MODE_STACKS;
 
-	while ((c = getopt_long(argc, argv, "+p:i:n:jo:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+p:i:n:jfo:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			pid = parse_count(optarg, "-p", 1, INT_MAX);
@@ -600,7 +653,13 @@ int main(int argc, char **argv)
 				die_usage("%s", "--json and --folded exclude each other");
 			r.fmt = FMT_JSON;
 			break;
+		case 'D':
+			fds_mode = true;
+			break;
 		case 'f':
+			follow = true;
+			break;
+		case 'F':
 			if (r.fmt == FMT_JSON)
 				die_usage("%s", "--json and --folded exclude each other");
 			r.fmt = FMT_FOLDED;
@@ -634,6 +693,10 @@ int main(int argc, char **argv)
 	/* At its exit stop the command is ptraced by us: no second seize. */
 	if (cmd && mode == MODE_SCAN)
 		die_usage("%s", "--scan is for -p");
+	if (cmd && fds_mode)
+		die_usage("%s", "--fds is for -p");
+	if (fds_mode && mode != MODE_STACKS)
+		die_usage("%s", "--fds goes with neither --scan nor --by-lib");
 	if (mode != MODE_STACKS && r.fmt == FMT_FOLDED)
 		die_usage("%s", "--folded goes with neither --scan nor --by-lib");
 	r.mode = mode;
@@ -666,7 +729,8 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		r.pid = (pid_t)pid;
-		err = mt_leak_find_probes(r.pid, &probes, &nprobes);
+		err = fds_mode ? mt_leak_find_fd_probes(r.pid, &probes, &nprobes) :
+				 mt_leak_find_probes(r.pid, &probes, &nprobes);
 	}
 	if (err < 0) {
 		fprintf(stderr, "%s: %s\n", prog,
@@ -677,8 +741,9 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	if (!nprobes) {
-		fprintf(stderr, "%s: %d maps no allocator this tool knows (libc, libstdc++)\n",
-			prog, (int)r.pid);
+		fprintf(stderr, "%s: %d maps no %s this tool knows (libc%s)\n",
+			prog, (int)r.pid, fds_mode ? "descriptor call" : "allocator",
+			fds_mode ? "" : ", libstdc++");
 		rc = 1;
 		goto out;
 	}
@@ -705,7 +770,8 @@ int main(int argc, char **argv)
 	unw = mt_unwinder_new(r.pid);
 	if (!unw || mt_unwinder_sync(unw, NULL) < 0)
 		fprintf(stderr, "%s: warning: unwind tables: %s\n", prog, mt_errmsg());
-	err = mt_leak_attach(h, r.pid, probes, nprobes, 0);
+	err = mt_leak_attach(h, r.pid, probes, nprobes,
+			     follow ? MEMTRACK_LEAK_F_CHILDREN : 0);
 	if (err < 0) {
 		fprintf(stderr, "%s: %s\n", prog, mt_errmsg());
 		rc = 1;

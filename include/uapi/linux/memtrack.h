@@ -334,6 +334,26 @@ enum memtrack_leak_api {
 	MEMTRACK_API_NEW_ARRAY,		/* operator new[](...) */
 	MEMTRACK_API_DELETE,		/* operator delete(ptr[, size][, align]) */
 	MEMTRACK_API_DELETE_ARRAY,	/* operator delete[](...) */
+	/*
+	 * File descriptors (memtrack-leak --fds): each opens one descriptor,
+	 * the result, except PIPE and SOCKETPAIR (two, in the int[2] passed),
+	 * and CLOSE releases one.  Their "blocks" have size 0 and are counted
+	 * apart from memory (the fd_* stats).
+	 */
+	MEMTRACK_API_OPEN,		/* open, openat, creat (and *64) */
+	MEMTRACK_API_SOCKET,		/* socket */
+	MEMTRACK_API_SOCKETPAIR,	/* socketpair(d, t, p, int[2]) */
+	MEMTRACK_API_PIPE,		/* pipe(int[2]), pipe2 */
+	MEMTRACK_API_DUP,		/* dup, dup2, dup3 */
+	MEMTRACK_API_ACCEPT,		/* accept, accept4 */
+	MEMTRACK_API_EVENTFD,		/* eventfd */
+	MEMTRACK_API_MEMFD,		/* memfd_create */
+	MEMTRACK_API_EPOLL,		/* epoll_create, epoll_create1 */
+	MEMTRACK_API_TIMERFD,		/* timerfd_create */
+	MEMTRACK_API_SIGNALFD,		/* signalfd(-1, ...) */
+	MEMTRACK_API_INOTIFY,		/* inotify_init, inotify_init1 */
+	MEMTRACK_API_FCNTL,		/* fcntl(fd, F_DUPFD[_CLOEXEC], min) */
+	MEMTRACK_API_CLOSE,		/* close(fd) */
 	__MEMTRACK_API_MAX
 };
 
@@ -347,7 +367,11 @@ enum memtrack_probe_attr {
 };
 #define MEMTRACK_PROBE_ATTR_MAX (__MEMTRACK_PROBE_ATTR_MAX - 1)
 
-#define MEMTRACK_LEAK_F_CHILDREN	(1U << 0)	/* follow forked children */
+/*
+ * Follow the processes the target forks (and theirs) until they exec or
+ * exit, in the same session; each stack says its process (tgid).
+ */
+#define MEMTRACK_LEAK_F_CHILDREN	(1U << 0)
 #define MEMTRACK_LEAK_MAX_FRAMES	64
 
 /*
@@ -368,6 +392,8 @@ struct memtrack_leak_stack {
 	__u32 free_stack_id;		/* and the stack that called it (0: none) */
 	__u64 total_allocs;		/* allocations through this stack, freed or not */
 	__u64 total_bytes;
+	__u32 tgid;			/* the process (a child with F_CHILDREN) */
+	__u32 reserved;
 	__u64 frames[];			/* [0]: the allocator's caller */
 };
 
@@ -391,6 +417,17 @@ struct memtrack_leak_stats {
 	__u64 dropped_stacks;		/* stack table full */
 	__u32 nr_stacks;
 	__u32 nr_probes;
+	/* Descriptors: not in the memory counters above. */
+	__u64 fd_opens;
+	__u64 fd_closes;
+	__u64 outstanding_fds;
+	__u64 unknown_closes;		/* closes of descriptors never seen opened */
+	__u64 fds_closed_unseen;	/* found closed at a report (close_range, ...) */
+	/* F_CHILDREN */
+	__u32 nr_children;		/* children traced now */
+	__u32 children;			/* children followed since attach */
+	__u32 dropped_children;		/* not followed: table full */
+	__u32 reserved;
 };
 
 /*
