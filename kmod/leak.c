@@ -1130,15 +1130,18 @@ int mtr_leak_get_stats(pid_t tgid, struct memtrack_leak_stats *st)
 /*
  * Dumped: stacks holding blocks, and whatever a mismatched free involved
  * (the allocating stack even when its blocks are gone, and the freeing
- * stack, the only kind whose api is a freeing one).
+ * stack, the only kind whose api is a freeing one); with @all, every
+ * allocating stack, for the calls it made (total_allocs).
  */
-static bool mtr_leak_dumped(const struct mtr_leak_stack *st)
+static bool mtr_leak_dumped(const struct mtr_leak_stack *st, bool all)
 {
-	return st->snap_blocks || st->mismatched || mtr_leak_api_frees(st->api);
+	return st->snap_blocks || st->mismatched ||
+	       mtr_leak_api_frees(st->api) || (all && st->total_allocs);
 }
 
 /* Caller holds s->lock: per stack, the blocks older than @min_age_ns. */
-static size_t mtr_leak_aggregate(struct mtr_leak_session *s, u64 min_age_ns)
+static size_t mtr_leak_aggregate(struct mtr_leak_session *s, u64 min_age_ns,
+				 bool all)
 {
 	u64 now = ktime_get_ns();
 	struct mtr_leak_block *b;
@@ -1163,13 +1166,14 @@ static size_t mtr_leak_aggregate(struct mtr_leak_session *s, u64 min_age_ns)
 		}
 	for (i = 0; i < ARRAY_SIZE(s->stacks); i++)
 		hlist_for_each_entry(st, &s->stacks[i], hnode)
-			if (mtr_leak_dumped(st))
+			if (mtr_leak_dumped(st, all))
 				len += sizeof(struct memtrack_leak_stack) +
 				       st->nr_frames * sizeof(u64);
 	return len;
 }
 
-int mtr_leak_snapshot(pid_t tgid, u64 min_age_ns, struct mtr_leak_snap **out)
+int mtr_leak_snapshot(pid_t tgid, u64 min_age_ns, bool all,
+		      struct mtr_leak_snap **out)
 {
 	struct memtrack_leak_stack *rec;
 	struct mtr_leak_session *s;
@@ -1187,7 +1191,7 @@ int mtr_leak_snapshot(pid_t tgid, u64 min_age_ns, struct mtr_leak_snap **out)
 	/* Size, allocate (may sleep), fill; retry if it grew in between. */
 	for (;;) {
 		spin_lock(&s->lock);
-		len = mtr_leak_aggregate(s, min_age_ns);
+		len = mtr_leak_aggregate(s, min_age_ns, all);
 		spin_unlock(&s->lock);
 		snap = kvmalloc(struct_size(snap, data, len), GFP_KERNEL);
 		if (!snap) {
@@ -1195,14 +1199,14 @@ int mtr_leak_snapshot(pid_t tgid, u64 min_age_ns, struct mtr_leak_snap **out)
 			goto out;
 		}
 		spin_lock(&s->lock);
-		if (mtr_leak_aggregate(s, min_age_ns) <= len)
+		if (mtr_leak_aggregate(s, min_age_ns, all) <= len)
 			break;
 		spin_unlock(&s->lock);
 		kvfree(snap);
 	}
 	for (i = 0; i < ARRAY_SIZE(s->stacks); i++)
 		hlist_for_each_entry(st, &s->stacks[i], hnode) {
-			if (!mtr_leak_dumped(st))
+			if (!mtr_leak_dumped(st, all))
 				continue;
 			rec = (void *)&snap->data[pos];
 			rec->stack_id = st->id;

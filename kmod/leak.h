@@ -172,7 +172,8 @@ struct mtr_leak_snap {
 	u8 data[];
 };
 
-int mtr_leak_snapshot(pid_t tgid, u64 min_age_ns, struct mtr_leak_snap **out);
+int mtr_leak_snapshot(pid_t tgid, u64 min_age_ns, bool all,
+		      struct mtr_leak_snap **out);
 struct mtr_leak_session *mtr_leak_lock_mine(pid_t tgid, int *err);
 void mtr_leak_unlock(void);
 

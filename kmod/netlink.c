@@ -87,6 +87,7 @@ static const struct nla_policy mtr_policy[MEMTRACK_ATTR_MAX + 1] = {
 	[MEMTRACK_ATTR_LEAK_FLAGS] =
 		NLA_POLICY_MASK(NLA_U32, MEMTRACK_LEAK_F_CHILDREN),
 	[MEMTRACK_ATTR_MIN_AGE_MS] = { .type = NLA_U32 },
+	[MEMTRACK_ATTR_LEAK_ALL] = { .type = NLA_FLAG },
 	[MEMTRACK_ATTR_LEAK_UNWIND] = NLA_POLICY_NESTED(mtr_unwind_policy),
 };
 
@@ -855,7 +856,7 @@ static int mtr_nl_leak_stacks_start(struct netlink_callback *cb)
 	}
 	err = mtr_leak_snapshot(nla_get_u32(attrs[MEMTRACK_ATTR_TGID]),
 				age ? (u64)nla_get_u32(age) * NSEC_PER_MSEC : 0,
-				&snap);
+				nla_get_flag(attrs[MEMTRACK_ATTR_LEAK_ALL]), &snap);
 	if (err) {
 		NL_SET_ERR_MSG(cb->extack, "process not traced by this user");
 		return err;

@@ -109,8 +109,13 @@ int mt_leak_by_lib(pid_t pid, const struct mt_leak_stack *v, size_t n,
 		return mt_seterr(-ENOMEM, "out of memory");
 	}
 	for (i = 0; i < n; i++) {
-		const char *obj = v[i].nr_frames ?
-			object_of(segs, nsegs, v[i].frames[0]) : "[unknown]";
+		const char *obj;
+
+		/* A freeing call's stack (of a mismatched free) allocated nothing. */
+		if (!v[i].total_allocs && !v[i].blocks)
+			continue;
+		obj = v[i].nr_frames ?
+		      object_of(segs, nsegs, v[i].frames[0]) : "[unknown]";
 
 		for (j = 0; j < nr; j++)
 			if (rows[j].api == v[i].api && !strcmp(rows[j].object, obj))

@@ -153,7 +153,7 @@ static int parse_stack(struct req *r, struct nlattr **tb)
 }
 
 int mt_leak_stacks(struct mt_handle *h, pid_t pid, uint32_t min_age_ms,
-		   struct mt_leak_stack **out, size_t *n)
+		   bool all, struct mt_leak_stack **out, size_t *n)
 {
 	struct stack_list l = { 0 };
 	struct req r = { .parse = parse_stack, .arg = &l };
@@ -166,7 +166,8 @@ int mt_leak_stacks(struct mt_handle *h, pid_t pid, uint32_t min_age_ms,
 	if (!msg)
 		return mt_seterr(-ENOMEM, "out of memory");
 	if (put_tgid(msg, pid) < 0 ||
-	    (min_age_ms && nla_put_u32(msg, MEMTRACK_ATTR_MIN_AGE_MS, min_age_ms) < 0)) {
+	    (min_age_ms && nla_put_u32(msg, MEMTRACK_ATTR_MIN_AGE_MS, min_age_ms) < 0) ||
+	    (all && nla_put_flag(msg, MEMTRACK_ATTR_LEAK_ALL) < 0)) {
 		nlmsg_free(msg);
 		return mt_seterr(-ENOMEM, "out of memory");
 	}

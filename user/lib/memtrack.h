@@ -206,9 +206,13 @@ int mt_leak_stack_decode(const void *data, size_t len, struct mt_leak_stack *out
 int mt_leak_attach(struct mt_handle *h, pid_t pid,
 		   const struct mt_leak_probe *probes, size_t n, uint32_t flags);
 int mt_leak_detach(struct mt_handle *h, pid_t pid);
-/* Stacks with blocks at least min_age_ms old; *out malloc'ed, *n rows. */
+/*
+ * Stacks with blocks at least min_age_ms old, and those of mismatched frees;
+ * all: also the stacks whose blocks are all freed (their total_allocs).
+ * *out malloc'ed, *n rows.
+ */
 int mt_leak_stacks(struct mt_handle *h, pid_t pid, uint32_t min_age_ms,
-		   struct mt_leak_stack **out, size_t *n);
+		   bool all, struct mt_leak_stack **out, size_t *n);
 int mt_leak_stats(struct mt_handle *h, pid_t pid, struct memtrack_leak_stats *st);
 
 /*

@@ -73,8 +73,7 @@ static void usage(FILE *f)
 "hold pointers, so the whole [heap] outside known blocks counts as a root,\n"
 "like data and bss: a block only an older, unreachable one points to shows\n"
 "as reachable, never as lost.  Other anonymous mappings (older mmap-ed\n"
-"blocks, other arenas) are not roots.  --by-lib counts calls of the stacks\n"
-"that still hold blocks.\n", prog, prog);
+"blocks, other arenas) are not roots.\n", prog, prog);
 }
 
 static void die_usage(const char *fmt, const char *arg)
@@ -491,7 +490,9 @@ static int take_report(struct mt_handle *h, struct report *r,
 	size_t n, i, j, nother;
 	int err;
 
-	err = mt_leak_stacks(h, r->pid, min_age_ms, &v, &n);
+	/* --by-lib counts the calls of stacks whose blocks are all freed too. */
+	err = mt_leak_stacks(h, r->pid, min_age_ms, r->mode == MODE_BYLIB,
+			     &v, &n);
 	if (err < 0)
 		return err;
 	/* One kind per report: memory or descriptors. */
@@ -506,8 +507,9 @@ static int take_report(struct mt_handle *h, struct report *r,
 		struct mode_out mo = { .o = r->o, .json = r->fmt == FMT_JSON,
 				       .pid = r->pid, .nr = r->nr, .sym = r->sym };
 
+		/* --by-lib: also the stacks with no block left (their calls). */
 		err = r->mode == MODE_SCAN ? scan_report(&mo, h, v, n) :
-					     bylib_report(&mo, v, n);
+					     bylib_report(&mo, v, n + nother);
 		r->nr = mo.nr;
 		if (err < 0) {
 			free(v);

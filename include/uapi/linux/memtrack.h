@@ -267,7 +267,7 @@ enum memtrack_cmd {
 	MEMTRACK_CMD_EVENT,		/* multicast: RECORDS */
 	MEMTRACK_CMD_LEAK_ATTACH,	/* TGID, LEAK_PROBES [, LEAK_FLAGS] */
 	MEMTRACK_CMD_LEAK_DETACH,	/* TGID */
-	MEMTRACK_CMD_LEAK_STACKS,	/* dump: TGID [, MIN_AGE_MS] -> LEAK_STACK each */
+	MEMTRACK_CMD_LEAK_STACKS,	/* dump: TGID [, MIN_AGE_MS] [, LEAK_ALL] -> LEAK_STACK each */
 	MEMTRACK_CMD_LEAK_STATS,	/* TGID -> LEAK_STATS */
 	MEMTRACK_CMD_LEAK_UNWIND,	/* TGID, LEAK_UNWIND: unwind tables of a mapping */
 	MEMTRACK_CMD_LEAK_BLOCKS,	/* dump: TGID -> LEAK_BLOCKS (outstanding blocks) */
@@ -295,6 +295,7 @@ enum memtrack_attr {
 	MEMTRACK_ATTR_LEAK_STATS,	/* binary struct memtrack_leak_stats */
 	MEMTRACK_ATTR_LEAK_UNWIND,	/* nested: MEMTRACK_UNWIND_ATTR_* */
 	MEMTRACK_ATTR_LEAK_BLOCKS,	/* binary: struct memtrack_leak_block, back to back */
+	MEMTRACK_ATTR_LEAK_ALL,		/* flag: LEAK_STACKS also of stacks with no block left */
 	__MEMTRACK_ATTR_MAX
 };
 #define MEMTRACK_ATTR_MAX (__MEMTRACK_ATTR_MAX - 1)
