@@ -273,7 +273,7 @@ static void mtr_leak_note_mismatch(struct mtr_leak_session *s,
 	u64 frames[MEMTRACK_LEAK_MAX_FRAMES];
 	u32 nr, hash;
 
-	nr = mtr_leak_user_stack(regs, frames);
+	nr = mtr_leak_unwind_user(s, regs, true, frames);
 	hash = mtr_leak_stack_hash(api, frames, nr);
 	spin_lock(&s->lock);
 	st = mtr_leak_stack_find(s, hash, api, frames, nr);
