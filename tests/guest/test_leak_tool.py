@@ -159,6 +159,22 @@ def command_dlopen(variant):
     check_all_callers(docs[0], "lib/dlleak.c", "dlopen.c")
 
 
+@tl.variant_test
+def command_threads(variant):
+    """-- CMD on 8 threads leaking concurrently: the first thread takes the
+    loader breakpoint out (only the main thread is ptraced) and lets the new
+    thread go untraced; every thread's leak exact, its stack through libc's
+    start_thread."""
+    rc, err, docs = run_command("threads", variant)
+    check(rc == 0, f"exit {rc}: {err}")
+    check(len(docs) == 1, f"{len(docs)} reports")
+    tl.check_markers(docs[0], "threads")
+    for leak, (file, line, _, _) in tl.markers("threads").items():
+        for s in docs[0]["stacks"]:
+            if tl.frame_at(s, file, line):
+                tl.check_callers(s, f"threads/{leak}", file, thread=True)
+
+
 @test
 def command_exit_status():
     """The program's exit status is the tool's; 128+N when killed by signal
