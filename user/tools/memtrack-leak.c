@@ -623,6 +623,17 @@ int main(int argc, char **argv)
 	}
 
 	if (cmd) {
+		/*
+		 * From before the fork: a signal while the tracer sets up is
+		 * forwarded once the program runs, instead of killing the
+		 * tracer and leaving the program to run on untraced.
+		 */
+		sa.sa_sigaction = on_signal_fwd;
+		sa.sa_flags = SA_SIGINFO;	/* no SA_RESTART: wake waitpid */
+		sigaction(SIGINT, &sa, NULL);
+		sigaction(SIGTERM, &sa, NULL);
+		sigaction(SIGHUP, &sa, NULL);
+		sigaction(SIGQUIT, &sa, NULL);
 		/* Before any socket is open: the program must not inherit one. */
 		err = mt_run_start(cmd, &r.pid, &st);
 		if (err < 0) {
@@ -691,12 +702,6 @@ int main(int argc, char **argv)
 	if (cmd) {
 		rs.u = unw;
 		rs.h = h;
-		sa.sa_sigaction = on_signal_fwd;
-		sa.sa_flags = SA_SIGINFO;	/* no SA_RESTART: wake waitpid */
-		sigaction(SIGINT, &sa, NULL);
-		sigaction(SIGTERM, &sa, NULL);
-		sigaction(SIGHUP, &sa, NULL);
-		sigaction(SIGQUIT, &sa, NULL);
 		err = mt_run_until_exit(r.pid, &fwd_sig,
 					unw ? &(struct mt_run_sync){ resync, &rs } : NULL,
 					&st);
