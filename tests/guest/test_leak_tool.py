@@ -39,13 +39,15 @@ def json_docs(text):
     return [json.loads(ln) for ln in text.splitlines() if ln.startswith("{")]
 
 
-def run_command(name, variant="fp"):
-    """`memtrack-leak --json -o OUT -- fixture`, fed its two lines: (exit
-    status, stderr, the reports)."""
-    p = subprocess.Popen([TOOL, "--json", "-o", OUT, "--", fixture(name, variant)],
+def run_command(name, variant="fp", says=("ready", "done")):
+    """`memtrack-leak --json -o OUT -- fixture`, fed a line after each of
+    its lines says: (exit status, stderr, the reports)."""
+    # --top: the fixtures hold more stacks than the default ten (stdio buffers).
+    p = subprocess.Popen([TOOL, "--json", "--top", "50", "-o", OUT, "--",
+                          fixture(name, variant)],
                          stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True)
-    for say in ("ready", "done"):
+    for say in says:
         line = p.stdout.readline().strip()
         check(line == say, f"{name} under memtrack-leak: {line!r}, expected {say!r} "
               f"({p.stderr.read() if not line else ''})")
@@ -67,33 +69,110 @@ def run_simple(args, timeout=60, **kw):
     return r.returncode, r.stderr, docs
 
 
-@test
-def command_c_apis_exact():
-    """-- CMD: every C API's leak exact, one report, exit status 0."""
-    rc, err, docs = run_command("c_apis")
+def check_all_callers(report, name, src=None):
+    """Every marked leak's stacks reach main (in src) and on through libc to
+    _start: complete, with or without frame pointers."""
+    for leak, (file, line, _, _) in tl.markers(name).items():
+        for s in report["stacks"]:
+            if tl.frame_at(s, file, line):
+                tl.check_callers(s, f"{name}/{leak}", src or file)
+
+
+@tl.variant_test
+def command_c_apis_exact(variant):
+    """-- CMD: every C API's leak exact, one report, exit status 0; stacks
+    complete: libc's tables were sent when ld.so had mapped it."""
+    rc, err, docs = run_command("c_apis", variant)
     check(rc == 0, f"exit {rc}: {err}")
     check(len(docs) == 1, f"{len(docs)} reports, expected one at exit")
     tl.check_markers(docs[0], "c_apis")
+    check_all_callers(docs[0], "c_apis")
 
 
-@test
-def command_leaks_before_main():
+def frames_of(report, file, line):
+    """The (function, file base, module base) frames of the one stack whose
+    allocating frame is at file:line."""
+    hits = [s for s in report["stacks"] if tl.frame_at(s, file, line)]
+    check(len(hits) == 1, f"{len(hits)} stacks at {file}:{line}")
+    return [(f.get("function"), tl.base(f.get("file")), tl.base(f.get("module")))
+            for f in hits[0]["frames"]]
+
+
+@tl.variant_test
+def command_leaks_before_main(variant):
     """-- CMD sees a constructor's and a static initializer's leaks: traced
-    from the first allocation."""
-    rc, err, docs = run_command("before_main")
+    from the first allocation.  Their stacks are complete: the program's
+    initializers run from libc's call_init in __libc_start_main, called by
+    _start; the leak in main goes through main."""
+    rc, err, docs = run_command("before_main", variant)
     check(rc == 0, f"exit {rc}: {err}")
     check(len(docs) == 1, f"{len(docs)} reports")
     tl.check_markers(docs[0], "before_main")
+    m = tl.markers("before_main")
+    for leak, fn in (("constructor", "early"), ("static_init", None)):
+        file, line, _, _ = m[leak]
+        fr = frames_of(docs[0], file, line)
+        where = f"before_main/{leak}: stack {[f[0] for f in fr]}"
+        check(not any(f[0] == "main" for f in fr), f"{where}: main before main")
+        if fn:
+            check(any(f[0] == fn and f[1] == "before_main.cc" for f in fr),
+                  f"{where}: no {fn} in before_main.cc")
+        outer = [(f[0], (f[2] or "").split(".so")[0]) for f in fr[-3:]]
+        check(outer == [("call_init", "libc"), ("__libc_start_main_impl", "libc"),
+                        ("_start", "before_main")],
+              f"{where}: outermost frames {outer}, expected libc's call_init, "
+              "__libc_start_main_impl, then _start")
+    file, line, _, _ = m["in_main"]
+    for s in docs[0]["stacks"]:
+        if tl.frame_at(s, file, line):
+            tl.check_callers(s, "before_main/in_main", file)
 
 
-@test
-def command_cpp_cases():
+@tl.variant_test
+def command_cpp_cases(variant):
     """-- CMD on the C++ fixture: libstdc++'s operators probed before it is
-    even mapped."""
-    rc, err, docs = run_command("cpp_cases")
+    even mapped, its tables sent before its constructors run (its emergency
+    pool, allocated there, has a complete stack through ld.so's _dl_init)."""
+    rc, err, docs = run_command("cpp_cases", variant)
     check(rc == 0, f"exit {rc}: {err}")
     tl.check_markers(docs[0], "cpp_cases")
     check(len(docs[0]["mismatches"]) == 1, f"mismatches: {docs[0]['mismatches']}")
+    check_all_callers(docs[0], "cpp_cases")
+    pool = [s for s in docs[0]["stacks"]
+            if (tl.base(s["frames"][0].get("module")) or "").startswith("libstdc++")]
+    check(len(pool) == 1, f"{len(pool)} stacks allocated by libstdc++ itself")
+    fr = [(f.get("function"), tl.base(f.get("module"))) for f in pool[0]["frames"]]
+    check([f[0] for f in fr[-2:]] == ["_dl_init", "_dl_start_user"] and
+          all((m or "").startswith("ld-linux") for _, m in fr[1:]),
+          f"libstdc++'s constructor stack {fr}: not ld.so's _dl_init, _dl_start_user")
+
+
+@tl.variant_test
+def command_dlopen(variant):
+    """-- CMD on a program that dlopens a library mid-run: the loader's
+    rendezvous sends the library's tables before it runs, so its leak is
+    exact and its callers reach main."""
+    rc, err, docs = run_command("dlopen", variant, ("ready", "loaded", "done"))
+    check(rc == 0, f"exit {rc}: {err}")
+    check(len(docs) == 1, f"{len(docs)} reports")
+    tl.check_markers(docs[0], "lib/dlleak.c")
+    check_all_callers(docs[0], "lib/dlleak.c", "dlopen.c")
+
+
+@tl.variant_test
+def command_threads(variant):
+    """-- CMD on 8 threads leaking concurrently: the first thread takes the
+    loader breakpoint out (only the main thread is ptraced) and lets the new
+    thread go untraced; every thread's leak exact, its stack through libc's
+    start_thread."""
+    rc, err, docs = run_command("threads", variant)
+    check(rc == 0, f"exit {rc}: {err}")
+    check(len(docs) == 1, f"{len(docs)} reports")
+    tl.check_markers(docs[0], "threads")
+    for leak, (file, line, _, _) in tl.markers("threads").items():
+        for s in docs[0]["stacks"]:
+            if tl.frame_at(s, file, line):
+                tl.check_callers(s, f"threads/{leak}", file, thread=True)
 
 
 @test

@@ -33,4 +33,25 @@ struct nl_msg *req_msg_size(struct mt_handle *h, int cmd, int flags,
 			    size_t size);
 int req_run(struct mt_handle *h, struct nl_msg *msg, struct req *r);
 
+/*
+ * The loader's rendezvous breakpoint (leak_rendezvous.c), in a ptraced,
+ * stopped program.  mt_rdv_insert() sets it at ld.so's _dl_debug_state
+ * (b->on false: no loader, nothing set); mt_rdv_hit() tells whether a
+ * SIGTRAP stop is at it; mt_rdv_step() runs the instruction under it and
+ * re-arms it: 0, 1 (the program ended: *status) or 2 (another event
+ * stop: *status), or a negative errno; a signal that came meanwhile is in
+ * b->pending.  mt_rdv_remove() takes it out of the program's memory.
+ */
+struct mt_rdv {
+	uint64_t addr;
+	long orig;			/* the word it replaced a byte of */
+	int pending;
+	bool on;
+};
+
+int mt_rdv_insert(pid_t pid, struct mt_rdv *b);
+int mt_rdv_hit(pid_t pid, struct mt_rdv *b);
+int mt_rdv_step(pid_t pid, struct mt_rdv *b, int *status);
+int mt_rdv_remove(pid_t pid, struct mt_rdv *b);
+
 #endif

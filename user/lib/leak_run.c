@@ -15,12 +15,14 @@
 #define _GNU_SOURCE	/* pipe2 */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
+#include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -212,32 +214,147 @@ static bool group_stop(pid_t pid)
 	return ptrace(PTRACE_GETSIGINFO, pid, NULL, &si) && errno == EINVAL;
 }
 
-int mt_run_until_exit(pid_t pid, volatile sig_atomic_t *fwd, int *status)
+/*
+ * The loader's rendezvous breakpoint is shared with every thread, but only
+ * the main thread is ptraced (for its exit stop): another thread reaching it
+ * would die of the SIGTRAP.  Tracing every thread would make each of them
+ * stop at every clone and exit and at each signal, for the whole run, and
+ * races a breakpoint lifted for one thread's step against the others.  So
+ * the breakpoint lives while the program has one thread, which covers the
+ * loader's startup (every library's constructor) and the dlopens of
+ * single-threaded programs exactly; the first clone takes it out
+ * (PTRACE_O_TRACECLONE, the new thread is let go at once) and from then on
+ * the tables are re-synced every RESYNC_MS.  A forked child gets a copy of
+ * the breakpoint: it is taken out of the copy before the child is let go
+ * (a vfork child shares the memory, and only execs or exits).
+ */
+#define RESYNC_MS	500
+
+static int opts(const struct mt_rdv *b)
 {
-	int st, sig = 0;
+	return PTRACE_O_TRACEEXIT | (b->on ? PTRACE_O_TRACECLONE |
+				     PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK : 0);
+}
+
+/* A new task the program made stops first: let it go, without breakpoint. */
+static int new_task(pid_t pid, struct mt_rdv *b, int event)
+{
+	unsigned long msg;
+	pid_t child;
+	int st;
+
+	if (ptrace(PTRACE_GETEVENTMSG, pid, NULL, &msg))
+		return 0;
+	child = (pid_t)msg;
+	if (event == PTRACE_EVENT_CLONE) {
+		mt_rdv_remove(pid, b);
+		ptrace(PTRACE_SETOPTIONS, pid, NULL, (void *)(long)opts(b));
+	}
+	while (waitpid(child, &st, __WALL) < 0)
+		if (errno != EINTR)
+			return 0;
+	if (!WIFSTOPPED(st))
+		return 0;
+	if (event == PTRACE_EVENT_FORK && b->on)
+		ptrace(PTRACE_POKETEXT, child, (void *)b->addr, (void *)b->orig);
+	ptrace(PTRACE_DETACH, child, NULL, NULL);
+	return 0;
+}
+
+/* Wait for the main thread's next stop; sync every RESYNC_MS meanwhile. */
+static int wait_stop(pid_t pid, int sfd, const struct mt_rdv *b,
+		     volatile sig_atomic_t *fwd, const struct mt_run_sync *sync,
+		     int *st)
+{
+	struct pollfd p = { .fd = sfd, .events = POLLIN };
+	struct signalfd_siginfo si;
+	pid_t r;
+
+	for (;;) {
+		r = waitpid(pid, st, WNOHANG);
+		if (r > 0)
+			return 0;
+		if (r < 0 && errno != EINTR)
+			return mt_seterr(-errno, "waitpid: %s", strerror(errno));
+		if (*fwd) {
+			kill(pid, *fwd);
+			*fwd = 0;
+		}
+		if (!poll(&p, 1, RESYNC_MS) && !b->on && sync)
+			sync->fn(sync->arg);
+		while (read(sfd, &si, sizeof(si)) == sizeof(si))
+			;
+	}
+}
+
+int mt_run_until_exit(pid_t pid, volatile sig_atomic_t *fwd,
+		      const struct mt_run_sync *sync, int *status)
+{
+	struct mt_rdv b = { 0 };
+	sigset_t chld, old;
+	int st, sig = 0, err, sfd, event;
 
 	*status = 0;
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &chld, &old);
+	sfd = signalfd(-1, &chld, SFD_NONBLOCK | SFD_CLOEXEC);
+	if (sfd < 0) {
+		err = mt_seterr(-errno, "signalfd: %s", strerror(errno));
+		goto out;
+	}
+	/* Without it, stacks only stop short: the tables follow by resync. */
+	if (sync && mt_rdv_insert(pid, &b) < 0)
+		fprintf(stderr, "memtrack-leak: warning: loader breakpoint: %s\n",
+			mt_errmsg());
+	if (ptrace(PTRACE_SETOPTIONS, pid, NULL, (void *)(long)opts(&b))) {
+		err = mt_seterr(-errno, "ptrace: %s", strerror(errno));
+		goto out;
+	}
 	for (;;) {
 		if (ptrace(PTRACE_CONT, pid, NULL, (void *)(long)sig) &&
-		    errno != ESRCH)
-			return mt_seterr(-errno, "ptrace: %s", strerror(errno));
-		sig = 0;
-		while (waitpid(pid, &st, 0) < 0) {
-			if (errno != EINTR)
-				return mt_seterr(-errno, "waitpid: %s", strerror(errno));
-			if (*fwd) {
-				kill(pid, *fwd);
-				*fwd = 0;
-			}
+		    errno != ESRCH) {
+			err = mt_seterr(-errno, "ptrace: %s", strerror(errno));
+			goto out;
 		}
+		sig = 0;
+		err = wait_stop(pid, sfd, &b, fwd, sync, &st);
+		if (err)
+			goto out;
+again:
 		if (WIFEXITED(st) || WIFSIGNALED(st)) {
 			*status = st;
-			return 0;
+			err = 0;
+			goto out;
 		}
 		if (!WIFSTOPPED(st))
 			continue;
-		if (st >> 8 == (SIGTRAP | (PTRACE_EVENT_EXIT << 8)))
-			return 1;
+		event = st >> 16;
+		if (event == PTRACE_EVENT_EXIT) {
+			/* Its memory stays as it is: no int3 left behind. */
+			mt_rdv_remove(pid, &b);
+			err = 1;
+			goto out;
+		}
+		if (event == PTRACE_EVENT_CLONE || event == PTRACE_EVENT_FORK ||
+		    event == PTRACE_EVENT_VFORK) {
+			new_task(pid, &b, event);
+			continue;
+		}
+		if (event)
+			continue;
+		if (WSTOPSIG(st) == SIGTRAP && mt_rdv_hit(pid, &b)) {
+			/* ld.so mapped objects: their tables, before their code runs. */
+			sync->fn(sync->arg);
+			err = mt_rdv_step(pid, &b, &st);
+			if (err < 0)
+				goto out;
+			sig = b.pending;
+			b.pending = 0;
+			if (err)
+				goto again;
+			continue;
+		}
 		/*
 		 * Its own signals go through unchanged.  A job-control stop
 		 * cannot be kept without PTRACE_SEIZE's LISTEN: it resumes.
@@ -245,6 +362,11 @@ int mt_run_until_exit(pid_t pid, volatile sig_atomic_t *fwd, int *status)
 		if (!group_stop(pid))
 			sig = WSTOPSIG(st);
 	}
+out:
+	if (sfd >= 0)
+		close(sfd);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	return err;
 }
 
 int mt_run_finish(pid_t pid, int *status)

@@ -267,8 +267,17 @@ int mt_run_find_probes(pid_t pid, struct mt_leak_probe **out, size_t *n);
  * is gone without that stop (returns 0, *status its wait status: killed by
  * SIGKILL, or a thread other than the main one ended the process).
  * *fwd, when set by a signal handler, is a signal to send to the program.
+ * sync->fn is called whenever the program may have mapped objects: at the
+ * dynamic loader's rendezvous (startup, dlopen) while the program waits,
+ * and periodically once it has threads (see leak_run.c).
  */
-int mt_run_until_exit(pid_t pid, volatile sig_atomic_t *fwd, int *status);
+struct mt_run_sync {
+	int (*fn)(void *arg);
+	void *arg;
+};
+
+int mt_run_until_exit(pid_t pid, volatile sig_atomic_t *fwd,
+		      const struct mt_run_sync *sync, int *status);
 /* From the exit stop: let it go and reap it; *status its wait status. */
 int mt_run_finish(pid_t pid, int *status);
 

@@ -596,6 +596,22 @@ static int wait_status_code(int st)
 	return 1;
 }
 
+struct resync_arg {
+	struct mt_unwinder *u;
+	struct mt_handle *h;
+};
+
+/* The program mapped objects (or may have): send their unwind tables. */
+static int resync(void *arg)
+{
+	struct resync_arg *a = arg;
+	int err = mt_unwinder_sync(a->u, a->h);
+
+	if (err < 0 && err != -ESRCH)
+		fprintf(stderr, "%s: warning: unwind tables: %s\n", prog, mt_errmsg());
+	return err;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -620,6 +636,7 @@ int main(int argc, char **argv)
 	struct report r = { .fmt = FMT_TEXT };
 	struct mt_leak_probe *probes = NULL;
 	struct mt_unwinder *unw = NULL;
+	struct resync_arg rs = { 0 };
 	struct prev *prev = NULL;
 	size_t nprobes = 0, nprev = 0;
 	struct mt_handle *h = NULL;
@@ -714,6 +731,17 @@ int main(int argc, char **argv)
 	}
 
 	if (cmd) {
+		/*
+		 * From before the fork: a signal while the tracer sets up is
+		 * forwarded once the program runs, instead of killing the
+		 * tracer and leaving the program to run on untraced.
+		 */
+		sa.sa_sigaction = on_signal_fwd;
+		sa.sa_flags = SA_SIGINFO;	/* no SA_RESTART: wake waitpid */
+		sigaction(SIGINT, &sa, NULL);
+		sigaction(SIGTERM, &sa, NULL);
+		sigaction(SIGHUP, &sa, NULL);
+		sigaction(SIGQUIT, &sa, NULL);
 		/* Before any socket is open: the program must not inherit one. */
 		err = mt_run_start(cmd, &r.pid, &st);
 		if (err < 0) {
@@ -783,13 +811,11 @@ int main(int argc, char **argv)
 	if (unw && mt_unwinder_sync(unw, h) < 0)
 		fprintf(stderr, "%s: warning: unwind tables: %s\n", prog, mt_errmsg());
 	if (cmd) {
-		sa.sa_sigaction = on_signal_fwd;
-		sa.sa_flags = SA_SIGINFO;	/* no SA_RESTART: wake waitpid */
-		sigaction(SIGINT, &sa, NULL);
-		sigaction(SIGTERM, &sa, NULL);
-		sigaction(SIGHUP, &sa, NULL);
-		sigaction(SIGQUIT, &sa, NULL);
-		err = mt_run_until_exit(r.pid, &fwd_sig, &st);
+		rs.u = unw;
+		rs.h = h;
+		err = mt_run_until_exit(r.pid, &fwd_sig,
+					unw ? &(struct mt_run_sync){ resync, &rs } : NULL,
+					&st);
 		running = err != 0;
 		if (err < 0) {
 			fprintf(stderr, "%s: %s\n", prog, mt_errmsg());
