@@ -9,6 +9,7 @@ and prints "PASS name" / "FAIL name: why" lines and a closing
 import errno
 import os
 import re
+import select
 import signal
 import subprocess
 import sys
@@ -170,6 +171,31 @@ def as_nobody(fn):
     return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
 
 
+# ---- child processes --------------------------------------------------------
+
+def readline(f, timeout=60):
+    """A line from a child's pipe: a failure, not a hang, if none comes.
+    Byte by byte from the fd, so that nothing waits in a Python buffer."""
+    fd, out = f.fileno(), b""
+    end = time.monotonic() + timeout
+    while not out.endswith(b"\n"):
+        left = end - time.monotonic()
+        if left <= 0 or not select.select([fd], [], [], left)[0]:
+            raise AssertionError(f"no line within {timeout}s: {out!r}")
+        c = os.read(fd, 1)
+        if not c:
+            break
+        out += c
+    return out.decode()
+
+
+def stderr_of(p):
+    """What a failed child said (killed first: reading must not wait)."""
+    if p.poll() is None:
+        p.kill()
+    return p.stderr.read()[:300]
+
+
 # ---- workloads --------------------------------------------------------------
 
 class Workload:
@@ -181,7 +207,7 @@ class Workload:
     def __exit__(self, *exc):
         if self.p.poll() is None:
             self.p.kill()
-            self.p.wait()
+        self.p.wait()
 
 
 class Memload(Workload):

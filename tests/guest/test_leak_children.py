@@ -11,42 +11,18 @@ The fixture build is a parameter (LEAK_VARIANTS=fp,nofp; default fp)."""
 import json
 import os
 import re
-import select
 import signal
 import subprocess
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from mtlib import ROOT, check, run_tests, test  # noqa: E402
+from mtlib import ROOT, check, readline, run_tests, stderr_of, test  # noqa: E402
 from nl import Genl  # noqa: E402
 
 SRC = os.path.join(ROOT, "tests", "progs", "leaks", "forks.c")
 TOOL = os.path.join(ROOT, "build", "bin", "memtrack-leak")
 VARIANTS = os.environ.get("LEAK_VARIANTS", "fp").split(",")
-
-
-def readline(f, timeout=60):
-    """A line from a child's pipe: a failure, not a hang, if none comes.
-    Byte by byte from the fd, so that nothing waits in a Python buffer."""
-    fd, out = f.fileno(), b""
-    end = time.monotonic() + timeout
-    while not out.endswith(b"\n"):
-        left = end - time.monotonic()
-        if left <= 0 or not select.select([fd], [], [], left)[0]:
-            raise AssertionError(f"no line within {timeout}s: {out!r}")
-        c = os.read(fd, 1)
-        if not c:
-            break
-        out += c
-    return out.decode()
-
-
-def stderr_of(p):
-    """What a failed child said (killed first: reading must not wait)."""
-    if p.poll() is None:
-        p.kill()
-    return p.stderr.read()[:300]
 
 
 def lines():

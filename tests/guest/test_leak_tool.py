@@ -18,7 +18,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import mtlib  # noqa: E402
-from mtlib import MODULE, ROOT, TestFailure, check, run_tests, test  # noqa: E402
+from mtlib import (MODULE, ROOT, TestFailure, Workload, check, run_tests,  # noqa: E402
+                   test)
 from nl import Genl, NlError  # noqa: E402
 
 # test_leak's fixture helpers (markers, exact checks); not its tests.
@@ -222,7 +223,7 @@ def command_signals_forwarded():
 
 # ---- -p PID -------------------------------------------------------------------------
 
-class Fixture:
+class Fixture(Workload):
     def __init__(self, name):
         self.p = subprocess.Popen([fixture(name)], stdin=subprocess.PIPE,
                                   stdout=subprocess.PIPE, text=True)
@@ -235,14 +236,6 @@ class Fixture:
         if expect:
             line = self.p.stdout.readline().strip()
             check(line == expect, f"fixture said {line!r}, expected {expect!r}")
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        if self.p.poll() is None:
-            self.p.kill()
-        self.p.wait()
 
 
 def tool_p(pid, *args):

@@ -162,26 +162,6 @@ static int64_t growth_of(const struct prev *p, size_t n, const struct mt_leak_st
 
 /* ---- output ---------------------------------------------------------------- */
 
-static void json_str(FILE *o, const char *s)
-{
-	if (!s) {
-		fputs("null", o);
-		return;
-	}
-	fputc('"', o);
-	for (; *s; s++) {
-		unsigned char c = *s;
-
-		if (c == '"' || c == '\\')
-			fprintf(o, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(o, "\\u%04x", c);
-		else
-			fputc(c, o);
-	}
-	fputc('"', o);
-}
-
 static const char *base(const char *path)
 {
 	const char *s = path ? strrchr(path, '/') : NULL;
@@ -247,12 +227,12 @@ static void print_frames(struct report *r, const struct mt_leak_stack *s)
 			fprintf(o, "%s{\"address\":%llu,\"function\":",
 				j || k ? "," : "",
 				(unsigned long long)s->frames[j]);
-			json_str(o, f[k].function);
+			mode_json_str(o, f[k].function);
 			fputs(",\"file\":", o);
-			json_str(o, f[k].file);
+			mode_json_str(o, f[k].file);
 			fprintf(o, ",\"line\":%d,\"inlined\":%s,\"module\":",
 				f[k].line, f[k].inlined ? "true" : "false");
-			json_str(o, f[k].module);
+			mode_json_str(o, f[k].module);
 			fputc('}', o);
 		}
 	}
@@ -291,9 +271,9 @@ static void print_mismatches(struct report *r, const struct mt_leak_stack *v,
 		if (r->fmt == FMT_JSON) {
 			fprintf(o, "%s{\"alloc_stack_id\":%u,\"alloc_api\":",
 				nr++ ? "," : "", s->stack_id);
-			json_str(o, mt_leak_api_name(s->api));
+			mode_json_str(o, mt_leak_api_name(s->api));
 			fputs(",\"free_api\":", o);
-			json_str(o, mt_leak_api_name(s->free_api));
+			mode_json_str(o, mt_leak_api_name(s->free_api));
 			fprintf(o, ",\"count\":%u,\"free_stack_id\":%u,\"alloc_frames\":[",
 				s->mismatched, fs ? fs->stack_id : 0);
 			print_frames(r, s);
@@ -378,7 +358,7 @@ static void print_report(struct report *r, struct mt_leak_stack *v, size_t n,
 				i ? "," : "", s->stack_id, (int)s->tgid,
 				(unsigned long long)s->blocks,
 				age_s(now, s->oldest_ns), (long long)growth);
-			json_str(o, mt_leak_api_name(s->api));
+			mode_json_str(o, mt_leak_api_name(s->api));
 			fputs(",\"frames\":[", o);
 		} else if (r->fmt == FMT_JSON) {
 			fprintf(o, "%s{\"stack_id\":%u,\"pid\":%d,\"bytes\":%llu,\"blocks\":%llu,"
@@ -387,7 +367,7 @@ static void print_report(struct report *r, struct mt_leak_stack *v, size_t n,
 				(unsigned long long)s->bytes,
 				(unsigned long long)s->blocks,
 				age_s(now, s->oldest_ns), (long long)growth);
-			json_str(o, mt_leak_api_name(s->api));
+			mode_json_str(o, mt_leak_api_name(s->api));
 			fprintf(o, ",\"mismatched\":%u,\"frames\":[", s->mismatched);
 		} else if (r->fmt == FMT_TEXT && fds_mode) {
 			fprintf(o, "  #%zu %llu fds (%s)",
