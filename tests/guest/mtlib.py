@@ -171,6 +171,16 @@ def as_nobody(fn):
     return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
 
 
+def variant_tests(fns, variants):
+    """Each fn(variant) as one test per fixture build: NAME_fp, NAME_nofp."""
+    for fn in fns:
+        for v in variants:
+            def case(fn=fn, v=v):
+                fn(v)
+            case.__name__ = f"{fn.__name__}_{v}"
+            test(case)
+
+
 # ---- child processes --------------------------------------------------------
 
 def readline(f, timeout=60):

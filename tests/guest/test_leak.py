@@ -18,7 +18,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from mtlib import ROOT, check, run_tests, test  # noqa: E402
+from mtlib import ROOT, check, run_tests, variant_tests  # noqa: E402
 
 LEAKS = os.path.join(ROOT, "tests", "progs", "leaks")
 TOOL = os.path.join(ROOT, "build", "bin", "memtrack-leak")
@@ -204,17 +204,6 @@ def dlopen_library_loaded_after_attach(variant):
             check_callers(s, f"dlopen/{leak}", "dlopen.c")
 
 
-def variant_test(body):
-    """body(variant) as one test per build variant: NAME_fp, NAME_nofp."""
-    for v in VARIANTS:
-        def fn(v=v):
-            body(v)
-        fn.__name__ = f"{body.__name__}_{v}"
-        test(fn)
-    return body
-
-
-@variant_test
 def cpp_cases(variant):
     """Every C++ leak marker exact (operator new calls malloc: the outer
     call counts, and its caller is the user's line, with callers up to main);
@@ -239,10 +228,9 @@ def cpp_cases(variant):
     check(len(report["mismatches"]) == len(mms), f"mismatches: {report['mismatches']}")
 
 
-for _fn in (c_apis_each_leak_exact, c_edges_realloc_chain_failed_realloc_zero_large,
-            threads_concurrent_leak_rate, dlopen_library_loaded_after_attach,
-            freeall_reports_nothing):
-    variant_test(_fn)
+variant_tests((c_apis_each_leak_exact, c_edges_realloc_chain_failed_realloc_zero_large,
+               threads_concurrent_leak_rate, dlopen_library_loaded_after_attach,
+               freeall_reports_nothing, cpp_cases), VARIANTS)
 
 
 if __name__ == "__main__":

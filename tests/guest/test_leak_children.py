@@ -17,12 +17,13 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from mtlib import ROOT, check, readline, run_tests, stderr_of, test  # noqa: E402
+from mtlib import (ROOT, check, readline, run_tests, stderr_of,  # noqa: E402
+                   variant_tests)
 from nl import Genl  # noqa: E402
 
 SRC = os.path.join(ROOT, "tests", "progs", "leaks", "forks.c")
 TOOL = os.path.join(ROOT, "build", "bin", "memtrack-leak")
-VARIANTS = os.environ.get("LEAK_VARIANTS", "fp").split(",")
+VARIANTS = os.environ.get("LEAK_VARIANTS", "fp,nofp").split(",")
 
 
 def lines():
@@ -134,12 +135,7 @@ def no_follow(variant):
     check(st["children"] == 0 and st["outstanding_blocks"] == 2, f"stats {st}")
 
 
-for _v in VARIANTS:
-    for _fn in (follow_forks, no_follow):
-        def _case(fn=_fn, v=_v):
-            fn(v)
-        _case.__name__ = f"{_fn.__name__}_{_v}"
-        test(_case)
+variant_tests((follow_forks, no_follow), VARIANTS)
 
 
 if __name__ == "__main__":

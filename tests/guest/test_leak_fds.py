@@ -18,12 +18,13 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from mtlib import ROOT, check, readline, run_tests, stderr_of, test  # noqa: E402
+from mtlib import (ROOT, check, readline, run_tests, stderr_of,  # noqa: E402
+                   variant_tests)
 from nl import Genl  # noqa: E402
 
 SRC = os.path.join(ROOT, "tests", "progs", "leaks", "fds.c")
 TOOL = os.path.join(ROOT, "build", "bin", "memtrack-leak")
-VARIANTS = os.environ.get("LEAK_VARIANTS", "fp").split(",")
+VARIANTS = os.environ.get("LEAK_VARIANTS", "fp,nofp").split(",")
 
 
 def markers():
@@ -200,12 +201,7 @@ def text_and_folded(variant):
               f"folded: not 3 under leak_files: {out}")
 
 
-for _v in VARIANTS:
-    for _fn in (exact_counts_and_growth, text_and_folded):
-        def _case(fn=_fn, v=_v):
-            fn(v)
-        _case.__name__ = f"{_fn.__name__}_{_v}"
-        test(_case)
+variant_tests((exact_counts_and_growth, text_and_folded), VARIANTS)
 
 
 if __name__ == "__main__":
