@@ -37,13 +37,30 @@ CTRL_ATTR_FAMILY_ID, CTRL_ATTR_FAMILY_NAME = 1, 2
 CTRL_ATTR_MCAST_GROUPS = 7
 CTRL_ATTR_MCAST_GRP_NAME, CTRL_ATTR_MCAST_GRP_ID = 1, 2
 
-(CMD_UNSPEC, CMD_GET_SUMMARY, CMD_GET_TASK, CMD_GET_TASKS, CMD_GET_THREADS,
- CMD_GET_CONFIG, CMD_SET_CONFIG, CMD_EVENT) = range(8)
-(ATTR_UNSPEC, ATTR_PID, ATTR_TGID, ATTR_COMM, ATTR_THREAD, ATTR_TASK,
- ATTR_SUMMARY, ATTR_RETENTION_MS, ATTR_HOOKS, ATTR_RECORDS, ATTR_ABI_VERSION,
- ATTR_PAD) = range(12)
-(HOOK_ATTR_UNSPEC, HOOK_ATTR_GROUP, HOOK_ATTR_NAME, HOOK_ATTR_ENABLED,
- HOOK_ATTR_ATTACHED, HOOK_ATTR_TOTAL) = range(6)
+
+
+def _uapi_enum(name):
+    """{constant: value} of an enum of include/uapi/linux/memtrack.h."""
+    with open(os.path.join(ROOT, "include", "uapi", "linux", "memtrack.h")) as f:
+        body = re.search(r"enum %s \{(.*?)\};" % name, f.read(), re.S).group(1)
+    out, v = {}, -1
+    for line in body.splitlines():
+        m = re.match(r"\s*(\w+)\s*(?:=\s*(\w+))?\s*,?\s*(?:/\*.*)?$", line)
+        if m:
+            v = int(m.group(2), 0) if m.group(2) else v + 1
+            out[m.group(1)] = v
+    return out
+
+
+# CMD_*, ATTR_*, HOOK_ATTR_*, PROBE_ATTR_* and CMD_MAX, ATTR_MAX, ... as the
+# header numbers them, so that a new command or attribute needs no edit here.
+for _enum in ("memtrack_cmd", "memtrack_attr", "memtrack_hook_attr",
+              "memtrack_probe_attr"):
+    for _k, _v in _uapi_enum(_enum).items():
+        if _k.startswith("__MEMTRACK_"):
+            globals()[_k[len("__MEMTRACK_"):]] = _v - 1
+        else:
+            globals()[_k[len("MEMTRACK_"):]] = _v
 
 
 def _counter_names():
@@ -319,11 +336,6 @@ class Genl:
 
 # ---- leak tracer ------------------------------------------------------------------
 
-(CMD_LEAK_ATTACH, CMD_LEAK_DETACH, CMD_LEAK_STACKS, CMD_LEAK_STATS) = range(8, 12)
-(ATTR_LEAK_PROBES, ATTR_LEAK_FLAGS, ATTR_MIN_AGE_MS, ATTR_LEAK_STACK,
- ATTR_LEAK_STATS) = range(12, 17)
-(PROBE_ATTR_UNSPEC, PROBE_ATTR_PROBE, PROBE_ATTR_PATH, PROBE_ATTR_OFFSET,
- PROBE_ATTR_API) = range(5)
 LEAK_APIS = ("malloc", "calloc", "realloc", "reallocarray", "free",
              "posix_memalign", "aligned_alloc", "memalign", "valloc", "pvalloc",
              "new", "new_array", "delete", "delete_array",
@@ -340,8 +352,6 @@ LEAK_STATS_FIELDS = ("allocs", "frees", "outstanding_bytes", "outstanding_blocks
                      "dropped_children", "reserved")
 LEAK_STATS = struct.Struct("<8QII5Q4I")
 # LEAK_BLOCKS (--scan): struct memtrack_leak_block, back to back
-CMD_LEAK_BLOCKS = 13
-ATTR_LEAK_BLOCKS = 18
 LEAK_BLOCK = struct.Struct("<QQQII")
 
 

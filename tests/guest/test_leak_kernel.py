@@ -428,7 +428,7 @@ def bad_requests_refused():
 
 # ---- LEAK_UNWIND ---------------------------------------------------------------------
 
-CMD_LEAK_UNWIND, ATTR_LEAK_UNWIND = 12, 17
+CMD_LEAK_UNWIND, ATTR_LEAK_UNWIND = nl.CMD_LEAK_UNWIND, nl.ATTR_LEAK_UNWIND
 (UW_START, UW_END, UW_BIAS, UW_NR_ROWS, UW_FIRST_ROW, UW_ROWS) = range(1, 7)
 UW_NONE, UW_SP, UW_BP, UW_OUTERMOST, UW_UNKNOWN = range(5)
 UW_ROW = struct.Struct("<IihBB")
