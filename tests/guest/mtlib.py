@@ -181,6 +181,14 @@ def variant_tests(fns, variants):
             test(case)
 
 
+def variant_test(variants):
+    """Decorator form of variant_tests()."""
+    def register(fn):
+        variant_tests((fn,), variants)
+        return fn
+    return register
+
+
 # ---- child processes --------------------------------------------------------
 
 def readline(f, timeout=60):

@@ -19,7 +19,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import mtlib  # noqa: E402
 from mtlib import (MODULE, ROOT, TestFailure, Workload, check, run_tests,  # noqa: E402
-                   test)
+                   test, variant_test)
 from nl import Genl, NlError  # noqa: E402
 
 # test_leak's fixture helpers (markers, exact checks); not its tests.
@@ -79,7 +79,7 @@ def check_all_callers(report, name, src=None):
                 tl.check_callers(s, f"{name}/{leak}", src or file)
 
 
-@tl.variant_test
+@variant_test(tl.VARIANTS)
 def command_c_apis_exact(variant):
     """-- CMD: every C API's leak exact, one report, exit status 0; stacks
     complete: libc's tables were sent when ld.so had mapped it."""
@@ -99,7 +99,7 @@ def frames_of(report, file, line):
             for f in hits[0]["frames"]]
 
 
-@tl.variant_test
+@variant_test(tl.VARIANTS)
 def command_leaks_before_main(variant):
     """-- CMD sees a constructor's and a static initializer's leaks: traced
     from the first allocation.  Their stacks are complete: the program's
@@ -129,7 +129,7 @@ def command_leaks_before_main(variant):
             tl.check_callers(s, "before_main/in_main", file)
 
 
-@tl.variant_test
+@variant_test(tl.VARIANTS)
 def command_cpp_cases(variant):
     """-- CMD on the C++ fixture: libstdc++'s operators probed before it is
     even mapped, its tables sent before its constructors run (its emergency
@@ -148,7 +148,7 @@ def command_cpp_cases(variant):
           f"libstdc++'s constructor stack {fr}: not ld.so's _dl_init, _dl_start_user")
 
 
-@tl.variant_test
+@variant_test(tl.VARIANTS)
 def command_dlopen(variant):
     """-- CMD on a program that dlopens a library mid-run: the loader's
     rendezvous sends the library's tables before it runs, so its leak is
@@ -160,7 +160,7 @@ def command_dlopen(variant):
     check_all_callers(docs[0], "lib/dlleak.c", "dlopen.c")
 
 
-@tl.variant_test
+@variant_test(tl.VARIANTS)
 def command_threads(variant):
     """-- CMD on 8 threads leaking concurrently: the first thread takes the
     loader breakpoint out (only the main thread is ptraced) and lets the new

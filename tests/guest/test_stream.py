@@ -188,7 +188,7 @@ def rss_growth_alerts():
     rule; one crossing rss_alert_kb is reported once, by the threshold rule;
     nothing while it stays steady."""
     old = read_config()
-    set_config("rss_growth_kbps", 16384)
+    set_config("rss_growth_kbps", 8192)
     set_config("rss_alert_kb", 0)
     try:
         with Memload() as m, Ring(CLASS["rss"], tgid=m.pid) as ring:
@@ -207,14 +207,15 @@ def rss_growth_alerts():
     finally:
         set_config("rss_growth_kbps", old["rss_growth_kbps"])
         set_config("rss_alert_kb", old["rss_alert_kb"])
-    # A slow host may spread the jump over two samples: then two alerts,
-    # each faster than the rate, together covering the jump.
-    check(1 <= len(grown) <= 2, f"{len(grown)} growth records for a 64 MiB jump")
+    # A slow (emulated, loaded) host may spread the jump over two or three
+    # 1 s samples: then one alert each, all faster than the rate (8 MiB/s,
+    # an eighth of the jump), together covering the jump.
+    check(1 <= len(grown) <= 3, f"{len(grown)} growth records for a 64 MiB jump")
     check(all(r.tgid == m.pid for r in grown), "alert for another process")
     for r in grown:
         rss, prev, window = r.body
         check(0.2e9 < window < 5e9, f"window {window} ns")
-        check((rss - prev) / (window / 1e9) > 16 << 20,
+        check((rss - prev) / (window / 1e9) > 8 << 20,
               f"alert below the rate: {rss - prev} bytes in {window} ns")
     check(grown[-1].body[0] - grown[0].body[1] >= 63 << 20,
           f"alerts cover {grown[-1].body[0] - grown[0].body[1]} bytes of growth")
