@@ -433,7 +433,6 @@ static int mtr_leak_entry(struct uprobe_consumer *uc, struct pt_regs *regs)
 		return 0;
 	}
 	c.nested = !mtr_leak_request(p->api, regs, &c);
-	nr = mtr_leak_unwind_user(s, regs, true, frames);
 
 	/*
 	 * A thread's first call and a new stack need memory: it is allocated
@@ -464,10 +463,14 @@ static int mtr_leak_entry(struct uprobe_consumer *uc, struct pt_regs *regs)
 		goto out;
 	}
 	mtr_leak_unwind(t, regs->sp);
-	if (t->depth) {
+	/* Inside another allocator call (new -> malloc): no stack needed. */
+	if (t->depth)
 		c.nested = true;
-	} else if (!c.nested) {
+	if (!c.nested) {
+		spin_unlock(&s->lock);
+		nr = mtr_leak_unwind_user(s, regs, true, frames);
 		hash = mtr_leak_stack_hash(current->tgid, p->api, frames, nr);
+		spin_lock(&s->lock);
 		c.stack = mtr_leak_stack_find(s, hash, current->tgid, p->api,
 					      frames, nr);
 		if (!c.stack) {
@@ -1242,9 +1245,17 @@ int mtr_leak_init(void)
 	mtr_leak_block_cache = KMEM_CACHE(mtr_leak_block, 0);
 	if (!mtr_leak_block_cache)
 		return -ENOMEM;
+	err = mtr_leak_unwind_init();
+	if (err)
+		goto err_cache;
 	err = netlink_register_notifier(&mtr_leak_netlink_nb);
 	if (err)
-		kmem_cache_destroy(mtr_leak_block_cache);
+		goto err_unwind;
+	return 0;
+err_unwind:
+	mtr_leak_unwind_exit();
+err_cache:
+	kmem_cache_destroy(mtr_leak_block_cache);
 	return err;
 }
 
@@ -1263,5 +1274,6 @@ void mtr_leak_exit(void)
 	mutex_unlock(&mtr_leak_lock);
 	/* Nothing is listed, so the hooks cannot queue it again. */
 	cancel_work_sync(&mtr_leak_reap_work);
+	mtr_leak_unwind_exit();
 	kmem_cache_destroy(mtr_leak_block_cache);
 }

@@ -192,6 +192,8 @@ int mtr_leak_set_unwind(pid_t tgid, const struct mtr_unwind_chunk *c,
 			struct netlink_ext_ack *extack);
 
 /* leak_unwind.c */
+int mtr_leak_unwind_init(void);
+void mtr_leak_unwind_exit(void);
 u32 mtr_leak_unwind_user(struct mtr_leak_session *s, struct pt_regs *regs,
 			 bool at_entry, u64 *frames);
 int mtr_leak_unwind_add(struct mtr_leak_session *s,

@@ -12,7 +12,9 @@
  * A pc that no table covers is unwound with frame pointers: the fast path
  * for code built with them, and the old behaviour when no table was sent.
  */
+#include <linux/hash.h>
 #include <linux/mm.h>
+#include <linux/percpu.h>
 #include <linux/rcupdate.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
@@ -21,6 +23,7 @@
 
 /* Tables installed in a session, sorted by start, not overlapping. */
 struct mtr_unwind_set {
+	u64 gen;			/* unique among all sets ever installed */
 	unsigned int nr;
 	struct mtr_unwind_map *maps[];
 };
@@ -39,6 +42,43 @@ struct mtr_unwind {
 	u32 filled;			/* rows of pending received */
 	size_t bytes;			/* installed + pending */
 };
+
+/*
+ * A hot allocation site unwinds through the same few dozen pcs on every
+ * call, and each lookup is two binary searches over tables of tens of
+ * thousands of rows.  A per-CPU direct-mapped memo of the rows found (by
+ * value, so nothing in it can dangle) makes a repeated frame one compare.
+ * Entries count only for the set they were found in: sets are never
+ * reused, so a generation number from one global counter tells them apart
+ * across sessions too.
+ */
+#define MTR_UNWIND_MEMO_BITS	9
+
+struct mtr_unwind_memo_entry {
+	u64 gen;
+	unsigned long pc;
+	struct memtrack_unwind_row row;	/* cfa NONE: no table covers pc */
+};
+
+struct mtr_unwind_memo {
+	struct mtr_unwind_memo_entry e[1 << MTR_UNWIND_MEMO_BITS];
+};
+
+/* Allocated: the static per-CPU area modules get is too small for it. */
+static struct mtr_unwind_memo __percpu *mtr_unwind_memo;
+static atomic64_t mtr_unwind_gen = ATOMIC64_INIT(0);
+
+int mtr_leak_unwind_init(void)
+{
+	mtr_unwind_memo = alloc_percpu(struct mtr_unwind_memo);
+	return mtr_unwind_memo ? 0 : -ENOMEM;
+}
+
+/* After every session is gone: no handler can use the memo any more. */
+void mtr_leak_unwind_exit(void)
+{
+	free_percpu(mtr_unwind_memo);
+}
 
 /* ---- the handler's side --------------------------------------------------- */
 
@@ -72,6 +112,26 @@ mtr_unwind_find(const struct mtr_unwind_set *set, unsigned long pc)
 	if (!lo || m->rows[lo - 1].cfa == MEMTRACK_UNWIND_NONE)
 		return NULL;
 	return &m->rows[lo - 1];
+}
+
+/* The row for @pc, through this CPU's memo; NULL if none.  Preemption off. */
+static const struct memtrack_unwind_row *
+mtr_unwind_lookup(const struct mtr_unwind_set *set, unsigned long pc)
+{
+	struct mtr_unwind_memo_entry *e;
+	const struct memtrack_unwind_row *row;
+
+	e = &this_cpu_ptr(mtr_unwind_memo)->e[hash_long(pc, MTR_UNWIND_MEMO_BITS)];
+	if (e->gen != set->gen || e->pc != pc) {
+		row = mtr_unwind_find(set, pc);
+		e->gen = set->gen;
+		e->pc = pc;
+		if (row)
+			e->row = *row;
+		else
+			e->row.cfa = MEMTRACK_UNWIND_NONE;
+	}
+	return e->row.cfa == MEMTRACK_UNWIND_NONE ? NULL : &e->row;
 }
 
 static bool mtr_unwind_read(unsigned long addr, unsigned long *val)
@@ -118,6 +178,8 @@ u32 mtr_leak_unwind_user(struct mtr_leak_session *s, struct pt_regs *regs,
 	unsigned long sp = regs->sp, bp = regs->bp, pc, cfa, ra;
 	u32 n = 0;
 
+	/* The memo is per CPU; the reads below never sleep. */
+	preempt_disable();
 	rcu_read_lock();
 	if (uw)
 		set = rcu_dereference(uw->set);
@@ -131,7 +193,7 @@ u32 mtr_leak_unwind_user(struct mtr_leak_session *s, struct pt_regs *regs,
 	frames[n++] = pc;
 	while (n < MEMTRACK_LEAK_MAX_FRAMES) {
 		/* A return address may be just past a noreturn call's end. */
-		row = set ? mtr_unwind_find(set, at_entry || n > 1 ? pc - 1 : pc)
+		row = set ? mtr_unwind_lookup(set, at_entry || n > 1 ? pc - 1 : pc)
 			  : NULL;
 		if (!row) {
 			if (!mtr_unwind_fp(&sp, &bp, &cfa, &ra))
@@ -156,6 +218,7 @@ u32 mtr_leak_unwind_user(struct mtr_leak_session *s, struct pt_regs *regs,
 	}
 out:
 	rcu_read_unlock();
+	preempt_enable();
 	return n;
 }
 
@@ -252,6 +315,7 @@ static int mtr_unwind_install(struct mtr_unwind *uw)
 	if (!placed)
 		set->maps[j++] = m;
 	set->nr = j;
+	set->gen = atomic64_inc_return(&mtr_unwind_gen);
 	uw->pending = NULL;
 	uw->filled = 0;
 	rcu_assign_pointer(uw->set, set);

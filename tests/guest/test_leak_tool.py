@@ -257,7 +257,8 @@ def probed_bytes(pid):
     res = []
     with open(f"/proc/{pid}/mem", "rb") as mem:
         for line in out.splitlines():
-            path, off = line.split()[0], int(line.split()[1], 16)
+            path, entry, skip = line.split()[0], line.split()[1], line.split()[4]
+            off = int(entry, 16) + int(skip)
             for m in maps:
                 lo, hi = (int(x, 16) for x in m[0].split("-"))
                 moff = int(m[2], 16)

@@ -103,7 +103,7 @@ else
 	pass elfsyms-libc-found
 	# every triple the library gives agrees with readelf for its symbol
 	bad=
-	while read -r path off api symbol; do
+	while read -r path off api symbol _; do
 		[ "$path" = "$libc" ] || continue
 		want=$(readelf_offsets "$libc" "$symbol")
 		grep -qx -- "$off" <<<"$want" || bad="$bad $symbol($off, readelf: ${want//$'\n'/,})"
@@ -167,6 +167,31 @@ else
 		fail elfsyms-libstdcxx-operators "no probe at readelf's offset for:$missing"
 	[ -z "$badapi" ] && pass elfsyms-libstdcxx-apis || fail elfsyms-libstdcxx-apis "$badapi"
 fi
+
+# The skip each probe has, from objdump: past a leading endbr64 and
+# test %rdi,%rdi when a jmp/jcc (which uprobes emulate) follows, else 0.
+# libc's free (test; je) and libstdc++'s delete (endbr64; jmp) must have one.
+objdump_skip() { # object file-offset (== vaddr for libc and libstdc++ code)
+	objdump -d --no-show-raw-insn --start-address="$2" \
+		--stop-address=$(($2 + 16)) "$1" |
+		awk -F'\t' '/^ *[0-9a-f]+:\t/ { print $2 }' | awk '
+		NR == 1 && $1 == "endbr64" { at += 4; next }
+		!tested && $0 ~ /^test +%rdi,%rdi$/ { at += 3; tested = 1; next }
+		{ print ($1 ~ /^j/) ? at : 0; exit }'
+}
+badskip=
+for f in "$tmp/c.probes" "$tmp/cxx.probes"; do
+	while read -r path off api symbol skip; do
+		want=$(objdump_skip "$path" "$off")
+		[ "$skip" = "$want" ] || badskip="$badskip $symbol($skip, objdump: $want)"
+	done <"$f"
+done
+[ -z "$badskip" ] && pass elfsyms-skip-matches-objdump ||
+	fail elfsyms-skip-matches-objdump "$badskip"
+free_skip=$(awk -v p="$libc" '$1 == p && $4 == "free" { print $5 }' "$tmp/c.probes")
+del_skip=$(awk -v p="$libstdcxx" '$1 == p && $4 == "_ZdlPv" { print $5 }' "$tmp/cxx.probes")
+[ "$free_skip" = 3 ] && [ "$del_skip" = 4 ] && pass elfsyms-free-and-delete-skip ||
+	fail elfsyms-free-and-delete-skip "free +$free_skip, _ZdlPv +$del_skip (want +3, +4)"
 
 # libc and libstdc++ have p_vaddr == p_offset for their code; an object
 # linked at 0x200000 (st_value 0x201xxx, file offset 0x1xxx) tells a
@@ -295,8 +320,9 @@ if [ $rc -eq 0 ] &&
 else
 	fail leak-attach-dump-detach "exit $rc, $(cat "$tmp/err"), log: $(grep -v ^probe "$tmp/fake.log")"
 fi
-# every probe sent is one the library found
-if diff <("$probes" "$cpid" | awk '{ print $1, $2 }' | sort) \
+# every probe sent is one the library found, at its entry + skip
+if diff <("$probes" "$cpid" | while read -r path off _ _ skip; do
+		printf '%s %#x\n' "$path" $((off + skip)); done | sort) \
 	<(awk '$1 == "probe" { print $2, $3 }' "$tmp/fake.log" | sort) >"$tmp/diff"; then
 	pass leak-attach-sends-probes
 else

@@ -167,9 +167,36 @@ static int entry_point(const struct ep_table *t, const char *name)
 	return -1;
 }
 
+/*
+ * How far past an entry the breakpoint can go.  x86 uprobes run most
+ * instructions out of line with a second trap, but emulate jumps; endbr64
+ * and test %rdi,%rdi change no register or stack slot a handler reads, so
+ * a breakpoint on the jump that follows them sees what the entry would
+ * (glibc's free: test %rdi,%rdi; je; libstdc++'s delete: endbr64; jmp).
+ */
+static uint32_t entry_skip(int fd, uint64_t off)
+{
+	static const uint8_t endbr64[] = { 0xf3, 0x0f, 0x1e, 0xfa };
+	static const uint8_t test_rdi[] = { 0x48, 0x85, 0xff };
+	uint8_t b[16];
+	uint32_t at = 0;
+
+	if (pread(fd, b, sizeof(b), (off_t)off) != (ssize_t)sizeof(b))
+		return 0;
+	if (!memcmp(b, endbr64, sizeof(endbr64)))
+		at += sizeof(endbr64);
+	if (!memcmp(b + at, test_rdi, sizeof(test_rdi)))
+		at += sizeof(test_rdi);
+	if (b[at] == 0xeb || b[at] == 0xe9 ||			/* jmp */
+	    (b[at] >= 0x70 && b[at] <= 0x7f) ||			/* jcc rel8 */
+	    (b[at] == 0x0f && b[at + 1] >= 0x80 && b[at + 1] <= 0x8f))
+		return at;
+	return 0;
+}
+
 /* Add unless this object already has a probe at that offset. */
 static int add_probe(struct probe_list *l, const char *path, uint64_t off,
-		     int ep)
+		     uint32_t skip, int ep)
 {
 	struct mt_leak_probe *p;
 	size_t i;
@@ -202,6 +229,7 @@ static int add_probe(struct probe_list *l, const char *path, uint64_t off,
 	if (!p->path)
 		return -ENOMEM;
 	p->offset = off;
+	p->skip = skip;
 	p->api = l->t->v[ep].api;
 	p->symbol = l->t->v[ep].name;
 	l->n++;
@@ -269,7 +297,8 @@ static int scan_object(const char *path, struct probe_list *l)
 			off = vaddr_to_offset(elf, phnum, sym.st_value);
 			if (off < 0)
 				continue;
-			err = add_probe(l, path, (uint64_t)off, ep);
+			err = add_probe(l, path, (uint64_t)off,
+					entry_skip(fd, (uint64_t)off), ep);
 			if (err)
 				goto out;
 		}

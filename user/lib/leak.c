@@ -98,7 +98,8 @@ int mt_leak_attach(struct mt_handle *h, pid_t pid,
 		p = nla_nest_start(msg, MEMTRACK_PROBE_ATTR_PROBE);
 		if (!p ||
 		    nla_put_string(msg, MEMTRACK_PROBE_ATTR_PATH, probes[i].path) < 0 ||
-		    nla_put_u64(msg, MEMTRACK_PROBE_ATTR_OFFSET, probes[i].offset) < 0 ||
+		    nla_put_u64(msg, MEMTRACK_PROBE_ATTR_OFFSET,
+				probes[i].offset + probes[i].skip) < 0 ||
 		    nla_put_u32(msg, MEMTRACK_PROBE_ATTR_API, probes[i].api) < 0)
 			goto too_big;
 		nla_nest_end(msg, p);

@@ -148,7 +148,8 @@ uint64_t mt_events_overruns(struct mt_handle *h);
  */
 struct mt_leak_probe {
 	char *path;
-	uint64_t offset;
+	uint64_t offset;		/* of the entry point */
+	uint32_t skip;			/* the breakpoint is at offset + skip */
 	uint32_t api;			/* enum memtrack_leak_api */
 	const char *symbol;
 };
@@ -159,6 +160,10 @@ struct mt_leak_probe {
  * .symtab: defined GLOBAL/WEAK functions, st_value turned into a file offset
  * through the PT_LOAD holding it.  Aliases at one offset count once (the
  * first API in enum order wins: e.g. glibc's aligned_alloc is memalign).
+ * Where an entry starts with instructions the kernel would single-step but
+ * that change no register a handler reads (endbr64, test %rdi,%rdi) and a
+ * jump it emulates follows, skip says how far the breakpoint moves onto
+ * the jump: one trap fewer per call, same registers and stack as at entry.
  * GNU ifuncs are skipped (the symbol is the resolver, not the allocator).
  * *out is malloc'ed: free with mt_leak_probes_free().  Returns 0, -ESRCH
  * if pid does not exist, or another negative errno.
