@@ -162,6 +162,36 @@ static struct mtr_leak_thread *mtr_leak_thread_find(struct mtr_leak_session *s,
 	return NULL;
 }
 
+/*
+ * Current's state in @s, added if new; NULL when memory was short or the
+ * session has too many threads.  Called and returns with s->lock held, but
+ * drops it to allocate: @tfresh is the caller's to kfree() if unused.
+ */
+static struct mtr_leak_thread *
+mtr_leak_thread_get(struct mtr_leak_session *s, struct mtr_leak_thread **tfresh)
+{
+	struct mtr_leak_thread *t = mtr_leak_thread_find(s, current->pid);
+
+	if (t)
+		return t;
+	spin_unlock(&s->lock);
+	*tfresh = kmalloc(sizeof(**tfresh), GFP_NOWAIT | __GFP_NOWARN);
+	spin_lock(&s->lock);
+	/* Only current adds its own entry: it cannot have appeared since. */
+	if (!*tfresh || s->nr_threads >= MTR_LEAK_MAX_THREADS)
+		return NULL;
+	t = *tfresh;
+	*tfresh = NULL;
+	t->tid = current->pid;
+	t->tgid = current->tgid;
+	t->depth = 0;
+	t->released = 0;
+	hlist_add_head(&t->hnode, &s->threads[hash_32(t->tid,
+						      MTR_LEAK_THREAD_BITS)]);
+	s->nr_threads++;
+	return t;
+}
+
 static bool mtr_leak_api_frees(u32 api)
 {
 	return api == MEMTRACK_API_FREE || api == MEMTRACK_API_DELETE ||
@@ -356,9 +386,11 @@ static void mtr_leak_note_mismatch(struct mtr_leak_session *s,
 static void mtr_leak_free_entry(struct mtr_leak_session *s, u32 api,
 				struct pt_regs *regs)
 {
+	bool delete = api == MEMTRACK_API_DELETE ||
+		      api == MEMTRACK_API_DELETE_ARRAY;
+	struct mtr_leak_thread *t, *tfresh = NULL;
 	struct mtr_leak_stack *bad = NULL;
 	unsigned long ptr = regs->di;
-	struct mtr_leak_thread *t;
 
 	if (api == MEMTRACK_API_CLOSE) {
 		if ((int)regs->di < 0)
@@ -368,13 +400,28 @@ static void mtr_leak_free_entry(struct mtr_leak_session *s, u32 api,
 	if (!ptr)
 		return;
 	spin_lock(&s->lock);
-	t = mtr_leak_thread_find(s, current->pid);
+	/* A delete needs somewhere to note what it released. */
+	t = delete ? mtr_leak_thread_get(s, &tfresh) :
+		     mtr_leak_thread_find(s, current->pid);
 	if (t)
 		mtr_leak_unwind(t, regs->sp);
 	/* free() called by realloc(p, 0) etc.: the outer call accounts. */
-	if (!t || !t->depth)
-		bad = mtr_leak_remove(s, current->tgid, ptr, api);
+	if (t && t->depth)
+		goto out;
+	/*
+	 * The free() (or inner delete) a delete of @ptr ends in.  Unless the
+	 * block came back from the allocator in between (another thread):
+	 * then this is a release of its own.
+	 */
+	if (t && t->released == ptr &&
+	    !mtr_leak_block_find(s, current->tgid, ptr))
+		goto out;
+	bad = mtr_leak_remove(s, current->tgid, ptr, api);
+	if (t)
+		t->released = delete ? ptr : 0;
+out:
 	spin_unlock(&s->lock);
+	kfree(tfresh);
 	if (bad)
 		mtr_leak_note_mismatch(s, bad, api, regs);
 }
@@ -441,22 +488,7 @@ static int mtr_leak_entry(struct uprobe_consumer *uc, struct pt_regs *regs)
 	 * found before stays valid.
 	 */
 	spin_lock(&s->lock);
-	t = mtr_leak_thread_find(s, current->pid);
-	if (!t) {
-		spin_unlock(&s->lock);
-		tfresh = kmalloc(sizeof(*tfresh), GFP_NOWAIT | __GFP_NOWARN);
-		spin_lock(&s->lock);
-		if (tfresh && s->nr_threads < MTR_LEAK_MAX_THREADS) {
-			t = tfresh;
-			tfresh = NULL;
-			t->tid = current->pid;
-			t->tgid = current->tgid;
-			t->depth = 0;
-			hlist_add_head(&t->hnode, &s->threads[hash_32(t->tid,
-						MTR_LEAK_THREAD_BITS)]);
-			s->nr_threads++;
-		}
-	}
+	t = mtr_leak_thread_get(s, &tfresh);
 	if (!t) {
 		/* Its return cannot be paired: the block is lost to us. */
 		s->st.dropped_allocs++;

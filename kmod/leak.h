@@ -105,6 +105,12 @@ struct mtr_leak_thread {
 	pid_t tid;
 	pid_t tgid;
 	unsigned int depth;		/* calls in flight, kept or not */
+	/*
+	 * What operator delete last released here: libstdc++'s deletes end
+	 * in free() (some through another delete), which must not count the
+	 * block a second time, as a free of a block never seen.
+	 */
+	unsigned long released;
 	struct mtr_leak_call calls[MTR_LEAK_MAX_DEPTH];
 };
 

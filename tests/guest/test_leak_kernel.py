@@ -311,6 +311,39 @@ def mismatched_frees():
 
 
 @test
+def cxx_delete_releases_once():
+    """Attached with memtrack-leak's own probe set (libc and libstdc++, each
+    at its entry + skip), cpp_cases' four deletes count as four frees: the
+    free() each delete ends in (the sized aligned one through the aligned
+    delete) is neither a second free nor one of a block never seen; one of
+    them is the new[] freed by delete; 13 allocations, 9 of them leaked."""
+    fx = subprocess.Popen([os.path.join(ROOT, "build", "tests", "leaks", "fp", "cpp_cases")],
+                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        check(fx.stdout.readline().strip() == "ready", "cpp_cases did not start")
+        out = subprocess.run([os.path.join(ROOT, "build", "tests", "user", "leak_probes"),
+                              str(fx.pid)], capture_output=True, text=True, check=True).stdout
+        probes = [(f[0], int(f[1], 16) + int(f[4]), API[f[2].replace("[]", "_array")])
+                  for f in map(str.split, out.splitlines())]
+        check(any("libstdc++" in p[0] for p in probes), f"no libstdc++ probe: {out}")
+        with Genl() as g:
+            g.leak_attach(fx.pid, probes)
+            fx.stdin.write("go\n")
+            fx.stdin.flush()
+            check(fx.stdout.readline().strip() == "done", "cpp_cases did not finish")
+            st = g.leak_stats(fx.pid)
+            g.leak_detach(fx.pid)
+        got = {k: st[k] for k in ("allocs", "frees", "unknown_frees", "mismatched_frees",
+                                  "outstanding_blocks")}
+        check(got == {"allocs": 13, "frees": 4, "unknown_frees": 0, "mismatched_frees": 1,
+                      "outstanding_blocks": 9}, f"stats: {got}")
+    finally:
+        fx.stdin.write("go\n")
+        fx.stdin.flush()
+        fx.wait(timeout=30)
+
+
+@test
 def attach_permission():
     """Nobody may not trace root's process; nobody may trace its own."""
     with Leaker() as lk:
