@@ -7,8 +7,8 @@
  * (struct memtrack_unwind_row).  The probe handlers look them up without any
  * lock but RCU: the set of tables is replaced as a whole and the old one is
  * freed after a grace period.  They never touch VMAs or mmap_lock and read
- * the target's stack only with copy_from_user_nofault(), so a bad table can
- * give a wrong stack but never a fault or a loop (the CFA must go up).
+ * the target's stack with page faults disabled, so a bad table can give a
+ * wrong stack but never a fault or a loop (the CFA must go up).
  * A pc that no table covers is unwound with frame pointers: the fast path
  * for code built with them, and the old behaviour when no table was sent.
  */
@@ -60,22 +60,8 @@ struct mtr_unwind_memo_entry {
 	struct memtrack_unwind_row row;	/* cfa NONE: no table covers pc */
 };
 
-/*
- * The part of the target's stack an unwind reads, copied in one go: a
- * frame is a few words, and one copy of a few hundred bytes costs less
- * than a user access per word.  Valid for one unwind only.
- */
-#define MTR_UNWIND_WINDOW	512
-
-struct mtr_unwind_window {
-	unsigned long lo;
-	unsigned int len;
-	unsigned long buf[MTR_UNWIND_WINDOW / sizeof(long)];
-};
-
 struct mtr_unwind_memo {
 	struct mtr_unwind_memo_entry e[1 << MTR_UNWIND_MEMO_BITS];
-	struct mtr_unwind_window win;
 };
 
 /* Allocated: the static per-CPU area modules get is too small for it. */
@@ -149,47 +135,37 @@ mtr_unwind_lookup(const struct mtr_unwind_set *set, unsigned long pc)
 }
 
 /*
- * The word at @addr of the target's stack, through @win: refilled from
- * @addr up to the window's size or the end of the page, whichever comes
- * first (the next page may not be mapped).
+ * A word of the target's stack.  The caller disabled page faults for the
+ * whole walk, so this is one guarded load: a user access per word costs
+ * less than copy_from_user_nofault()'s checks and string copy each time.
  */
-static bool mtr_unwind_read(struct mtr_unwind_window *win, unsigned long addr,
-			    unsigned long *val)
+static bool mtr_unwind_read(unsigned long addr, unsigned long *val)
 {
-	unsigned long off = addr - win->lo;
+	const unsigned long __user *p = (const unsigned long __user *)addr;
 
-	if (addr & (sizeof(long) - 1))
-		return !copy_from_user_nofault(val, (const void __user *)addr,
-					       sizeof(*val));
-	if (off >= win->len) {
-		win->lo = addr;
-		win->len = min_t(unsigned long, sizeof(win->buf),
-				 PAGE_SIZE - offset_in_page(addr));
-		if (copy_from_user_nofault(win->buf, (const void __user *)addr,
-					   win->len)) {
-			win->len = 0;
-			return false;
-		}
-		off = 0;
-	}
-	*val = win->buf[off / sizeof(long)];
+	if (!user_access_begin(p, sizeof(*p)))
+		return false;
+	unsafe_get_user(*val, p, fault);
+	user_access_end();
 	return true;
+fault:
+	user_access_end();
+	return false;
 }
 
 /*
  * One step of the frame-pointer chain: [bp] is the caller's bp, [bp + 8]
  * the return address, and the caller's sp was bp + 16.
  */
-static bool mtr_unwind_fp(struct mtr_unwind_window *win, unsigned long *sp,
-			  unsigned long *bp, unsigned long *cfa,
-			  unsigned long *ra)
+static bool mtr_unwind_fp(unsigned long *sp, unsigned long *bp,
+			  unsigned long *cfa, unsigned long *ra)
 {
 	unsigned long frame[2];
 
 	if (!*bp || *bp & (sizeof(long) - 1) || *bp < *sp)
 		return false;
-	if (!mtr_unwind_read(win, *bp, &frame[0]) ||
-	    !mtr_unwind_read(win, *bp + sizeof(long), &frame[1]))
+	if (!mtr_unwind_read(*bp, &frame[0]) ||
+	    !mtr_unwind_read(*bp + sizeof(long), &frame[1]))
 		return false;
 	*cfa = *bp + 2 * sizeof(long);
 	*ra = frame[1];
@@ -213,18 +189,16 @@ u32 mtr_leak_unwind_user(struct mtr_leak_session *s, struct pt_regs *regs,
 	const struct memtrack_unwind_row *row;
 	const struct mtr_unwind_set *set = NULL;
 	unsigned long sp = regs->sp, bp = regs->bp, pc, cfa, ra;
-	struct mtr_unwind_window *win;
 	u32 n = 0;
 
-	/* The memo and window are per CPU; the reads below never sleep. */
+	/* The memo is per CPU; a read that would fault fails instead. */
 	preempt_disable();
-	win = &this_cpu_ptr(mtr_unwind_memo)->win;
-	win->len = 0;
+	pagefault_disable();
 	rcu_read_lock();
 	if (uw)
 		set = rcu_dereference(uw->set);
 	if (at_entry) {
-		if (!mtr_unwind_read(win, sp, &pc))
+		if (!mtr_unwind_read(sp, &pc))
 			goto out;
 		sp += sizeof(long);
 	} else {
@@ -236,16 +210,16 @@ u32 mtr_leak_unwind_user(struct mtr_leak_session *s, struct pt_regs *regs,
 		row = set ? mtr_unwind_lookup(set, at_entry || n > 1 ? pc - 1 : pc)
 			  : NULL;
 		if (!row) {
-			if (!mtr_unwind_fp(win, &sp, &bp, &cfa, &ra))
+			if (!mtr_unwind_fp(&sp, &bp, &cfa, &ra))
 				break;
 		} else if (row->cfa == MEMTRACK_UNWIND_CFA_SP ||
 			   row->cfa == MEMTRACK_UNWIND_CFA_BP) {
 			cfa = (row->cfa == MEMTRACK_UNWIND_CFA_SP ? sp : bp) +
 			      (long)row->cfa_off;
-			if (!mtr_unwind_read(win, cfa - sizeof(long), &ra))
+			if (!mtr_unwind_read(cfa - sizeof(long), &ra))
 				break;
 			if (row->bp_off &&
-			    !mtr_unwind_read(win, cfa + (long)row->bp_off, &bp))
+			    !mtr_unwind_read(cfa + (long)row->bp_off, &bp))
 				break;
 		} else {
 			break;		/* outermost, or a rule we cannot follow */
@@ -258,6 +232,7 @@ u32 mtr_leak_unwind_user(struct mtr_leak_session *s, struct pt_regs *regs,
 	}
 out:
 	rcu_read_unlock();
+	pagefault_enable();
 	preempt_enable();
 	return n;
 }
