@@ -86,11 +86,18 @@ void mtr_leak_block_drop(struct mtr_leak_session *s, struct mtr_leak_block *b)
 	kmem_cache_free(mtr_leak_block_cache, b);
 }
 
+/* Word by word: the generic memcmp() may go byte by byte. */
 static bool mtr_leak_frames_eq(const struct mtr_leak_stack *st, pid_t tgid,
 			       u32 api, const u64 *frames, u32 nr)
 {
-	return st->api == api && st->tgid == tgid && st->nr_frames == nr &&
-	       !memcmp(st->frames, frames, nr * sizeof(u64));
+	u32 i;
+
+	if (st->api != api || st->tgid != tgid || st->nr_frames != nr)
+		return false;
+	for (i = 0; i < nr; i++)
+		if (st->frames[i] != frames[i])
+			return false;
+	return true;
 }
 
 static u32 mtr_leak_stack_hash(pid_t tgid, u32 api, const u64 *frames, u32 nr)
