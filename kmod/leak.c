@@ -19,7 +19,6 @@
  */
 #include <linux/cred.h>
 #include <linux/hash.h>
-#include <linux/jhash.h>
 #include <linux/mm.h>
 #include <linux/mutex.h>
 #include <linux/namei.h>
@@ -100,9 +99,19 @@ static bool mtr_leak_frames_eq(const struct mtr_leak_stack *st, pid_t tgid,
 	return true;
 }
 
+/*
+ * Runs on every allocation over up to 64 frames: one multiply per frame
+ * (return addresses differ in their low bits, which the multiplications
+ * carry up) rather than jhash2's rounds per two words.
+ */
 static u32 mtr_leak_stack_hash(pid_t tgid, u32 api, const u64 *frames, u32 nr)
 {
-	return jhash2((const u32 *)frames, nr * 2, jhash_2words(api, tgid, 0));
+	u64 h = (u64)tgid << 32 | api;
+	u32 i;
+
+	for (i = 0; i < nr; i++)
+		h = (h ^ frames[i]) * GOLDEN_RATIO_64;
+	return h >> 32;
 }
 
 static struct mtr_leak_stack *mtr_leak_stack_find(struct mtr_leak_session *s,
@@ -283,7 +292,8 @@ static void mtr_leak_insert(struct mtr_leak_session *s,
 	b->addr = addr;
 	b->tgid = tgid;
 	b->size = c->size;
-	b->time_ns = ktime_get_ns();
+	/* Ages are shown in seconds: the last tick's time is enough. */
+	b->time_ns = ktime_get_coarse_ns();
 	b->stack = c->stack;
 	b->api = c->api;
 	if (b->stack) {
