@@ -37,11 +37,14 @@ class Daemon:
         self.err = open(os.path.join(self.dir, "stderr"), "w+")
         self.p = subprocess.Popen([DAEMON, "-f", "-c", self.conf],
                                   stdout=subprocess.DEVNULL, stderr=self.err)
+        # The port listens before the first sample is taken; the first
+        # scrape is served after it, so a test's processes started from here
+        # on are new to the daemon.
         deadline = time.time() + 30
         while True:
             try:
-                with socket.create_connection(("127.0.0.1", self.port), 1):
-                    break
+                self.text()
+                break
             except OSError:
                 if self.p.poll() is not None or time.time() > deadline:
                     raise RuntimeError(f"memtrackd did not start: {self.stderr()}")
@@ -117,13 +120,19 @@ class Named:
 
     def __init__(self, comm):
         self.dir = tempfile.mkdtemp(prefix="mtdprog.")
+        os.chmod(self.dir, 0o755)
         self.path = os.path.join(self.dir, comm)
         shutil.copy(MEMLOAD, self.path)
         self.procs = []
 
-    def start(self, *cmds):
+    def start(self, *cmds, uid=None):
+        def as_uid():
+            os.setgroups([])
+            os.setgid(uid)
+            os.setuid(uid)
         p = subprocess.Popen([self.path], stdin=subprocess.PIPE,
-                             stdout=subprocess.PIPE, text=True, bufsize=1)
+                             stdout=subprocess.PIPE, text=True, bufsize=1,
+                             preexec_fn=as_uid if uid is not None else None)
         self._expect(p, "ok pid")
         for c in cmds:
             self.cmd(p, c)
