@@ -7,10 +7,11 @@ growth alerts reaching their counters.  Run with --mem 256 (the OOM test).
     tests/vm/run --mem 256 -- python3 tests/guest/test_memtrackd.py [name ...]
 """
 import sys
+import urllib.error
 
 from mtlib import *  # noqa: F401,F403
 from mtlib import (test, check, run_tests, read_table, summary, summary_int,
-                   set_config, read_config, Stopped, TESTBIN, NOBODY)
+                   set_config, read_config, Stopped, TESTBIN, NOBODY, MODULE)
 from mtrec import Ring, CLASS
 import mtdlib
 from mtdlib import Daemon, Named, value
@@ -182,6 +183,43 @@ def rss_growth_alert_counted():
     finally:
         set_config("rss_growth_kbps", old["rss_growth_kbps"])
         set_config("rss_alert_kb", old["rss_alert_kb"])
+
+
+def cpu_ns(pid):
+    total = 0
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
+            total += int(f.read().split()[0])
+    return total
+
+
+@test
+def module_reload_under_daemon():
+    """rmmod under a running daemon: scrapes fail with 500, it does not spin
+    or die; after insmod it reconnects (dumps need no privilege) and serves
+    exact figures again; growth alerts stop (joining needs CAP_SYS_ADMIN)."""
+    comm = unique("mtdrel")
+    with Named(comm) as w, Daemon(source="module", keep_ptrace="yes",
+                                  sample_interval_ms=0) as d:
+        w.start(f"anon {MiB}")
+        subprocess.run(["rmmod", "memtrack"], check=True)
+        try:
+            try:
+                d.text()
+                check(False, "scrape without the module succeeded")
+            except urllib.error.HTTPError as e:
+                check(e.code == 500, f"status {e.code}")
+            c0 = cpu_ns(d.p.pid)
+            time.sleep(1)
+            spent = cpu_ns(d.p.pid) - c0
+            check(spent < 50e6, f"daemon used {spent / 1e6:.0f} ms of CPU in 1 s idle")
+        finally:
+            subprocess.run(["insmod", MODULE], check=True)
+        with Stopped([p.pid for p in w.procs]):
+            m = d.metrics()
+            compare_program(m, comm, ("R", "X"))
+        check(d.alive(), "daemon died")
+        check("reconnected" in d.stderr(), "no reconnect message")
 
 
 if __name__ == "__main__":

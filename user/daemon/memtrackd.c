@@ -101,14 +101,18 @@ static int64_t now_ms(void)
 static void run(struct daemon_ctx *d, int sigfd)
 {
 	int64_t next = now_ms() + d->cfg.sample_interval_ms;
-	int evfd = d->src.ops->events_fd(&d->src);
+	bool events_off = false;
 
 	for (;;) {
-		struct pollfd pfd[2] = {
-			{ .fd = sigfd, .events = POLLIN },
-			{ .fd = evfd, .events = POLLIN },
-		};
-		int timeout = -1;
+		struct pollfd pfd[2] = { { .fd = sigfd, .events = POLLIN } };
+		int evfd, timeout = -1;
+
+		/* a scrape may have reconnected the source: ask each time */
+		pthread_mutex_lock(&d->lock);
+		evfd = events_off ? -1 : d->src.ops->events_fd(&d->src);
+		pthread_mutex_unlock(&d->lock);
+		pfd[1].fd = evfd;
+		pfd[1].events = POLLIN;
 
 		if (d->cfg.sample_interval_ms) {
 			int64_t left = next - now_ms();
@@ -131,11 +135,19 @@ static void run(struct daemon_ctx *d, int sigfd)
 				return;
 			}
 		}
-		if (evfd >= 0 && (pfd[1].revents & POLLIN)) {
+		if (evfd >= 0 && pfd[1].revents) {
+			int err;
+
 			pthread_mutex_lock(&d->lock);
-			if (d->src.ops->read_events(&d->src, d->st))
-				mtd_log(LOG_WARNING, "reading events failed");
+			err = d->src.ops->read_events(&d->src, d->st);
 			pthread_mutex_unlock(&d->lock);
+			/* e.g. the module was unloaded: stop, do not spin */
+			if (err && err != -EINTR) {
+				mtd_log(LOG_WARNING,
+					"reading events: %s; no more events",
+					strerror(-err));
+				events_off = true;
+			}
 		}
 		if (d->cfg.sample_interval_ms && now_ms() >= next) {
 			pthread_mutex_lock(&d->lock);

@@ -92,6 +92,26 @@ static void fill_system(struct mtd_sample *s, const struct memtrack_summary *m)
 	}
 }
 
+/*
+ * The module was reloaded (a new family id) or unloaded: a new request
+ * socket needs no privilege, so reconnect.  Its events need CAP_SYS_ADMIN
+ * to join again: growth alerts stop until memtrackd restarts.
+ */
+static int reconnect(struct module_src *ms)
+{
+	struct mt_handle *h = mt_open(0);
+
+	if (!h)
+		return -ENOENT;
+	mtd_log(LOG_WARNING, "memtrack.ko reloaded: reconnected%s",
+		ms->events ? "; no more RSS growth alerts until restarted" : "");
+	mt_close(ms->h);
+	ms->h = h;
+	ms->events = false;
+	ms->overruns = 0;
+	return 0;
+}
+
 static int module_sample(struct mtd_source *src, struct mtd_sample *s)
 {
 	struct module_src *ms = src->priv;
@@ -101,6 +121,8 @@ static int module_sample(struct mtd_source *src, struct mtd_sample *s)
 	int err;
 
 	err = mt_get_summary(ms->h, &sum);
+	if (err && !reconnect(ms))
+		err = mt_get_summary(ms->h, &sum);
 	if (err)
 		return err;
 	err = mt_dump_tasks(ms->h, NULL, &tasks, &n);
@@ -160,6 +182,8 @@ static int module_read_events(struct mtd_source *src, struct mtd_state *st)
 	uint64_t ov;
 	int n;
 
+	if (!ms->events)
+		return 0;
 	n = mt_read_events(ms->h, on_record, &x);
 	ov = mt_events_overruns(ms->h);
 	mtd_state_add_overruns(st, ov - ms->overruns);
