@@ -26,7 +26,8 @@ def free_port():
 class Daemon:
     """memtrackd -f with the given [memtrackd] keys; stopped on exit."""
 
-    def __init__(self, **keys):
+    def __init__(self, netns=None, **keys):
+        self.netns = netns
         self.dir = tempfile.mkdtemp(prefix="mtd.")
         self.port = keys.setdefault("port", free_port())
         self.conf = os.path.join(self.dir, "memtrackd.conf")
@@ -35,7 +36,8 @@ class Daemon:
             for k, v in keys.items():
                 f.write(f"{k} = {v}\n")
         self.err = open(os.path.join(self.dir, "stderr"), "w+")
-        self.p = subprocess.Popen([DAEMON, "-f", "-c", self.conf],
+        pre = ["ip", "netns", "exec", netns] if netns else []
+        self.p = subprocess.Popen(pre + [DAEMON, "-f", "-c", self.conf],
                                   stdout=subprocess.DEVNULL, stderr=self.err)
         # The port listens before the first sample is taken; the first
         # scrape is served after it, so a test's processes started from here
@@ -59,6 +61,13 @@ class Daemon:
         return f"http://127.0.0.1:{self.port}{path}"
 
     def text(self):
+        if self.netns:
+            r = subprocess.run(["ip", "netns", "exec", self.netns, "curl", "-sSf",
+                                "--max-time", "60", self.url()],
+                               capture_output=True, text=True)
+            if r.returncode:
+                raise OSError(r.stderr)
+            return r.stdout
         with urllib.request.urlopen(self.url(), timeout=60) as r:
             return r.read().decode()
 

@@ -69,6 +69,13 @@ def config_errors():
         ("[memtrackd]\nnode =\n", "must be 1..255"),
         ("[other]\nport = 1\n", "FILE:2: unknown section [other]"),
         ("[memtrackd]\nport = 9000\nthis line has no equals\n", "FILE:3:"),
+        ("[memtrackd]\naggregators = 10.0.0.1\n", "must be ADDRESS:PORT"),
+        ("[memtrackd]\naggregators = ::1:9472\n", "must be ADDRESS:PORT"),
+        ("[memtrackd]\naggregators = agg.example:9472\n", "must be ADDRESS:PORT"),
+        ("[memtrackd]\naggregators = 10.0.0.1:0\n", "must be ADDRESS:PORT"),
+        ("[memtrackd]\naggregators = " + ",".join(f"10.0.0.{i}:1" for i in range(9)) + "\n",
+         "at most 8"),
+        ("[memtrackd]\nrelay_buffer_kb = 3\n", "must be 4..1048576"),
         # the first error is the one reported
         ("[memtrackd]\nport = 0\nbogus = 2\n", "FILE:2: port"),
     ]
@@ -88,6 +95,10 @@ def config_errors():
         s.listen()
         rc, err = run_daemon_expecting_error(f"[memtrackd]\nport = {port}\nsource = proc\n")
         check(rc == 1 and "Address already in use" in err, f"busy port: {rc} {err!r}")
+    rc, err = run_daemon_expecting_error(
+        f"[memtrackd]\nport = {port}\nsource = proc\nsample_interval_ms = 0\n"
+        "aggregators = 127.0.0.1:9, [::1]:9\n")
+    check(rc == 2 and "aggregators need sample_interval_ms > 0" in err, f"relay without samples: {rc} {err!r}")
     rc, err = run_daemon_expecting_error("[memtrackd]\nsource = proc\nuser = no-such-user-x\n")
     check(rc == 1 and 'user "no-such-user-x"' in err, f"bad user: {rc} {err!r}")
 

@@ -25,6 +25,7 @@ void mtd_config_defaults(struct mtd_config *c)
 	c->max_programs = MTD_DEFAULT_MAX_PROGRAMS;
 	c->sample_interval_ms = 5000;
 	strcpy(c->user, "nobody");
+	c->relay_buffer_kb = 4096;
 }
 
 struct parse_ctx {
@@ -76,6 +77,46 @@ static int valid_address(const char *v)
 	unsigned char a[sizeof(struct in6_addr)];
 
 	return inet_pton(AF_INET, v, a) == 1 || inet_pton(AF_INET6, v, a) == 1;
+}
+
+/* "ADDR:PORT" or "[ADDR6]:PORT", comma-separated; addresses numeric. */
+static int parse_aggregators(struct mtd_config *c, const char *v)
+{
+	char buf[1024], *tok, *save = NULL;
+
+	if (strlen(v) >= sizeof(buf))
+		return -1;
+	strcpy(buf, v);
+	c->nr_aggregators = 0;
+	for (tok = strtok_r(buf, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		char *colon, *addr;
+
+		while (*tok == ' ')
+			tok++;
+		colon = strrchr(tok, ':');
+		if (!colon || c->nr_aggregators == MTD_MAX_AGGREGATORS)
+			return -1;
+		*colon = 0;
+		addr = tok;
+		if (*addr == '[') {
+			size_t n = strlen(addr);
+
+			if (n < 3 || addr[n - 1] != ']')
+				return -1;
+			addr[n - 1] = 0;
+			addr++;
+		} else if (strchr(addr, ':')) {
+			return -1;	/* IPv6 needs brackets */
+		}
+		if (strlen(addr) >= sizeof(c->aggregators[0].addr) ||
+		    !valid_address(addr) ||
+		    parse_uint(colon + 1, 1, 65535,
+			       &c->aggregators[c->nr_aggregators].port))
+			return -1;
+		strcpy(c->aggregators[c->nr_aggregators++].addr, addr);
+	}
+	return c->nr_aggregators ? 0 : -1;
 }
 
 static int handle_line(void *user, const char *section, const char *name,
@@ -135,6 +176,14 @@ bad_source:
 		if (!copy_str(c->user, sizeof(c->user), value))
 			return 1;
 		why = "must be 1..63 characters";
+	} else if (!strcmp(name, "aggregators")) {
+		if (!parse_aggregators(c, value))
+			return 1;
+		why = "must be ADDRESS:PORT[, ...] (numeric, IPv6 in [], at most 8)";
+	} else if (!strcmp(name, "relay_buffer_kb")) {
+		if (!parse_uint(value, 4, 1048576, &c->relay_buffer_kb))
+			return 1;
+		why = "must be 4..1048576";
 	} else if (!strcmp(name, "keep_ptrace")) {
 		if (!parse_bool(value, &c->keep_ptrace))
 			return 1;
@@ -181,6 +230,12 @@ int mtd_config_load(const char *path, struct mtd_config *c,
 	}
 	if (line > 0) {
 		snprintf(err, errlen, "%s:%d: %s", path, line, why);
+		return -1;
+	}
+	/* the relay sends the periodic samples */
+	if (c->nr_aggregators && !c->sample_interval_ms) {
+		snprintf(err, errlen,
+			 "%s: aggregators need sample_interval_ms > 0", path);
 		return -1;
 	}
 	return 0;

@@ -24,6 +24,8 @@
 #include <sys/signalfd.h>
 
 #include "memtrackd.h"
+#include "relay.h"
+#include "relay_proto.h"
 #include "state.h"
 
 struct daemon_ctx {
@@ -31,6 +33,7 @@ struct daemon_ctx {
 	struct mtd_config cfg;
 	struct mtd_source src;
 	struct mtd_state *st;
+	struct mtd_relay *relay;	/* NULL: no aggregators */
 };
 
 static void usage(FILE *f)
@@ -70,6 +73,10 @@ static int scrape(void *arg, struct mtd_buf *out)
 	err = sample_locked(d);
 	if (!err)
 		err = mtd_metrics_format(d->st, &o, out);
+	if (!err && d->relay) {
+		mtd_relay_metrics(d->relay, &o, out);
+		err = out->oom ? -ENOMEM : 0;
+	}
 	pthread_mutex_unlock(&d->lock);
 	return err;
 }
@@ -87,6 +94,20 @@ static int open_source(struct daemon_ctx *d, char *err, size_t errlen)
 		mtd_log(LOG_INFO, "%s; reading /proc instead", err);
 		return mtd_source_proc_open(&d->src, err, errlen);
 	}
+}
+
+/* The periodic sample to the aggregators; the caller holds the lock. */
+static void relay_snapshot(struct daemon_ctx *d)
+{
+	struct mtd_buf b = { 0 };
+	int err = mtd_snapshot_format(d->st, d->src.ops->name, &b);
+
+	if (!err)
+		err = mtd_relay_push(d->relay, MTD_RELAY_SNAPSHOT, b.p, b.len);
+	if (err)
+		mtd_log(LOG_WARNING, "relay: snapshot not queued: %s",
+			strerror(err < 0 ? -err : ENOMEM));
+	free(b.p);
 }
 
 static int64_t now_ms(void)
@@ -151,7 +172,8 @@ static void run(struct daemon_ctx *d, int sigfd)
 		}
 		if (d->cfg.sample_interval_ms && now_ms() >= next) {
 			pthread_mutex_lock(&d->lock);
-			sample_locked(d);
+			if (!sample_locked(d) && d->relay)
+				relay_snapshot(d);
 			pthread_mutex_unlock(&d->lock);
 			next = now_ms() + d->cfg.sample_interval_ms;
 		}
@@ -241,6 +263,13 @@ int main(int argc, char **argv)
 		mtd_log(LOG_ERR, "signalfd: %s", strerror(errno));
 		return 1;
 	}
+	if (d.cfg.nr_aggregators) {
+		d.relay = mtd_relay_start(&d.cfg);
+		if (!d.relay) {
+			mtd_log(LOG_ERR, "cannot start the relay");
+			return 1;
+		}
+	}
 	http = mtd_http_start(lfd, scrape, &d);
 	if (!http) {
 		mtd_log(LOG_ERR, "cannot start the HTTP server");
@@ -251,6 +280,7 @@ int main(int argc, char **argv)
 		d.cfg.listen, strchr(d.cfg.listen, ':') ? "]" : "", d.cfg.port);
 	run(&d, sigfd);
 	mtd_http_stop(http);
+	mtd_relay_stop(d.relay);
 	d.src.ops->close(&d.src);
 	mtd_state_free(d.st);
 	return 0;

@@ -21,6 +21,7 @@
 /* Programs (comm values) remembered; later ones share MTD_OTHER_COMM. */
 #define MTD_DEFAULT_MAX_PROGRAMS	4096
 #define MTD_OTHER_COMM		"[other]"
+#define MTD_MAX_AGGREGATORS	8
 
 /* ---- log.c ---- */
 void mtd_log_init(bool to_stderr);
@@ -40,6 +41,13 @@ struct mtd_config {
 	unsigned int sample_interval_ms;	/* 0: sample only on a scrape */
 	char user[64];			/* drop to this user after setup */
 	bool keep_ptrace;		/* keep CAP_SYS_PTRACE after dropping */
+	/* relay: aggregators to send snapshots to (numeric address, port) */
+	unsigned int nr_aggregators;
+	struct {
+		char addr[64];
+		unsigned int port;
+	} aggregators[MTD_MAX_AGGREGATORS];
+	unsigned int relay_buffer_kb;
 };
 
 void mtd_config_defaults(struct mtd_config *c);
