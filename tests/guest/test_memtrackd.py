@@ -6,12 +6,14 @@ growth alerts reaching their counters.  Run with --mem 256 (the OOM test).
 
     tests/vm/run --mem 256 -- python3 tests/guest/test_memtrackd.py [name ...]
 """
+import json
 import sys
 import urllib.error
 
 from mtlib import *  # noqa: F401,F403
 from mtlib import (test, check, run_tests, read_table, summary, summary_int,
                    set_config, read_config, Stopped, TESTBIN, NOBODY, MODULE)
+import mtrec
 from mtrec import Ring, CLASS
 import mtdlib
 from mtdlib import Daemon, Named, value
@@ -183,6 +185,49 @@ def rss_growth_alert_counted():
     finally:
         set_config("rss_growth_kbps", old["rss_growth_kbps"])
         set_config("rss_alert_kb", old["rss_alert_kb"])
+
+
+@test
+def relay_carries_module_records():
+    """Module records reach an aggregator through the relay: a memload's
+    100 mmap/munmap pairs arrive complete and in order, in sequence-numbered
+    messages with no gap."""
+    agg = subprocess.Popen([sys.executable, os.path.join(mtdlib.ROOT, "tests", "host", "relay_agg.py"),
+                            "127.0.0.1", "9472"], stdout=subprocess.PIPE, text=True)
+    try:
+        check(json.loads(agg.stdout.readline())["ev"] == "listening", "aggregator")
+        with Named(unique("mtdrec")) as w, Daemon(source="module", sample_interval_ms=500,
+                                                 aggregators="127.0.0.1:9472") as d:
+            p = w.start()
+            w.cmd(p, "mmaps 100")
+            time.sleep(1.5)     # 20 ms netlink batches, then the relay
+            m = d.metrics()
+            seq_sent = value(m, "memtrack_relay_next_seq") - 1
+            acked = value(m, "memtrack_relay_acked_seq", aggregator="127.0.0.1:9472")
+            check(acked == seq_sent, f"acked {acked} of {seq_sent}")
+        agg.kill()
+        events = [json.loads(l) for l in agg.stdout]
+    finally:
+        agg.kill()
+        agg.wait()
+    data = [e for e in events if e["ev"] == "data"]
+    check([e["seq"] for e in data] == list(range(1, len(data) + 1)), "sequence numbers")
+    recs = []
+    for e in data:
+        if e["kind"] == 2:
+            recs += mtrec.parse(bytes.fromhex(e["body"]))
+    mine = [r for r in recs if r.tgid == p.pid and r.name in ("MMAP", "MUNMAP")]
+    # the program's start-up maps come first; "mmaps 100" is all it did last
+    pairs = mine[-200:]
+    check([r.name for r in pairs] == ["MMAP", "MUNMAP"] * 100,
+          f"{len(mine)} records, last: {[r.name for r in pairs[:6]]}")
+    for a, b in zip(pairs[::2], pairs[1::2]):
+        check(a.body[:2] == b.body[:2] and a.body[1] == mtdlib.PAGE,
+              f"pair {a.body} {b.body}")
+    check(len(mine) == 200 or mine[-201].name != "MUNMAP" or
+          mine[-201].body[1] != mtdlib.PAGE, "more than 100 pairs")
+    check(all(a.time_ns <= b.time_ns for a, b in zip(mine, mine[1:])), "time order")
+    check(any(e["kind"] == 1 for e in data), "no snapshot")
 
 
 def cpu_ns(pid):

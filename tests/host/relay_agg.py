@@ -2,8 +2,8 @@
 """A stand-in aggregator for tests/host/test_relay.py: accepts memtrackd
 relay connections (protocol: user/daemon/relay_proto.h), checks every frame
 strictly, acknowledges each DATA at once, and prints one JSON line per
-event on stdout: listening, hello, data (seq, kind, body), heartbeat, acked,
-error.  It remembers, per session, the next seq it wants, for WELCOME; a
+event on stdout: listening, hello, data (seq, kind, body: text, or hex for
+kind 2, module records), heartbeat, acked, error.  It remembers, per session, the next seq it wants, for WELCOME; a
 new instance knows nothing (WELCOME 0).
 
 usage: relay_agg.py ADDR PORT [MODE]
@@ -76,7 +76,9 @@ def serve(c, mode, wants):
         if t != DATA or len(body) < 9:
             raise ValueError(f"frame type {t}")
         seq, kind = struct.unpack(">QB", body[:9])
-        out(ev="data", seq=seq, kind=kind, body=body[9:].decode(errors="replace"))
+        # kind 2: binary module records, as hex
+        payload = body[9:].hex() if kind == 2 else body[9:].decode(errors="replace")
+        out(ev="data", seq=seq, kind=kind, body=payload)
         if mode == "noack":
             continue
         ack = seq if mode != "badack" else seq + 1000

@@ -226,7 +226,11 @@ def main(argv):
     failed = 0
     netns_down()
     try:
-        netns_up()
+        try:
+            netns_up()
+        except (subprocess.CalledProcessError, OSError) as e:
+            print(f"FAIL netns-setup: {e}", flush=True)
+            return 1
         for fn in TESTS:
             if names and fn.__name__ not in names:
                 continue

@@ -23,6 +23,8 @@
 #include <unistd.h>
 #include <sys/signalfd.h>
 
+#include <linux/memtrack.h>
+
 #include "memtrackd.h"
 #include "relay.h"
 #include "relay_proto.h"
@@ -110,6 +112,38 @@ static void relay_snapshot(struct daemon_ctx *d)
 	free(b.p);
 }
 
+/*
+ * Module records to the aggregators, as they came (struct memtrack_rec_hdr
+ * + payload each), at most MTD_RELAY_RECORDS_MAX bytes a message, cut
+ * between records.
+ */
+#define MTD_RELAY_RECORDS_MAX	(512 * 1024)
+
+static void relay_records(struct daemon_ctx *d, const struct mtd_buf *b)
+{
+	size_t start = 0, end = 0;
+
+	if (b->oom)
+		mtd_log(LOG_WARNING, "relay: records lost: out of memory");
+	if (!d->relay || b->oom)
+		return;
+	while (start < b->len) {
+		const struct memtrack_rec_hdr *h;
+
+		while (end < b->len) {
+			h = (const void *)(b->p + end);
+			if (end > start &&
+			    end + h->size - start > MTD_RELAY_RECORDS_MAX)
+				break;
+			end += h->size;
+		}
+		if (mtd_relay_push(d->relay, MTD_RELAY_RECORDS, b->p + start,
+				   end - start))
+			mtd_log(LOG_WARNING, "relay: records not queued");
+		start = end;
+	}
+}
+
 static int64_t now_ms(void)
 {
 	struct timespec ts;
@@ -159,9 +193,14 @@ static void run(struct daemon_ctx *d, int sigfd)
 		if (evfd >= 0 && pfd[1].revents) {
 			int err;
 
+			struct mtd_buf recs = { 0 };
+
 			pthread_mutex_lock(&d->lock);
-			err = d->src.ops->read_events(&d->src, d->st);
+			err = d->src.ops->read_events(&d->src, d->st,
+						      d->relay ? &recs : NULL);
 			pthread_mutex_unlock(&d->lock);
+			relay_records(d, &recs);
+			free(recs.p);
 			/* e.g. the module was unloaded: stop, do not spin */
 			if (err && err != -EINTR) {
 				mtd_log(LOG_WARNING,

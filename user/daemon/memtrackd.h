@@ -115,13 +115,18 @@ struct mtd_proc *mtd_sample_add(struct mtd_sample *s);
 /* ---- sources ---- */
 struct mtd_source;
 struct mtd_state;
+struct mtd_buf;
 
 struct mtd_source_ops {
 	const char *name;
 	int (*sample)(struct mtd_source *src, struct mtd_sample *out);
-	/* Event socket to poll, -1 if none; handle what is waiting. */
+	/*
+	 * Event socket to poll, -1 if none; handle what is waiting, and
+	 * append the raw records to *records if not NULL (for the relay).
+	 */
 	int (*events_fd)(struct mtd_source *src);
-	int (*read_events)(struct mtd_source *src, struct mtd_state *st);
+	int (*read_events)(struct mtd_source *src, struct mtd_state *st,
+			   struct mtd_buf *records);
 	void (*close)(struct mtd_source *src);
 };
 
@@ -154,6 +159,7 @@ struct mtd_buf {
 
 void mtd_buf_printf(struct mtd_buf *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+void mtd_buf_append(struct mtd_buf *b, const void *data, size_t len);
 /* A label value with \ " and newline escaped, invalid UTF-8 as U+FFFD. */
 void mtd_buf_label(struct mtd_buf *b, const char *s, size_t len);
 

@@ -50,6 +50,28 @@ void mtd_buf_printf(struct mtd_buf *b, const char *fmt, ...)
 	}
 }
 
+void mtd_buf_append(struct mtd_buf *b, const void *data, size_t len)
+{
+	if (b->oom)
+		return;
+	if (b->cap - b->len < len) {
+		size_t cap = b->cap ? b->cap : 65536;
+		char *p;
+
+		while (cap - b->len < len)
+			cap *= 2;
+		p = realloc(b->p, cap);
+		if (!p) {
+			b->oom = true;
+			return;
+		}
+		b->p = p;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->len, data, len);
+	b->len += len;
+}
+
 /* Length of the valid UTF-8 sequence at s (at most n bytes), 0 if none. */
 static size_t utf8_len(const unsigned char *s, size_t n)
 {

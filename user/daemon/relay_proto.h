@@ -36,7 +36,8 @@ enum mtd_relay_type {
 };
 
 enum mtd_relay_kind {
-	MTD_RELAY_SNAPSHOT = 1,		/* per-program text lines, below */
+	MTD_RELAY_SNAPSHOT = 1,		/* per-program text lines (snapshot.c) */
+	MTD_RELAY_RECORDS,		/* module records, whole, as read */
 };
 
 /* Header into out[MTD_RELAY_HDR_LEN]. */

@@ -153,6 +153,7 @@ static int module_events_fd(struct mtd_source *src)
 struct event_ctx {
 	struct module_src *ms;
 	struct mtd_state *st;
+	struct mtd_buf *records;
 };
 
 static int on_record(const struct memtrack_rec_hdr *rec, void *arg)
@@ -160,6 +161,8 @@ static int on_record(const struct memtrack_rec_hdr *rec, void *arg)
 	struct event_ctx *x = arg;
 	struct memtrack_task t;
 
+	if (x->records)
+		mtd_buf_append(x->records, rec, rec->size);
 	if (rec->type != MEMTRACK_REC_RSS_GROWTH)
 		return 0;
 	/* a process born since the last sample: ask for its comm */
@@ -175,10 +178,11 @@ static int on_record(const struct memtrack_rec_hdr *rec, void *arg)
 	return 0;
 }
 
-static int module_read_events(struct mtd_source *src, struct mtd_state *st)
+static int module_read_events(struct mtd_source *src, struct mtd_state *st,
+			      struct mtd_buf *records)
 {
 	struct module_src *ms = src->priv;
-	struct event_ctx x = { ms, st };
+	struct event_ctx x = { ms, st, records };
 	uint64_t ov;
 	int n;
 
