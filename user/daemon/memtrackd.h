@@ -23,6 +23,8 @@
 #define MTD_OTHER_COMM		"[other]"
 #define MTD_MAX_AGGREGATORS	8
 
+#define ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))
+
 /* ---- log.c ---- */
 void mtd_log_init(bool to_stderr);
 void mtd_log(int prio, const char *fmt, ...)

@@ -14,60 +14,52 @@
 #include "memtrackd.h"
 #include "state.h"
 
+/* Room for len more bytes; false (and b->oom) if there is none. */
+static bool reserve(struct mtd_buf *b, size_t len)
+{
+	size_t cap = b->cap ? b->cap : 65536;
+	char *p;
+
+	if (b->oom)
+		return false;
+	if (b->cap - b->len > len)
+		return true;
+	while (cap - b->len <= len)
+		cap *= 2;
+	p = realloc(b->p, cap);
+	if (!p) {
+		b->oom = true;
+		return false;
+	}
+	b->p = p;
+	b->cap = cap;
+	return true;
+}
+
 void mtd_buf_printf(struct mtd_buf *b, const char *fmt, ...)
 {
 	va_list ap;
 	int n;
 
-	if (b->oom)
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0) {
+		b->oom = true;
 		return;
-	for (;;) {
-		size_t room = b->cap - b->len;
-
-		va_start(ap, fmt);
-		n = vsnprintf(b->p ? b->p + b->len : NULL, room, fmt, ap);
-		va_end(ap);
-		if (n < 0) {
-			b->oom = true;
-			return;
-		}
-		if ((size_t)n < room) {
-			b->len += n;
-			return;
-		}
-		size_t cap = b->cap ? b->cap : 65536;
-		char *p;
-
-		while (cap - b->len <= (size_t)n)
-			cap *= 2;
-		p = realloc(b->p, cap);
-		if (!p) {
-			b->oom = true;
-			return;
-		}
-		b->p = p;
-		b->cap = cap;
 	}
+	if (!reserve(b, n))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
+	va_end(ap);
+	b->len += n;
 }
 
 void mtd_buf_append(struct mtd_buf *b, const void *data, size_t len)
 {
-	if (b->oom)
+	if (!reserve(b, len))
 		return;
-	if (b->cap - b->len < len) {
-		size_t cap = b->cap ? b->cap : 65536;
-		char *p;
-
-		while (cap - b->len < len)
-			cap *= 2;
-		p = realloc(b->p, cap);
-		if (!p) {
-			b->oom = true;
-			return;
-		}
-		b->p = p;
-		b->cap = cap;
-	}
 	memcpy(b->p + b->len, data, len);
 	b->len += len;
 }

@@ -67,12 +67,17 @@ struct mtd_relay {
 	uint64_t next_seq;	/* of the next message pushed */
 	struct relay_peer *peers;
 	unsigned int npeers;
-	volatile bool stop;
+	bool stop;		/* __atomic: read by the threads */
 };
 
 static struct relay_msg *msg_at(struct mtd_relay *r, size_t i)
 {
 	return &r->q[(r->first + i) % r->cap];
+}
+
+static bool stopping(struct mtd_relay *r)
+{
+	return __atomic_load_n(&r->stop, __ATOMIC_ACQUIRE);
 }
 
 static uint64_t oldest_seq(struct mtd_relay *r)
@@ -113,7 +118,8 @@ static void wake(struct relay_peer *p)
 	char c = 1;
 
 	if (write(p->wake[1], &c, 1) < 0 && errno != EAGAIN)
-		mtd_log(LOG_WARNING, "relay: wake: %s", strerror(errno));
+		mtd_log(LOG_WARNING, "relay: waking a sender: %s",
+			strerror(errno));
 }
 
 int mtd_relay_push(struct mtd_relay *r, uint8_t kind, const void *data,
@@ -194,7 +200,7 @@ static bool nap(struct relay_peer *p, int ms)
 	if (poll(&pfd, 1, ms) > 0)
 		while (read(p->wake[0], buf, sizeof(buf)) > 0)
 			;
-	return p->r->stop;
+	return stopping(p->r);
 }
 
 static int dial(struct relay_peer *p)
@@ -359,7 +365,7 @@ static int session(struct relay_peer *p, int fd, uint64_t next, uint8_t *buf)
 		};
 		int sent = 0;
 
-		while (!p->r->stop && frame_of(p->r, &next, buf, &len)) {
+		while (!stopping(p->r) && frame_of(p->r, &next, buf, &len)) {
 			err = write_all(fd, buf, len);
 			if (err)
 				return err;
@@ -372,7 +378,7 @@ static int session(struct relay_peer *p, int fd, uint64_t next, uint8_t *buf)
 			if (err)
 				return err;
 		}
-		if (p->r->stop)
+		if (stopping(p->r))
 			return 0;
 		if (poll(pfd, 2, HEARTBEAT_MS) < 0 && errno != EINTR)
 			return -errno;
@@ -402,7 +408,7 @@ static void *peer_thread(void *arg)
 		mtd_log(LOG_ERR, "relay: out of memory");
 		return NULL;
 	}
-	while (!p->r->stop) {
+	while (!stopping(p->r)) {
 		int64_t next;
 		int fd = dial(p), err;
 
@@ -428,7 +434,7 @@ static void *peer_thread(void *arg)
 		pthread_mutex_lock(&p->r->lock);
 		p->connected = false;
 		pthread_mutex_unlock(&p->r->lock);
-		if (p->r->stop)
+		if (stopping(p->r))
 			break;
 retry:
 		mtd_log(LOG_WARNING, "relay: %s port %u: %s; again in %d ms",
@@ -494,7 +500,7 @@ void mtd_relay_stop(struct mtd_relay *r)
 
 	if (!r)
 		return;
-	r->stop = true;
+	__atomic_store_n(&r->stop, true, __ATOMIC_RELEASE);
 	for (i = 0; i < r->npeers; i++)
 		wake(&r->peers[i]);
 	for (i = 0; i < r->npeers; i++) {
@@ -541,7 +547,7 @@ void mtd_relay_metrics(struct mtd_relay *r, const struct mtd_expo_opts *o,
 	unsigned int f, i;
 
 	pthread_mutex_lock(&r->lock);
-	for (f = 0; f < sizeof(fam) / sizeof(fam[0]); f++) {
+	for (f = 0; f < ARRAY_SIZE(fam); f++) {
 		mtd_buf_printf(b, "# HELP %s %s\n# TYPE %s %s\n", fam[f].name,
 			       fam[f].help, fam[f].name, fam[f].type);
 		for (i = 0; i < r->npeers; i++) {

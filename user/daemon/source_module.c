@@ -52,7 +52,7 @@ static void fill_proc(struct mtd_proc *p, const struct memtrack_task *t)
 	p->rss_file = t->mm.rss_file;
 	p->rss_shmem = t->mm.rss_shmem;
 	p->swap = t->mm.swap;
-	for (i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+	for (i = 0; i < ARRAY_SIZE(map); i++)
 		p->ctr[map[i].to] = t->counters[map[i].from];
 	p->ctr[MTD_C_OOM_KILLS] = t->oom_victim ? 1 : 0;
 }
@@ -82,11 +82,11 @@ static void fill_system(struct mtd_sample *s, const struct memtrack_summary *m)
 	};
 	size_t i;
 
-	for (i = 0; i < sizeof(mems) / sizeof(mems[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(mems); i++) {
 		memcpy(&s->mem[mems[i].mem], (const char *)m + mems[i].off, 8);
 		s->mem_have |= 1U << mems[i].mem;
 	}
-	for (i = 0; i < sizeof(sys) / sizeof(sys[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(sys); i++) {
 		memcpy(&s->sys[sys[i].mem], (const char *)m + sys[i].off, 8);
 		s->sys_have |= 1U << sys[i].mem;
 	}

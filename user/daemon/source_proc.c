@@ -17,6 +17,9 @@
 
 #include "memtrackd.h"
 
+#define STAT_FORMAT \
+	"%*c %*d %*d %*d %*d %*d %*u %llu %*u %llu %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu"
+
 struct proc_src {
 	int dirfd;			/* /proc, opened before dropping root */
 };
@@ -85,12 +88,12 @@ static int read_process(struct proc_src *ps, const char *pid,
 		comm_len = MTD_COMM_LEN - 1;
 	memcpy(p->comm, open_p + 1, comm_len);
 	p->comm[comm_len] = 0;
-	/* fields 3.. after the comm: state ppid pgrp session tty_nr tpgid
-	 * flags minflt cminflt majflt cmajflt ... starttime (22) */
-	if (sscanf(close_p + 2,
-		   "%*c %*d %*d %*d %*d %*d %*u %llu %*u %llu %*u "
-		   "%*u %*u %*d %*d %*d %*d %*d %*d %llu",
-		   &minflt, &majflt, &start) != 3)
+	/*
+	 * Fields after the comm: state ppid pgrp session tty_nr tpgid flags
+	 * minflt cminflt majflt cmajflt utime stime cutime cstime priority
+	 * nice num_threads itrealvalue starttime.
+	 */
+	if (sscanf(close_p + 2, STAT_FORMAT, &minflt, &majflt, &start) != 3)
 		return -1;
 	p->pid = atoi(pid);
 	p->start = start;
@@ -130,12 +133,14 @@ static void read_meminfo(struct proc_src *ps, struct mtd_sample *s)
 
 	if (read_at(ps->dirfd, "meminfo", buf, sizeof(buf)) <= 0)
 		return;
-	for (i = 0; i < sizeof(meminfo_keys) / sizeof(meminfo_keys[0]); i++)
+	for (i = 0; i < ARRAY_SIZE(meminfo_keys); i++)
 		if (kb_field(buf, meminfo_keys[i].key,
 			     &s->mem[meminfo_keys[i].mem]))
 			s->mem_have |= 1U << meminfo_keys[i].mem;
-	/* the kernel's file pages (what the module reports): meminfo's
-	 * Cached leaves out buffers and the swap cache */
+	/*
+	 * The kernel's file pages (what the module reports): meminfo's Cached
+	 * leaves out buffers and the swap cache.
+	 */
 	if (kb_field(buf, "Cached", &cached) &&
 	    kb_field(buf, "Buffers", &buffers) &&
 	    kb_field(buf, "SwapCached", &swapcached)) {
