@@ -33,7 +33,7 @@ PROGS := $(patsubst tests/progs/%.c,$(TESTBIN)/%,$(wildcard tests/progs/*.c))
 DESTDIR ?=
 PREFIX ?= /usr/local
 
-.PHONY: all module user progs leak-progs check run install clean FORCE
+.PHONY: all module user progs leak-progs check run install install-memtrackd clean FORCE
 
 all: module user progs
 
@@ -128,6 +128,17 @@ install: module user
 		install -d $(DESTDIR)$(PREFIX)/bin && \
 		install -m 0755 $(BIN)/* $(DESTDIR)$(PREFIX)/bin/; fi
 	@if [ -z "$(DESTDIR)" ]; then depmod -a $(KVER); fi
+	@$(MAKE) --no-print-directory install-memtrackd
+
+# memtrackd: systemd unit and a config (an existing one is kept).
+install-memtrackd:
+	install -d $(DESTDIR)/lib/systemd/system
+	sed -e 's|@BINDIR@|$(PREFIX)/bin|' -e 's|@DOCDIR@|$(PREFIX)/share/doc/memtrack|' \
+		packaging/memtrackd.service >$(DESTDIR)/lib/systemd/system/memtrackd.service
+	install -D -m 0644 README.md $(DESTDIR)$(PREFIX)/share/doc/memtrack/README.md
+	@if [ ! -e $(DESTDIR)/etc/memtrack/memtrackd.conf ]; then \
+		install -D -m 0644 packaging/memtrackd.conf \
+			$(DESTDIR)/etc/memtrack/memtrackd.conf; fi
 
 clean:
 	rm -rf build

@@ -1,0 +1,271 @@
+#!/usr/bin/env python3
+"""memtrackd in module mode, in the VM: /metrics against /proc/memtrack/tasks
+and the summary at the same moment (the workloads stopped), what a daemon
+without CAP_SYS_PTRACE sees, counts of exited processes, an OOM kill and RSS
+growth alerts reaching their counters.  Run with --mem 256 (the OOM test).
+
+    tests/vm/run --mem 256 -- python3 tests/guest/test_memtrackd.py [name ...]
+"""
+import json
+import sys
+import urllib.error
+
+from mtlib import *  # noqa: F401,F403
+from mtlib import (test, check, run_tests, read_table, summary, summary_int,
+                   set_config, read_config, Stopped, TESTBIN, NOBODY, MODULE)
+import mtrec
+from mtrec import Ring, CLASS
+import mtdlib
+from mtdlib import Daemon, Named, value
+
+MiB = 1 << 20
+
+
+def unique(prefix):
+    """A comm no earlier run in this boot used (exited rows linger)."""
+    return f"{prefix}{os.getpid() % 10000:04d}{int(time.time() * 10) % 100:02d}"
+
+# metric name -> /proc/memtrack/tasks column
+COUNTERS = {
+    "minor_faults": "min_flt", "major_faults": "maj_flt",
+    "page_allocs": "pg_alloc", "page_frees": "pg_free",
+    "kmallocs": "kmalloc_calls", "kmalloc_bytes": "kmalloc_alloc",
+    "kfrees": "kfree_calls", "page_alloc_failures": "pg_alloc_fail",
+    "reclaim_stalls": "reclaim_stalls", "oom_kills": "oom_victim",
+}
+
+
+def rows_of(comm, states=("R",)):
+    return [r for rows in read_table().values() for r in rows
+            if r["comm"] == comm and r["state"] in states]
+
+
+def compare_program(m, comm, states):
+    rows = rows_of(comm, states)
+    live = [r for r in rows if r["state"] == "R"]
+    check(value(m, "memtrack_program_processes", comm=comm) == len(live),
+          f"processes: {value(m, 'memtrack_program_processes', comm=comm)} vs {len(live)}")
+    for name, col in (("rss_anon", "rss_anon"), ("rss_file", "rss_file"),
+                      ("rss_shmem", "rss_shmem"), ("swap", "swap")):
+        got = value(m, f"memtrack_program_{name}_bytes", comm=comm)
+        want = sum(r[col] for r in live)
+        check(got == want, f"{name}: {got} vs tasks {want}")
+    for name, col in COUNTERS.items():
+        got = value(m, f"memtrack_program_{name}_total", comm=comm)
+        want = sum(r[col] for r in rows)
+        check(got == want, f"{name}_total: {got} vs tasks {want}")
+    got = value(m, "memtrack_program_reclaim_stall_seconds_total", comm=comm)
+    check(round(got * 1e9) == sum(r["reclaim_ns"] for r in rows), "reclaim seconds")
+    return rows
+
+
+@test
+def program_figures_match_module():
+    comm = unique("mtdmod")
+    with Named(comm) as w, Daemon(source="module", keep_ptrace="yes",
+                                      sample_interval_ms=0) as d:
+        for i in range(3):
+            w.start(f"anon {(i + 1) * 2 * MiB}", f"shared {MiB}",
+                    f"file {TESTBIN}/filedata {MiB}", "mmaps 10")
+        with Stopped([p.pid for p in w.procs]):
+            s0 = summary()
+            m = d.metrics()
+            s1 = summary()
+            rows = compare_program(m, comm, ("R", "X"))
+        check(len(rows) == 3, f"{len(rows)} rows")
+        check(sum(r["mmap_calls"] for r in rows) >= 30, "workload ran")
+        check(value(m, "memtrack_info", source="module") == 1, "source label")
+        # system counters: between the summaries read around the scrape
+        for metric, key in (("memtrack_page_allocs_total", "PageAllocs"),
+                            ("memtrack_kmallocs_total", "Kmallocs")):
+            got = value(m, metric)
+            check(summary_int(key, s0) <= got <= summary_int(key, s1),
+                  f"{metric} {got} not within {summary_int(key, s0)}..{summary_int(key, s1)}")
+        check(value(m, "memtrack_oom_kills_total") == summary_int("OomKills", s1), "oom kills")
+        check(value(m, "memtrack_memory_bytes", type="total") ==
+              summary_int("MemTotal", s1) * 1024, "MemTotal")
+        rc, out = promtool(d.text())
+        check(rc == 0, f"promtool: {out}")
+
+
+def promtool(text):
+    p = subprocess.run(["promtool", "check", "metrics"], input=text,
+                       capture_output=True, text=True)
+    return p.returncode, p.stdout + p.stderr
+
+
+@test
+def unprivileged_daemon_sees_what_proc_shows():
+    """Without keep_ptrace the daemon (nobody) gets event counters of its
+    own user's processes only; sizes and faults of everyone's."""
+    with Named("mtdroot") as r, Named("mtdnobody") as n, \
+            Daemon(source="module", sample_interval_ms=0) as d:
+        r.start(f"anon {2 * MiB}", "mmaps 5")
+        n.start(f"anon {2 * MiB}", "mmaps 5", uid=NOBODY)
+        with Stopped([p.pid for p in r.procs + n.procs]):
+            m = d.metrics()
+            rr, nr = rows_of("mtdroot"), rows_of("mtdnobody")
+        check(rr[0]["pg_alloc"] > 0 and nr[0]["pg_alloc"] > 0, "root sees both")
+        check(value(m, "memtrack_program_page_allocs_total", comm="mtdroot") == 0,
+              "root's process's page allocs visible to nobody")
+        check(value(m, "memtrack_program_page_allocs_total", comm="mtdnobody") ==
+              nr[0]["pg_alloc"], "nobody's own process")
+        check(value(m, "memtrack_program_minor_faults_total", comm="mtdroot") ==
+              rr[0]["min_flt"], "faults are public")
+        check(value(m, "memtrack_program_rss_anon_bytes", comm="mtdroot") ==
+              rr[0]["rss_anon"], "sizes are public")
+
+
+@test
+def exited_processes_keep_their_counts():
+    comm = unique("mtdexit")
+    with Named(comm) as w, Daemon(source="module", keep_ptrace="yes",
+                                       sample_interval_ms=0) as d:
+        for i in range(3):
+            w.start(f"anon {(i + 1) * MiB}", "mmaps 3")
+        d.metrics()
+        before = {c: sum(r[c] for r in rows_of(comm)) for c in COUNTERS.values()}
+        w.kill(w.procs[0])
+        with Stopped([p.pid for p in w.procs]):
+            m = d.metrics()
+            rows = compare_program(m, comm, ("R", "X"))
+        check(len([r for r in rows if r["state"] == "X"]) == 1, "one exited row")
+        for name, col in COUNTERS.items():
+            check(value(m, f"memtrack_program_{name}_total", comm=comm) >= before[col],
+                  f"{name} went down")
+
+
+@test
+def oom_kill_counted():
+    with open("/proc/self/oom_score_adj", "w") as f:
+        f.write("-1000")
+    with Daemon(source="module", keep_ptrace="yes", sample_interval_ms=500) as d:
+        m0 = d.metrics()
+        k0 = summary_int("OomKills")
+        hog = subprocess.Popen(["sh", "-c", "echo 1000 > /proc/self/oom_score_adj; "
+                                f"exec {TESTBIN}/hog"])
+        hog.wait(timeout=600)
+        check(hog.returncode == -9, f"hog ended with {hog.returncode}")
+        m1 = d.metrics()
+        kills = summary_int("OomKills") - k0
+        check(kills >= 1, "no OOM kill")
+        check(value(m1, "memtrack_oom_kills_total") - value(m0, "memtrack_oom_kills_total")
+              == kills, "system OOM counter")
+        hog_rows = [r for r in rows_of("hog", ("X",)) if r["pid"] == hog.pid]
+        check(hog_rows and hog_rows[0]["oom_victim"] == 1, "hog row")
+        got = value(m1, "memtrack_program_oom_kills_total", comm="hog")
+        was = value(m0, "memtrack_program_oom_kills_total", comm="hog") or 0
+        check(got - was == 1, f"hog's OOM kills {was} -> {got}")
+        check(d.alive(), "daemon killed")
+
+
+@test
+def rss_growth_alert_counted():
+    old = read_config()
+    set_config("rss_growth_kbps", 2048)
+    set_config("rss_alert_kb", 0)
+    try:
+        with Named("mtdgrow") as w, Daemon(source="module", keep_ptrace="yes",
+                                           sample_interval_ms=0) as d:
+            p = w.start()
+            with Ring(CLASS["rss"], tgid=p.pid) as ring:
+                time.sleep(1.5)
+                m0 = d.metrics()
+                w.cmd(p, f"anon {64 * MiB}")
+                time.sleep(3)
+                alerts = [r for r in ring.drain() if r.name == "RSS_GROWTH"]
+                time.sleep(0.5)  # the daemon's netlink copy, 20 ms batches
+                m1 = d.metrics()
+        check(alerts, "no RSS_GROWTH record for a 64 MiB jump")
+        got = value(m1, "memtrack_program_rss_growth_alerts_total", comm="mtdgrow")
+        check(got == len(alerts), f"program alerts {got}, ring saw {len(alerts)}")
+        check(value(m1, "memtrack_rss_growth_alerts_total") -
+              value(m0, "memtrack_rss_growth_alerts_total") >= len(alerts), "node total")
+        check(value(m1, "memtrack_event_overruns_total") == 0, "overruns")
+    finally:
+        set_config("rss_growth_kbps", old["rss_growth_kbps"])
+        set_config("rss_alert_kb", old["rss_alert_kb"])
+
+
+@test
+def relay_carries_module_records():
+    """Module records reach an aggregator through the relay: a memload's
+    100 mmap/munmap pairs arrive complete and in order, in sequence-numbered
+    messages with no gap."""
+    agg = subprocess.Popen([sys.executable, os.path.join(mtdlib.ROOT, "tests", "host", "relay_agg.py"),
+                            "127.0.0.1", "9472"], stdout=subprocess.PIPE, text=True)
+    try:
+        check(json.loads(agg.stdout.readline())["ev"] == "listening", "aggregator")
+        with Named(unique("mtdrec")) as w, Daemon(source="module", sample_interval_ms=500,
+                                                 aggregators="127.0.0.1:9472") as d:
+            p = w.start()
+            w.cmd(p, "mmaps 100")
+            time.sleep(1.5)     # 20 ms netlink batches, then the relay
+            m = d.metrics()
+            seq_sent = value(m, "memtrack_relay_next_seq") - 1
+            acked = value(m, "memtrack_relay_acked_seq", aggregator="127.0.0.1:9472")
+            check(acked == seq_sent, f"acked {acked} of {seq_sent}")
+        agg.kill()
+        events = [json.loads(l) for l in agg.stdout]
+    finally:
+        agg.kill()
+        agg.wait()
+    data = [e for e in events if e["ev"] == "data"]
+    check([e["seq"] for e in data] == list(range(1, len(data) + 1)), "sequence numbers")
+    recs = []
+    for e in data:
+        if e["kind"] == 2:
+            recs += mtrec.parse(bytes.fromhex(e["body"]))
+    mine = [r for r in recs if r.tgid == p.pid and r.name in ("MMAP", "MUNMAP")]
+    # the program's start-up maps come first; "mmaps 100" is all it did last
+    pairs = mine[-200:]
+    check([r.name for r in pairs] == ["MMAP", "MUNMAP"] * 100,
+          f"{len(mine)} records, last: {[r.name for r in pairs[:6]]}")
+    for a, b in zip(pairs[::2], pairs[1::2]):
+        check(a.body[:2] == b.body[:2] and a.body[1] == mtdlib.PAGE,
+              f"pair {a.body} {b.body}")
+    check(len(mine) == 200 or mine[-201].name != "MUNMAP" or
+          mine[-201].body[1] != mtdlib.PAGE, "more than 100 pairs")
+    check(all(a.time_ns <= b.time_ns for a, b in zip(mine, mine[1:])), "time order")
+    check(any(e["kind"] == 1 for e in data), "no snapshot")
+
+
+def cpu_ns(pid):
+    total = 0
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
+            total += int(f.read().split()[0])
+    return total
+
+
+@test
+def module_reload_under_daemon():
+    """rmmod under a running daemon: scrapes fail with 500, it does not spin
+    or die; after insmod it reconnects (dumps need no privilege) and serves
+    exact figures again; growth alerts stop (joining needs CAP_SYS_ADMIN)."""
+    comm = unique("mtdrel")
+    with Named(comm) as w, Daemon(source="module", keep_ptrace="yes",
+                                  sample_interval_ms=0) as d:
+        w.start(f"anon {MiB}")
+        subprocess.run(["rmmod", "memtrack"], check=True)
+        try:
+            try:
+                d.text()
+                check(False, "scrape without the module succeeded")
+            except urllib.error.HTTPError as e:
+                check(e.code == 500, f"status {e.code}")
+            c0 = cpu_ns(d.p.pid)
+            time.sleep(1)
+            spent = cpu_ns(d.p.pid) - c0
+            check(spent < 50e6, f"daemon used {spent / 1e6:.0f} ms of CPU in 1 s idle")
+        finally:
+            subprocess.run(["insmod", MODULE], check=True)
+        with Stopped([p.pid for p in w.procs]):
+            m = d.metrics()
+            compare_program(m, comm, ("R", "X"))
+        check(d.alive(), "daemon died")
+        check("reconnected" in d.stderr(), "no reconnect message")
+
+
+if __name__ == "__main__":
+    sys.exit(run_tests(sys.argv))

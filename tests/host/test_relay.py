@@ -1,0 +1,250 @@
+#!/usr/bin/env python3
+"""Host tests of memtrackd's relay (node side) with network namespaces: a
+node namespace running memtrackd (/proc mode, a snapshot every 200 ms) and
+an aggregator namespace running tests/host/relay_agg.py, joined by a veth
+pair.  Asserts sequence numbers arrive complete and in order, across a cut
+link and a restarted aggregator; that a full buffer's drops are counted
+exactly; that a misbehaving aggregator is refused without a crash.
+
+Needs root and iproute2.  Prints PASS/FAIL lines; exits 1 if any failed."""
+import json
+import os
+import queue
+import subprocess
+import sys
+import threading
+import time
+import traceback
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "guest"))
+from mtdlib import Daemon, Named, value, status_bytes, PAGE  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SUFFIX = str(os.getpid())
+NODE_NS, AGG_NS = f"mtdn{SUFFIX}", f"mtda{SUFFIX}"
+NODE_IF, AGG_IF = f"vn{SUFFIX}"[:15], f"va{SUFFIX}"[:15]
+NODE_IP, AGG_IP = "10.213.0.1", "10.213.0.2"
+PORT = 9472
+TESTS = []
+
+
+def test(fn):
+    TESTS.append(fn)
+    return fn
+
+
+def check(cond, msg):
+    if not cond:
+        raise AssertionError(msg)
+
+
+def sh(*args):
+    subprocess.run(args, check=True)
+
+
+def netns_up():
+    sh("ip", "netns", "add", NODE_NS)
+    sh("ip", "netns", "add", AGG_NS)
+    sh("ip", "link", "add", NODE_IF, "netns", NODE_NS, "type", "veth",
+       "peer", "name", AGG_IF, "netns", AGG_NS)
+    for ns, ifc, ip in ((NODE_NS, NODE_IF, NODE_IP), (AGG_NS, AGG_IF, AGG_IP)):
+        sh("ip", "-n", ns, "addr", "add", f"{ip}/24", "dev", ifc)
+        sh("ip", "-n", ns, "link", "set", ifc, "up")
+        sh("ip", "-n", ns, "link", "set", "lo", "up")
+
+
+def netns_down():
+    for ns in (NODE_NS, AGG_NS):
+        subprocess.run(["ip", "netns", "del", ns], stderr=subprocess.DEVNULL)
+
+
+class Agg:
+    """relay_agg.py in the aggregator namespace; its events in a queue."""
+
+    def __init__(self, mode="ok"):
+        self.p = subprocess.Popen(["ip", "netns", "exec", AGG_NS, sys.executable,
+                                   os.path.join(HERE, "relay_agg.py"), AGG_IP, str(PORT), mode],
+                                  stdout=subprocess.PIPE, text=True)
+        self.events = []
+        self.q = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+        self.wait_for(lambda e: e["ev"] == "listening", 10)
+
+    def _read(self):
+        for line in self.p.stdout:
+            e = json.loads(line)
+            self.events.append(e)
+            self.q.put(e)
+
+    def wait_for(self, pred, timeout):
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            try:
+                e = self.q.get(timeout=max(0.01, deadline - time.time()))
+            except queue.Empty:
+                break
+            if pred(e):
+                return e
+        raise AssertionError(f"aggregator: nothing matching within {timeout} s")
+
+    def of(self, ev):
+        return [e for e in self.events if e["ev"] == ev]
+
+    def kill(self):
+        self.p.kill()
+        self.p.wait()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.kill()
+
+
+def node(**keys):
+    keys.setdefault("source", "proc")
+    keys.setdefault("sample_interval_ms", 200)
+    keys.setdefault("node", "node-a")
+    return Daemon(netns=NODE_NS, aggregators=f"{AGG_IP}:{PORT}", **keys)
+
+
+def contiguous(seqs):
+    s = sorted(set(seqs))
+    return s == list(range(1, s[-1] + 1)) if s else False
+
+
+@test
+def snapshots_arrive_in_order():
+    with Named("mtdrelay") as w, Agg() as a, node() as d:
+        p = w.start("anon 3145728")
+        a.wait_for(lambda e: e["ev"] == "data" and e["seq"] >= 10, 30)
+        hello = a.of("hello")
+        check(len(hello) == 1 and hello[0]["node"] == "node-a" and hello[0]["oldest"] == 1,
+              f"hello {hello}")
+        seqs = [e["seq"] for e in a.of("data")]
+        check(seqs == list(range(1, len(seqs) + 1)), f"seqs {seqs}")
+        last = a.of("data")[-1]["body"]
+        check(last.startswith("snapshot proc "), last[:40])
+        lines = [l.split(" ") for l in last.splitlines()[1:]]
+        check(int(last.splitlines()[0].split()[2]) == len(lines), "program count")
+        mine = [l for l in lines if l[6] == "mtdrelay"]
+        check(len(mine) == 1 and mine[0][1] == "1", f"workload line {mine}")
+        check(abs(int(mine[0][2]) - status_bytes(p.pid, "RssAnon")) <= PAGE, "rss_anon")
+        m = d.metrics()
+        agg = f"{AGG_IP}:{PORT}"
+        check(value(m, "memtrack_relay_connected", aggregator=agg) == 1, "connected")
+        check(value(m, "memtrack_relay_dropped_total", aggregator=agg) == 0, "dropped")
+        check(value(m, "memtrack_relay_acked_seq", aggregator=agg) >= 10, "acked")
+
+
+@test
+def link_cut_loses_nothing():
+    with Agg() as a, node() as d:
+        a.wait_for(lambda e: e["ev"] == "data" and e["seq"] >= 5, 30)
+        sh("ip", "-n", AGG_NS, "link", "set", AGG_IF, "down")
+        time.sleep(4)
+        sh("ip", "-n", AGG_NS, "link", "set", AGG_IF, "up")
+        before = max(e["seq"] for e in a.of("data"))
+        a.wait_for(lambda e: e["ev"] == "data" and e["seq"] >= before + 25, 60)
+        seqs = [e["seq"] for e in a.of("data")]
+        check(contiguous(seqs), f"gaps: {sorted(set(range(1, max(seqs) + 1)) - set(seqs))}")
+        check(value(d.metrics(), "memtrack_relay_dropped_total") == 0, "dropped")
+
+
+@test
+def aggregator_restart_loses_nothing():
+    with node() as d:
+        with Agg() as a1:
+            a1.wait_for(lambda e: e["ev"] == "data" and e["seq"] >= 5, 30)
+        first = [e["seq"] for e in a1.of("acked")]
+        time.sleep(3)          # snapshots pile up in the node's buffer
+        with Agg() as a2:
+            a2.wait_for(lambda e: e["ev"] == "data" and e["seq"] >= max(first) + 20, 60)
+            second = [e["seq"] for e in a2.of("data")]
+            h = a2.of("hello")
+        check(h[0]["session"] == a1.of("hello")[0]["session"], "same session")
+        check(min(second) <= max(first) + 1, f"second starts at {min(second)}, first acked {max(first)}")
+        check(contiguous(first + second), "gaps across the restart")
+        m = d.metrics()
+        check(value(m, "memtrack_relay_dropped_total") == 0, "dropped")
+        check(value(m, "memtrack_relay_connects_total") >= 2, "reconnected")
+
+
+@test
+def full_buffer_drops_are_counted():
+    # a snapshot is about 2 KiB here: 4 KiB holds one or two
+    with node(relay_buffer_kb=4) as d:
+        with Agg() as a1:
+            a1.wait_for(lambda e: e["ev"] == "data" and e["seq"] >= 3, 30)
+        acked1 = {e["seq"] for e in a1.of("acked")}
+        time.sleep(5)          # ~25 snapshots, far more than fit
+        with Agg() as a2:
+            a2.wait_for(lambda e: e["ev"] == "data", 30)
+            time.sleep(1)
+            # stop the node first: no new message after the count is read
+            m = d.metrics()
+            got = {e["seq"] for e in a2.of("acked")}
+        top = max(got)
+        missing = set(range(1, top + 1)) - acked1 - got
+        dropped = value(m, "memtrack_relay_dropped_total")
+        size = len(a2.of("data")[0]["body"])
+        check(missing, f"nothing dropped: buffer too large for the test "
+              f"({dropped}, {sorted(acked1)}, {sorted(got)}, {size} B)")
+        # what is missing is what was dropped (a few later ones may be
+        # dropped after `top` too)
+        later = value(m, "memtrack_relay_next_seq") - 1 - top
+        check(len(missing) <= dropped <= len(missing) + max(later, 0),
+              f"dropped {dropped}, missing {len(missing)} (+{later} after)")
+        check(min(got) == min(s for s in range(1, top + 1) if s not in acked1 and s not in missing),
+              "second starts at the oldest kept")
+
+
+@test
+def misbehaving_aggregators_refused():
+    for mode in ("garbage", "future", "badack", "truncated", "noack"):
+        with Agg(mode) as bad, node() as d:
+            bad.wait_for(lambda e: e["ev"] == "hello", 30)
+            if mode in ("badack", "garbage", "future", "truncated"):
+                bad.wait_for(lambda e: e["ev"] == "hello", 30)   # it came back
+            time.sleep(1)
+            check(d.alive(), f"{mode}: node died")
+            m = d.metrics()
+            check(value(m, "memtrack_relay_dropped_total") is not None, f"{mode}: metrics")
+            if mode != "noack":
+                check("relay: " in d.stderr(), f"{mode}: nothing logged")
+        # then a good one gets everything from 1
+        with Agg() as good, node() as d:
+            good.wait_for(lambda e: e["ev"] == "data" and e["seq"] >= 3, 30)
+            check(contiguous([e["seq"] for e in good.of("data")]), f"{mode}: after")
+
+
+def main(argv):
+    names = set(argv[1:])
+    if os.geteuid() != 0:
+        print("FAIL relay: must run as root")
+        return 1
+    failed = 0
+    netns_down()
+    try:
+        try:
+            netns_up()
+        except (subprocess.CalledProcessError, OSError) as e:
+            print(f"FAIL netns-setup: {e}", flush=True)
+            return 1
+        for fn in TESTS:
+            if names and fn.__name__ not in names:
+                continue
+            try:
+                fn()
+                print(f"PASS {fn.__name__}", flush=True)
+            except Exception as e:
+                failed += 1
+                print(f"FAIL {fn.__name__}: {e}", flush=True)
+                traceback.print_exc()
+    finally:
+        netns_down()
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,242 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * memtrackd's configuration: one INI file, section [memtrackd], read with
+ * inih.  Every key is checked; an unknown key or a bad value is an error
+ * naming the line, and the daemon does not start.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <ini.h>
+
+#include "memtrackd.h"
+
+void mtd_config_defaults(struct mtd_config *c)
+{
+	memset(c, 0, sizeof(*c));
+	if (gethostname(c->node, sizeof(c->node) - 1) < 0 || !c->node[0])
+		strcpy(c->node, "localhost");
+	strcpy(c->listen, "127.0.0.1");
+	c->port = MTD_DEFAULT_PORT;
+	c->source = MTD_SOURCE_AUTO;
+	c->max_programs = MTD_DEFAULT_MAX_PROGRAMS;
+	c->sample_interval_ms = 5000;
+	strcpy(c->user, "nobody");
+	c->relay_buffer_kb = 4096;
+}
+
+struct parse_ctx {
+	struct mtd_config *c;
+	char *err;
+	size_t errlen;
+	bool failed;		/* inih goes on after an error: keep the first */
+};
+
+static int parse_uint(const char *v, unsigned long min, unsigned long max,
+		      unsigned int *out)
+{
+	unsigned long n;
+	char *end;
+
+	if (*v < '0' || *v > '9')
+		return -1;
+	errno = 0;
+	n = strtoul(v, &end, 10);
+	if (errno || *end || n < min || n > max)
+		return -1;
+	*out = n;
+	return 0;
+}
+
+static int parse_bool(const char *v, bool *out)
+{
+	if (!strcmp(v, "yes") || !strcmp(v, "true") || !strcmp(v, "1"))
+		*out = true;
+	else if (!strcmp(v, "no") || !strcmp(v, "false") || !strcmp(v, "0"))
+		*out = false;
+	else
+		return -1;
+	return 0;
+}
+
+static int copy_str(char *dst, size_t size, const char *v)
+{
+	size_t n = strlen(v);
+
+	if (!n || n >= size)
+		return -1;
+	memcpy(dst, v, n + 1);
+	return 0;
+}
+
+static int valid_address(const char *v)
+{
+	unsigned char a[sizeof(struct in6_addr)];
+
+	return inet_pton(AF_INET, v, a) == 1 || inet_pton(AF_INET6, v, a) == 1;
+}
+
+/* "ADDR:PORT" or "[ADDR6]:PORT", comma-separated; addresses numeric. */
+static int parse_aggregators(struct mtd_config *c, const char *v)
+{
+	char buf[1024], *tok, *save = NULL;
+
+	if (strlen(v) >= sizeof(buf))
+		return -1;
+	strcpy(buf, v);
+	c->nr_aggregators = 0;
+	for (tok = strtok_r(buf, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		char *colon, *addr;
+
+		while (*tok == ' ')
+			tok++;
+		colon = strrchr(tok, ':');
+		if (!colon || c->nr_aggregators == MTD_MAX_AGGREGATORS)
+			return -1;
+		*colon = 0;
+		addr = tok;
+		if (*addr == '[') {
+			size_t n = strlen(addr);
+
+			if (n < 3 || addr[n - 1] != ']')
+				return -1;
+			addr[n - 1] = 0;
+			addr++;
+		} else if (strchr(addr, ':')) {
+			return -1;	/* IPv6 needs brackets */
+		}
+		if (strlen(addr) >= sizeof(c->aggregators[0].addr) ||
+		    !valid_address(addr) ||
+		    parse_uint(colon + 1, 1, 65535,
+			       &c->aggregators[c->nr_aggregators].port))
+			return -1;
+		strcpy(c->aggregators[c->nr_aggregators++].addr, addr);
+	}
+	return c->nr_aggregators ? 0 : -1;
+}
+
+static int handle_line(void *user, const char *section, const char *name,
+		  const char *value)
+{
+	struct parse_ctx *x = user;
+	struct mtd_config *c = x->c;
+	const char *why = "bad value";
+
+	if (x->failed)
+		return 0;
+	x->failed = true;
+	if (strcmp(section, "memtrackd")) {
+		snprintf(x->err, x->errlen, "unknown section [%s]", section);
+		return 0;
+	}
+	if (!strcmp(name, "node")) {
+		if (!copy_str(c->node, sizeof(c->node), value))
+			return 1;
+		why = "must be 1..255 characters";
+	} else if (!strcmp(name, "listen")) {
+		if (strlen(value) < sizeof(c->listen) && valid_address(value)) {
+			strcpy(c->listen, value);
+			return 1;
+		}
+		why = "must be a numeric IPv4 or IPv6 address";
+	} else if (!strcmp(name, "port")) {
+		if (!parse_uint(value, 1, 65535, &c->port))
+			return 1;
+		why = "must be 1..65535";
+	} else if (!strcmp(name, "source")) {
+		if (!strcmp(value, "auto"))
+			c->source = MTD_SOURCE_AUTO;
+		else if (!strcmp(value, "module"))
+			c->source = MTD_SOURCE_MODULE;
+		else if (!strcmp(value, "proc"))
+			c->source = MTD_SOURCE_PROC;
+		else
+			goto bad_source;
+		return 1;
+bad_source:
+		why = "must be auto, module or proc";
+	} else if (!strcmp(name, "top_pids")) {
+		if (!parse_uint(value, 0, MTD_MAX_TOP_PIDS, &c->top_pids))
+			return 1;
+		why = "must be 0..1000";
+	} else if (!strcmp(name, "max_programs")) {
+		if (!parse_uint(value, 1, 1000000, &c->max_programs))
+			return 1;
+		why = "must be 1..1000000";
+	} else if (!strcmp(name, "sample_interval_ms")) {
+		if (!parse_uint(value, 0, 3600000, &c->sample_interval_ms) &&
+		    (c->sample_interval_ms == 0 || c->sample_interval_ms >= 100))
+			return 1;
+		why = "must be 0 or 100..3600000";
+	} else if (!strcmp(name, "user")) {
+		if (!copy_str(c->user, sizeof(c->user), value))
+			return 1;
+		why = "must be 1..63 characters";
+	} else if (!strcmp(name, "aggregators")) {
+		if (!parse_aggregators(c, value))
+			return 1;
+		why = "must be ADDRESS:PORT[, ...] (numeric, IPv6 in [], at most 8)";
+	} else if (!strcmp(name, "relay_buffer_kb")) {
+		if (!parse_uint(value, 4, 1048576, &c->relay_buffer_kb))
+			return 1;
+		why = "must be 4..1048576";
+	} else if (!strcmp(name, "keep_ptrace")) {
+		if (!parse_bool(value, &c->keep_ptrace))
+			return 1;
+		why = "must be yes or no";
+	} else {
+		snprintf(x->err, x->errlen, "unknown key \"%s\"", name);
+		return 0;
+	}
+	snprintf(x->err, x->errlen, "%s = \"%s\": %s", name, value, why);
+	return 0;
+}
+
+/* inih's handler: nonzero means the line was fine. */
+static int handle(void *user, const char *section, const char *name,
+		  const char *value)
+{
+	struct parse_ctx *x = user;
+	bool before = x->failed;
+	int ok = handle_line(user, section, name, value);
+
+	if (ok)
+		x->failed = before;
+	return ok;
+}
+
+int mtd_config_load(const char *path, struct mtd_config *c,
+		    char *err, size_t errlen)
+{
+	char why[512] = "syntax error";
+	struct parse_ctx x = { c, why, sizeof(why), false };
+	FILE *f;
+	int line;
+
+	f = fopen(path, "r");
+	if (!f) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	line = ini_parse_file(f, handle, &x);
+	fclose(f);
+	if (line < 0) {
+		snprintf(err, errlen, "%s: out of memory", path);
+		return -1;
+	}
+	if (line > 0) {
+		snprintf(err, errlen, "%s:%d: %s", path, line, why);
+		return -1;
+	}
+	/* the relay sends the periodic samples */
+	if (c->nr_aggregators && !c->sample_interval_ms) {
+		snprintf(err, errlen,
+			 "%s: aggregators need sample_interval_ms > 0", path);
+		return -1;
+	}
+	return 0;
+}

@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Frame headers of the relay protocol (relay_proto.h), strictly checked. */
+#include <errno.h>
+
+#include "relay_proto.h"
+
+void mtd_put_be64(uint8_t *p, uint64_t v)
+{
+	int i;
+
+	for (i = 7; i >= 0; i--, v >>= 8)
+		p[i] = v & 0xff;
+}
+
+uint64_t mtd_get_be64(const uint8_t *p)
+{
+	uint64_t v = 0;
+	int i;
+
+	for (i = 0; i < 8; i++)
+		v = v << 8 | p[i];
+	return v;
+}
+
+static void put_be32(uint8_t *p, uint32_t v)
+{
+	p[0] = v >> 24;
+	p[1] = v >> 16;
+	p[2] = v >> 8;
+	p[3] = v;
+}
+
+static uint32_t get_be32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
+	       (uint32_t)p[2] << 8 | p[3];
+}
+
+void mtd_relay_hdr(uint8_t *out, uint8_t type, uint32_t len)
+{
+	put_be32(out, MTD_RELAY_MAGIC);
+	out[4] = type;
+	out[5] = out[6] = out[7] = 0;
+	put_be32(out + 8, len);
+}
+
+int mtd_relay_parse_hdr(const uint8_t *in, uint8_t *type, uint32_t *len)
+{
+	*type = in[4];
+	*len = get_be32(in + 8);
+	if (get_be32(in) != MTD_RELAY_MAGIC || in[5] || in[6] || in[7])
+		return -EBADMSG;
+	switch (*type) {
+	case MTD_RELAY_HELLO:
+		return *len >= 19 && *len <= 18 + MTD_RELAY_MAX_NODE ?
+			0 : -EBADMSG;
+	case MTD_RELAY_WELCOME:
+	case MTD_RELAY_ACK:
+		return *len == 8 ? 0 : -EBADMSG;
+	case MTD_RELAY_DATA:
+		return *len >= 9 && *len <= MTD_RELAY_MAX_BODY ? 0 : -EBADMSG;
+	case MTD_RELAY_HEARTBEAT:
+		return *len == 0 ? 0 : -EBADMSG;
+	default:
+		return -EBADMSG;
+	}
+}
