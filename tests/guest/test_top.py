@@ -4,15 +4,18 @@ itself, against workloads of known size and /proc.  In the VM (MEMTRACK_VM
 set, module loaded) both paths are checked: the module, and /proc forced;
 on the host (tests/host/test_top.sh) only /proc, which it then must pick by
 itself."""
+import json
 import os
 import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from mtlib import (PAGE, ROOT, Memload, Stopped, check, run_tests, test)  # noqa: E402
+from mtlib import (PAGE, ROOT, TESTBIN, Memload, Stopped, check, read_table,  # noqa: E402
+                   readline, run_tests, test)
 
 IN_VM = bool(os.environ.get("MEMTRACK_VM"))
 SOURCE_DUMP = os.path.join(ROOT, "build", "tests", "user", "source_dump")
+TOP = os.path.join(ROOT, "build", "bin", "memtrack-top")
 # (flags, expected source name) for each path this machine has
 PATHS = [([], "memtrack module"), (["--proc"], "/proc")] if IN_VM else [([], "/proc")]
 CGNAME = "mt-top-test"
@@ -146,6 +149,146 @@ def threads_of_a_missing_process_fail():
                              capture_output=True, text=True)
         check(out.returncode == 1 and "source_dump:" in out.stderr,
               f"{want}: rc {out.returncode}, {out.stderr!r}")
+
+
+# ---- memtrack-top -b ------------------------------------------------------------
+
+def top_json(flags, n=1, delay=None):
+    """memtrack-top -b --json: a list of samples, each (summary, rows by pid)."""
+    args = [TOP, "-b", "--json", "-n", str(n)] + (["-d", str(delay)] if delay else []) + flags
+    out = subprocess.run(args, capture_output=True, text=True, timeout=300)
+    check(out.returncode == 0 and not out.stderr, f"{args}: rc {out.returncode} {out.stderr!r}")
+    samples = []
+    for line in out.stdout.splitlines():
+        o = json.loads(line)
+        if o["type"] == "summary":
+            samples.append((o, {}))
+        else:
+            check(o["pid"] not in samples[-1][1], f"pid {o['pid']} twice in a sample")
+            samples[-1][1][o["pid"]] = o
+    check(len(samples) == n, f"{len(samples)} samples, expected {n}")
+    return samples
+
+
+# The columns of /proc/memtrack/tasks a JSON row carries under the same name.
+SAME = ("ppid", "uid", "comm", "threads", "cgroup_id", "start_ns", "rss_anon",
+        "rss_file", "rss_shmem", "swap", "vm_total", "min_flt", "maj_flt")
+
+
+def vm_test(fn):
+    """A test of the module path: registered in the VM only."""
+    return test(fn) if IN_VM else fn
+
+
+@vm_test
+def batch_json_equals_proc_memtrack_tasks():
+    with Workload() as m:
+        with Stopped([m.pid]):
+            (summary, rows), = top_json([])
+            proc = read_table("tasks")
+        check(summary["source"] == "memtrack module" and summary["module"],
+              f"source {summary['source']!r}")
+        live = {pid: [r for r in rs if r["state"] == "R"] for pid, rs in proc.items()}
+        bad = []
+        for pid, j in rows.items():
+            if pid == os.getpid() or j["comm"] == "memtrack-top":
+                continue  # the two that run meanwhile
+            r = live.get(pid)
+            if not r:
+                bad.append((pid, "not live in /proc/memtrack/tasks"))
+                continue
+            r = r[0]
+            d = [k for k in SAME if j[k] != r[k]]
+            if j["cpu_ns"] != r["utime_ns"] + r["stime_ns"] and r["vm_total"]:
+                d.append("cpu_ns")
+            if j["rss"] != r["rss_anon"] + r["rss_file"] + r["rss_shmem"]:
+                d.append("rss")
+            if d and r["vm_total"]:  # kernel threads (no mm) may move meanwhile
+                bad.append((pid, j["comm"], [(k, j.get(k), r.get(k)) for k in d][:3]))
+        missing = [pid for pid, rs in live.items() if rs and pid not in rows
+                   and pid != os.getpid()]
+        check(not bad, f"{len(bad)} rows differ: {bad[:5]}")
+        check(not missing, f"live in /proc/memtrack/tasks, not in the output: {missing[:10]}")
+        check(m.pid in rows and rows[m.pid]["threads"] == 4, "memload row")
+        check(len(rows) == summary["processes"], "processes count")
+
+
+@test
+def batch_rows_of_a_known_workload():
+    with Workload() as m:
+        for flags, want in PATHS:
+            with Stopped([m.pid]):
+                (summary, rows), = top_json(flags)
+                st = status(m.pid)
+                text = subprocess.run([TOP, "-b", "-n", "1"] + flags, capture_output=True,
+                                      text=True, timeout=120).stdout
+            check(summary["source"] == want, f"{flags}: source {summary['source']!r}")
+            r = rows.get(m.pid)
+            check(r is not None, f"{want}: no memload row")
+            rss = sum(int(st[k][0]) * 1024 for k in ("RssAnon", "RssFile", "RssShmem"))
+            check(abs(r["rss"] - rss) <= PAGE, f"{want}: RSS {r['rss']}, status {rss}")
+            check(r["threads"] == 4 and r["ppid"] == os.getpid() and r["cgroup_id"] == m.cg_ino,
+                  f"{want}: {r}")
+            check(("pgalloc_rate" in r) == (want == "memtrack module"), f"{want}: pgalloc_rate")
+            # The text: header lines, the column titles, a line per process.
+            lines = text.splitlines()
+            check(f"source: {want}," in lines[0], f"{want}: first line {lines[0]!r}")
+            hdr = [i for i, line in enumerate(lines) if line.split()[:3] == ["PID", "USER", "COMMAND"]]
+            check(len(hdr) == 1, f"{want}: column titles {hdr}")
+            titles = lines[hdr[0]].split()
+            check(("PGALLOC/s" in titles) == (want == "memtrack module"), f"{want}: {titles}")
+            mine = [line.split() for line in lines[hdr[0] + 1:] if line.split()[:1] == [str(m.pid)]]
+            check(len(mine) == 1, f"{want}: {len(mine)} text rows for memload")
+            row = dict(zip(titles, mine[0]))
+            check(row["COMMAND"] == "memload" and abs(int(row["RSS"]) * 1024 - rss) <= PAGE and
+                  int(row["ANON"]) == r["rss_anon"] >> 10, f"{want}: text row {row}")
+
+
+@test
+def growth_flag_for_a_growing_process_only():
+    # 64 pages a step: 6.1 folds a thread's RSS into the mm's every 64
+    # faults, so each step shows.  Slower intervals in the VM (emulated).
+    delay = "1" if IN_VM else "0.5"
+    g = subprocess.Popen([os.path.join(TESTBIN, "grower"), "256", "100"], stdout=subprocess.PIPE)
+    try:
+        check(readline(g.stdout).strip() == "ready", "grower did not start")
+        with Workload() as m:
+            for flags, want in PATHS:
+                samples = top_json(flags, n=6, delay=delay)
+                last = samples[-1][1]
+                gr, ml = last.get(g.pid), last.get(m.pid)
+                check(gr and ml, f"{want}: rows missing")
+                check(gr["growing"] and gr["rss_growth"] > 0,
+                      f"{want}: grower not flagged: {gr}")
+                check(not ml["growing"] and ml["rss_growth"] == 0,
+                      f"{want}: steady memload flagged: {ml}")
+                # The rate is the RSS change over the window's samples.
+                t0, r0 = samples[0][0]["time"], samples[0][1][g.pid]["rss"]
+                t1 = samples[-1][0]["time"]
+                want_rate = (gr["rss"] - r0) / (t1 - t0)
+                check(gr["rss_growth"] == gr["rss"] - r0 and
+                      abs(gr["growth_rate"] - want_rate) <= 0.01 * want_rate + 1,
+                      f"{want}: rate {gr['growth_rate']}, samples say {want_rate}")
+                out = subprocess.run([TOP, "-b", "-n", "5", "-d", delay] + flags,
+                                     capture_output=True, text=True, timeout=300).stdout
+                last_text = out.split("memtrack-top - ")[-1].splitlines()
+                flags_of = {line.split()[0]: line.split()[-1] for line in last_text
+                            if line.split()[:1] in ([str(g.pid)], [str(m.pid)])}
+                check(flags_of.get(str(g.pid), "").startswith("LEAK?+") and
+                      flags_of.get(str(m.pid)) == "-", f"{want}: text flags {flags_of}")
+    finally:
+        g.kill()
+        g.wait()
+
+
+@test
+def bad_arguments_are_refused():
+    for args in (["-n", "0"], ["-n", "x"], ["-d", "0"], ["-d", "nan"], ["-d", "5000"],
+                 ["-o", "bogus"], ["--json"], ["-b", "extra"], ["--bogus"]):
+        out = subprocess.run([TOP] + (["-b"] if args != ["--json"] else []) + args,
+                             capture_output=True, text=True, timeout=60)
+        check(out.returncode == 2 and out.stderr and not out.stdout,
+              f"{args}: rc {out.returncode}, stdout {out.stdout[:80]!r}")
 
 
 if __name__ == "__main__":

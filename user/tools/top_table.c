@@ -1,0 +1,229 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * memtrack-top's process table: one sample of every live process from the
+ * data source, with per-second rates from the previous sample and RSS
+ * growth over a window of samples kept per process.
+ */
+#include <errno.h>
+#include <pwd.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "top.h"
+
+/* What we remember of a process between samples. */
+struct top_hist {
+	pid_t pid;
+	uint64_t start_ns;		/* tells a reused pid apart */
+	uint64_t min_flt, maj_flt, pg_alloc, kmalloc, cpu_ns;
+	unsigned int n;			/* samples in the window */
+	double when[TOP_WINDOW];	/* oldest first */
+	uint64_t rss[TOP_WINDOW];
+};
+
+static double monotonic(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+void top_table_init(struct top_table *tb, struct mt_source *src)
+{
+	memset(tb, 0, sizeof(*tb));
+	tb->src = src;
+}
+
+void top_table_free(struct top_table *tb)
+{
+	free(tb->rows);
+	free(tb->hist);
+	tb->rows = NULL;
+	tb->hist = NULL;
+	tb->n = tb->nhist = 0;
+}
+
+/* User names change rarely and getpwuid() can be slow: cache the last few. */
+static void user_name(uid_t uid, char *buf, size_t len)
+{
+	static struct { uid_t uid; char name[32]; bool used; } cache[64];
+	struct passwd *pw;
+	unsigned int slot = uid % 64;
+
+	if (cache[slot].used && cache[slot].uid == uid) {
+		snprintf(buf, len, "%s", cache[slot].name);
+		return;
+	}
+	pw = getpwuid(uid);
+	if (pw)
+		snprintf(cache[slot].name, sizeof(cache[slot].name), "%s",
+			 pw->pw_name);
+	else
+		snprintf(cache[slot].name, sizeof(cache[slot].name), "%u", uid);
+	cache[slot].uid = uid;
+	cache[slot].used = true;
+	snprintf(buf, len, "%s", cache[slot].name);
+}
+
+static int cmp_pid(const void *a, const void *b)
+{
+	pid_t x = ((const struct top_row *)a)->t.pid;
+	pid_t y = ((const struct top_row *)b)->t.pid;
+
+	return (x > y) - (x < y);
+}
+
+static struct top_hist *find_hist(struct top_table *tb, pid_t pid)
+{
+	size_t lo = 0, hi = tb->nhist, mid;
+
+	while (lo < hi) {
+		mid = (lo + hi) / 2;
+		if (tb->hist[mid].pid == pid)
+			return &tb->hist[mid];
+		if (tb->hist[mid].pid < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+static double rate(uint64_t now, uint64_t before, double dt)
+{
+	return dt > 0 && now >= before ? (now - before) / dt : 0;
+}
+
+/* Rates against old (NULL: first sample of this process), then h = now. */
+static void update_row(struct top_row *r, const struct top_hist *old,
+		       struct top_hist *h, double now)
+{
+	const struct memtrack_task *t = &r->t;
+	double dt = old && old->n ? now - old->when[old->n - 1] : 0;
+	unsigned int i;
+
+	memset(h, 0, sizeof(*h));
+	h->pid = t->pid;
+	h->start_ns = t->start_ns;
+	h->min_flt = t->counters[MEMTRACK_CTR_MIN_FLT];
+	h->maj_flt = t->counters[MEMTRACK_CTR_MAJ_FLT];
+	h->pg_alloc = t->counters[MEMTRACK_CTR_PG_ALLOC];
+	h->kmalloc = t->counters[MEMTRACK_CTR_KMALLOC_CALLS];
+	h->cpu_ns = t->utime_ns + t->stime_ns;
+	if (old) {
+		r->cpu_pct = rate(h->cpu_ns, old->cpu_ns, dt) / 1e7;
+		r->minflt_rate = rate(h->min_flt, old->min_flt, dt);
+		r->majflt_rate = rate(h->maj_flt, old->maj_flt, dt);
+		r->pgalloc_rate = rate(h->pg_alloc, old->pg_alloc, dt);
+		r->kmalloc_rate = rate(h->kmalloc, old->kmalloc, dt);
+		/* Slide the window: drop the oldest when full. */
+		i = old->n == TOP_WINDOW ? 1 : 0;
+		h->n = old->n - i;
+		memcpy(h->when, old->when + i, h->n * sizeof(h->when[0]));
+		memcpy(h->rss, old->rss + i, h->n * sizeof(h->rss[0]));
+	}
+	h->when[h->n] = now;
+	h->rss[h->n++] = top_rss(t);
+	r->rss_growth = (int64_t)(h->rss[h->n - 1] - h->rss[0]);
+	if (h->n > 1)
+		r->growth_rate = r->rss_growth / (h->when[h->n - 1] - h->when[0]);
+	r->growing = h->n > TOP_GROWTH_MIN;
+	for (i = 1; i < h->n && r->growing; i++)
+		r->growing = h->rss[i] > h->rss[i - 1];
+}
+
+int top_table_refresh(struct top_table *tb)
+{
+	struct memtrack_task *tasks;
+	struct top_hist *hist, *old;
+	struct top_row *rows;
+	size_t n, i, k = 0;
+	double now;
+	int err;
+
+	err = mt_source_sysinfo(tb->src, &tb->si);
+	if (err)
+		return err;
+	err = mt_source_tasks(tb->src, &tasks, &n);
+	if (err)
+		return err;
+	now = monotonic();
+	rows = calloc(n ? n : 1, sizeof(*rows));
+	hist = calloc(n ? n : 1, sizeof(*hist));
+	if (!rows || !hist) {
+		free(tasks);
+		free(rows);
+		free(hist);
+		return -ENOMEM;
+	}
+	/* Live processes only, as top shows them. */
+	for (i = 0; i < n; i++)
+		if (!tasks[i].exited)
+			rows[k++].t = tasks[i];
+	free(tasks);
+	qsort(rows, k, sizeof(*rows), cmp_pid);
+	for (i = 0; i < k; i++) {
+		old = find_hist(tb, rows[i].t.pid);
+		if (old && old->start_ns != rows[i].t.start_ns)
+			old = NULL;
+		update_row(&rows[i], old, &hist[i], now);
+		user_name(rows[i].t.uid, rows[i].user, sizeof(rows[i].user));
+	}
+	tb->interval = tb->nhist || tb->n ? now - tb->now : 0;
+	top_table_free(tb);
+	tb->rows = rows;
+	tb->n = k;
+	tb->hist = hist;
+	tb->nhist = k;
+	tb->now = now;
+	return 0;
+}
+
+static enum top_sort sort_by;
+
+static int cmp_u64(uint64_t a, uint64_t b)
+{
+	return (a > b) - (a < b);
+}
+
+/* Largest first, then by pid so that the order is stable. */
+static int cmp_rows(const void *a, const void *b)
+{
+	const struct top_row *x = a, *y = b;
+	int c = 0;
+
+	switch (sort_by) {
+	case TOP_SORT_RSS:
+		c = cmp_u64(top_rss(&y->t), top_rss(&x->t));
+		break;
+	case TOP_SORT_CPU:
+		c = (y->cpu_pct > x->cpu_pct) - (y->cpu_pct < x->cpu_pct);
+		break;
+	case TOP_SORT_TIME:
+		c = cmp_u64(y->t.utime_ns + y->t.stime_ns,
+			    x->t.utime_ns + x->t.stime_ns);
+		break;
+	case TOP_SORT_GROWTH:
+		c = (y->rss_growth > x->rss_growth) -
+		    (y->rss_growth < x->rss_growth);
+		break;
+	case TOP_SORT_PID:
+		break;
+	}
+	return c ? c : (x->t.pid > y->t.pid) - (x->t.pid < y->t.pid);
+}
+
+void top_table_sort(struct top_table *tb, enum top_sort by, bool reverse)
+{
+	size_t i;
+	struct top_row tmp;
+
+	sort_by = by;
+	qsort(tb->rows, tb->n, sizeof(*tb->rows), cmp_rows);
+	for (i = 0; reverse && i < tb->n / 2; i++) {
+		tmp = tb->rows[i];
+		tb->rows[i] = tb->rows[tb->n - 1 - i];
+		tb->rows[tb->n - 1 - i] = tmp;
+	}
+}
