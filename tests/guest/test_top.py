@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from mtlib import (PAGE, ROOT, TESTBIN, Memload, Stopped, check, read_table,  # noqa: E402
@@ -289,6 +290,230 @@ def bad_arguments_are_refused():
                              capture_output=True, text=True, timeout=60)
         check(out.returncode == 2 and out.stderr and not out.stdout,
               f"{args}: rc {out.returncode}, stdout {out.stdout[:80]!r}")
+
+
+# ---- the interactive view, through tmux ----------------------------------------------
+
+class Tmux:
+    """A shell in a detached tmux session of its own server, 200x50."""
+
+    count = 0
+
+    def __init__(self):
+        # A server of its own each time: a closing one may linger a moment.
+        Tmux.count += 1
+        self.sock = f"mttop{os.getpid()}-{Tmux.count}"
+        self.tmux("new-session", "-d", "-s", "t", "-x", "200", "-y", "50",
+                  "bash --norc --noprofile")
+        self.tmux("set-option", "-g", "remain-on-exit", "off")
+
+    def tmux(self, *args):
+        out = subprocess.run(["tmux", "-L", self.sock] + list(args),
+                             capture_output=True, text=True, timeout=30)
+        check(out.returncode == 0, f"tmux {args}: {out.stderr.strip()}")
+        return out.stdout
+
+    def keys(self, *keys):
+        self.tmux("send-keys", "-t", "t", *keys)
+
+    def type(self, text):
+        self.tmux("send-keys", "-t", "t", "-l", text)
+
+    def screen(self):
+        return self.tmux("capture-pane", "-p", "-t", "t").splitlines()
+
+    def wait(self, pred, what, timeout=60):
+        end = time.monotonic() + timeout
+        while True:
+            lines = self.screen()
+            got = pred(lines)
+            if got:
+                return got
+            if time.monotonic() > end:
+                raise AssertionError(f"{what}: screen was\n" + "\n".join(lines))
+            time.sleep(0.3)
+
+    def alternate_on(self):
+        return self.tmux("display", "-p", "-t", "t", "#{alternate_on}").strip() == "1"
+
+    def shell_pid(self):
+        return int(self.tmux("display", "-p", "-t", "t", "#{pane_pid}"))
+
+    def close(self):
+        subprocess.run(["tmux", "-L", self.sock, "kill-server"], capture_output=True)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def table(lines):
+    """The rows under the column titles, as dicts; None if no titles."""
+    for i, line in enumerate(lines):
+        if line.split()[:3] == ["PID", "USER", "COMMAND"]:
+            titles = line.split()
+            return [dict(zip(titles, row.split())) for row in lines[i + 1:] if row.strip()]
+    return None
+
+
+def start_top(tm, flags):
+    tm.type(" ".join([TOP, "-d", "1"] + flags))
+    tm.keys("Enter")
+    tm.wait(lambda ls: table(ls) and tm.alternate_on(), "memtrack-top did not start")
+
+
+def set_filter(tm, text):
+    tm.keys("/")
+    tm.wait(lambda ls: any("filter command" in line for line in ls), "no filter prompt")
+    tm.type(text)
+    tm.keys("Enter")
+
+
+def top_child(tm):
+    """The pid of memtrack-top running in the pane's shell."""
+    sh = tm.shell_pid()
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                with open(f"/proc/{pid}/stat") as f:
+                    st = f.read()
+            except FileNotFoundError:
+                continue
+            if "(memtrack-top)" in st and int(st.rsplit(")", 1)[1].split()[1]) == sh:
+                return int(pid)
+    return None
+
+
+def check_restored(tm, status, what):
+    """After memtrack-top ended: main screen back, the shell saw its exit
+    status, and the line discipline is cooked again (icanon, echo)."""
+    tm.wait(lambda ls: not tm.alternate_on(), f"{what}: alternate screen still on")
+    tm.type("echo top-exit=$?; stty -a | tr ' ' '\\n' | grep -x -e icanon -e echo | tr '\\n' ' '; echo")
+    tm.keys("Enter")
+    tm.wait(lambda ls: f"top-exit={status}" in ls and
+            any(line.strip() == "icanon echo" for line in ls),
+            f"{what}: exit status or terminal")
+
+
+class TwoMemloads:
+    """memload A (16 MiB anon, 3 threads) and B (4 MiB anon)."""
+
+    def __enter__(self):
+        self.a, self.b = Memload(), Memload()
+        self.a.cmd(f"anon {16 << 20}")
+        self.a.cmd("threads 3")
+        self.b.cmd(f"anon {4 << 20}")
+        return self
+
+    def __exit__(self, *exc):
+        for m in (self.a, self.b):
+            m.close()
+            m.__exit__(*exc)
+
+
+def rss_bytes(pid):
+    st = status(pid)
+    return sum(int(st[k][0]) * 1024 for k in ("RssAnon", "RssFile", "RssShmem"))
+
+
+def memload_rows(lines):
+    rows = table(lines)
+    if rows is None:
+        return None
+    return rows if rows and all(r["COMMAND"].lstrip("`") == "memload" for r in rows) else None
+
+
+@test
+def ui_rows_sort_and_filter():
+    with TwoMemloads() as w, Tmux() as tm:
+        for flags, want in PATHS:
+            start_top(tm, flags)
+            check(any(f"source: {want}" in line for line in tm.screen()), f"{want}: header")
+            set_filter(tm, "MEMLOAD")  # any case
+            rows = tm.wait(lambda ls: (r := memload_rows(ls)) and len(r) == 2 and r,
+                           f"{want}: filter did not leave the two memloads")
+            check([r["PID"] for r in rows] == [str(w.a.pid), str(w.b.pid)],
+                  f"{want}: RSS order {[r['PID'] for r in rows]}")
+            for m, r in ((w.a, rows[0]), (w.b, rows[1])):
+                check(abs(int(r["RSS"]) * 1024 - rss_bytes(m.pid)) <= PAGE,
+                      f"{want}: RSS {r['RSS']} KiB, status {rss_bytes(m.pid)}")
+            tm.keys("I")
+            tm.wait(lambda ls: (r := memload_rows(ls)) and r[0]["PID"] == str(w.b.pid),
+                    f"{want}: I did not reverse")
+            tm.keys("I", ">")
+            tm.wait(lambda ls: "sort: ANON" in ls[0], f"{want}: > did not move to ANON")
+            tm.keys("<")
+            tm.wait(lambda ls: "sort: RSS" in ls[0], f"{want}: < did not move back to RSS")
+            tm.keys("T")
+            tm.wait(lambda ls: "sort: TIME" in ls[0], f"{want}: T")
+            tm.keys("P")
+            tm.wait(lambda ls: "sort: %CPU" in ls[0], f"{want}: P")
+            tm.keys("M")
+            tm.wait(lambda ls: "sort: RSS" in ls[0] and memload_rows(ls) and
+                    memload_rows(ls)[0]["PID"] == str(w.a.pid), f"{want}: M")
+            # u: a user with no memload leaves no rows; empty brings them back
+            tm.keys("u")
+            tm.type("nobody")
+            tm.keys("Enter")
+            tm.wait(lambda ls: table(ls) == [], f"{want}: u nobody left rows")
+            tm.keys("u", "Enter")
+            tm.wait(lambda ls: (r := memload_rows(ls)) and len(r) == 2, f"{want}: u empty")
+            tm.keys("q")
+            tm.wait(lambda ls: not tm.alternate_on(), f"{want}: q did not quit")
+
+
+@test
+def ui_threads_and_per_program_sums():
+    with TwoMemloads() as w, Tmux() as tm:
+        tids = sorted(int(t) for t in os.listdir(f"/proc/{w.a.pid}/task"))
+        check(len(tids) == 4, f"memload A has {len(tids)} threads")
+        for flags, want in PATHS:
+            start_top(tm, flags)
+            set_filter(tm, "memload")
+            tm.wait(lambda ls: (r := memload_rows(ls)) and len(r) == 2, f"{want}: filter")
+            tm.keys("H")
+            rows = tm.wait(lambda ls: (r := memload_rows(ls)) and len(r) == 6 and r,
+                           f"{want}: H did not show A's 4 threads under it")
+            check([int(r["PID"]) for r in rows[:5]] == [w.a.pid] + tids and
+                  int(rows[5]["PID"]) == w.b.pid, f"{want}: rows {[r['PID'] for r in rows]}")
+            tm.keys("H", "p")
+            rows = tm.wait(lambda ls: (r := memload_rows(ls)) and len(r) == 1 and r,
+                           f"{want}: p did not sum the memloads")
+            total = rss_bytes(w.a.pid) + rss_bytes(w.b.pid)
+            check(rows[0]["PID"] == "2x" and abs(int(rows[0]["RSS"]) * 1024 - total) <= PAGE,
+                  f"{want}: per-program row {rows[0]}, status says {total}")
+            tm.keys("q")
+            tm.wait(lambda ls: not tm.alternate_on(), f"{want}: q")
+
+
+@test
+def ui_help_resize_and_quit_restore_the_terminal():
+    with Tmux() as tm:
+        start_top(tm, [])
+        tm.keys("h")
+        tm.wait(lambda ls: ls[0].startswith("memtrack-top keys"), "h: no help")
+        tm.keys("x")
+        tm.wait(table, "a key did not leave the help")
+        tm.tmux("resize-window", "-t", "t", "-x", "100", "-y", "30")
+        tm.wait(lambda ls: len(ls) == 30 and table(ls) and ls[0].startswith("memtrack-top -")
+                and "]" in ls[1] and len(ls[1].rstrip()) <= 100, "not redrawn at 100x30")
+        tm.keys("q")
+        check_restored(tm, 0, "q")
+
+
+@test
+def ui_ctrl_c_and_crash_restore_the_terminal():
+    with Tmux() as tm:
+        for sig, status in (("C-c", 130), ("SEGV", 139)):
+            tm.keys("clear", "Enter")
+            start_top(tm, [])
+            if sig == "C-c":
+                tm.keys("C-c")
+            else:
+                os.kill(top_child(tm), 11)
+            check_restored(tm, status, sig)
 
 
 if __name__ == "__main__":

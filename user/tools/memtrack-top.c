@@ -4,6 +4,7 @@
  * allocates and who faults, from memtrack.ko when it is loaded and from
  * /proc otherwise.
  *
+ *   memtrack-top [-d SECONDS] [-o SORT] [--proc]       interactive
  *   memtrack-top -b [-n ITERATIONS] [-d SECONDS] [--json] [-o SORT] [--proc]
  */
 #include <errno.h>
@@ -13,12 +14,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include "top.h"
+#include "top_ui.h"
 
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: memtrack-top -b [-n ITERATIONS] [-d SECONDS] [--json] [-o SORT] [--proc]\n"
+		"usage: memtrack-top [-d SECONDS] [-o SORT] [--proc]\n"
+		"       memtrack-top -b [-n ITERATIONS] [-d SECONDS] [--json] [-o SORT] [--proc]\n"
+		"  (interactive: h for the keys)\n"
 		"  -b, --batch        print samples as text (like top -b), no terminal\n"
 		"  -n, --iterations N stop after N samples (default: until killed)\n"
 		"  -d, --delay SEC    seconds between samples, 0.1..3600 (default 2)\n"
@@ -168,8 +173,12 @@ int main(int argc, char **argv)
 	rc = parse_args(argc, argv, &o);
 	if (rc)
 		return rc;
-	if (!o.batch) {
-		fprintf(stderr, "memtrack-top: only batch mode (-b) is built so far\n");
+	if (!o.batch && (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))) {
+		fprintf(stderr, "memtrack-top: not a terminal: use -b for batch output\n");
+		return 2;
+	}
+	if (!o.batch && o.iterations) {
+		fprintf(stderr, "memtrack-top: -n needs -b\n");
 		return 2;
 	}
 	src = mt_source_open(o.proc ? MT_SOURCE_PROC : 0);
@@ -177,7 +186,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "memtrack-top: %s\n", mt_errmsg());
 		return 1;
 	}
-	rc = run_batch(src, &o);
+	rc = o.batch ? run_batch(src, &o) : top_ui_run(src, o.delay, o.sort);
 	mt_source_close(src);
 	return rc;
 }

@@ -28,6 +28,11 @@ struct top_row {
 	int64_t rss_growth;
 	double growth_rate;		/* bytes/s over the window */
 	bool growing;
+	/* interactive view: processes summed in a per-program row (0: a
+	 * process), depth in the tree, a thread row */
+	unsigned int group;
+	unsigned int depth;
+	bool thread;
 };
 
 static inline uint64_t top_rss(const struct memtrack_task *t)
@@ -59,8 +64,21 @@ enum top_sort {
 	TOP_SORT_TIME,
 	TOP_SORT_PID,
 	TOP_SORT_GROWTH,
+	TOP_SORT_ANON,
+	TOP_SORT_FILE,
+	TOP_SORT_SHMEM,
+	TOP_SORT_SWAP,
+	TOP_SORT_VIRT,
+	TOP_SORT_MINFLT,
+	TOP_SORT_MAJFLT,
+	TOP_SORT_PGALLOC,
+	TOP_SORT_KMALLOC,
+	TOP_SORT_NONE,			/* a column that does not sort */
 };
 void top_table_sort(struct top_table *tb, enum top_sort by, bool reverse);
+/* Largest first by the key, then by pid; for any array of rows. */
+void top_rows_sort(struct top_row *rows, size_t n, enum top_sort by,
+		   bool reverse);
 
 /* Batch output of one sample (top_batch.c). */
 void top_batch_text(FILE *f, const struct top_table *tb, const char *source);

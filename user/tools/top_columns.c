@@ -8,9 +8,13 @@
 #include <string.h>
 #include "top_columns.h"
 
+/* A per-program row has no pid: it shows how many processes it sums. */
 static void pid_cell(const struct top_row *r, char *b, size_t n)
 {
-	snprintf(b, n, "%d", r->t.pid);
+	if (r->group)
+		snprintf(b, n, "%ux", r->group);
+	else
+		snprintf(b, n, "%d", r->t.pid);
 }
 
 static void user_cell(const struct top_row *r, char *b, size_t n)
@@ -21,10 +25,13 @@ static void user_cell(const struct top_row *r, char *b, size_t n)
 /* A comm may hold spaces; a column of text may not. */
 static void comm_cell(const struct top_row *r, char *b, size_t n)
 {
+	unsigned int depth = r->depth < 8 ? r->depth : 8;
 	size_t i;
 
-	snprintf(b, n, "%s", r->t.comm);
-	for (i = 0; b[i]; i++)
+	/* Tree depth as indentation, a thread under its process. */
+	snprintf(b, n, "%*s%s%s", (int)depth * 2, "",
+		 r->thread ? "`" : "", r->t.comm);
+	for (i = depth * 2; b[i]; i++)
 		if (b[i] == ' ' || b[i] == '\t')
 			b[i] = '_';
 }
@@ -83,30 +90,31 @@ void top_growth_flag(const struct top_row *r, char *b, size_t n)
 }
 
 const struct top_column top_columns[] = {
-	{ "PID", 7, false, pid_cell },
-	{ "USER", -8, false, user_cell },
-	{ "COMMAND", -15, false, comm_cell },
-	{ "%CPU", 5, false, cpu_cell },
-	{ "RSS", 9, false, rss_cell },
-	{ "ANON", 9, false, anon_cell },
-	{ "FILE", 8, false, file_cell },
-	{ "SHMEM", 8, false, shmem_cell },
-	{ "SWAP", 8, false, swap_cell },
-	{ "VIRT", 10, false, virt_cell },
-	{ "MINFLT/s", 8, false, minflt_cell },
-	{ "MAJFLT/s", 8, false, majflt_cell },
-	{ "PGALLOC/s", 9, true, pgalloc_cell },
-	{ "KMALLOC/s", 9, true, kmalloc_cell },
-	{ "GROWTH", 8, false, growth_cell },
-	{ "FLAG", -16, false, top_growth_flag },
+	{ "PID", 7, false, TOP_SORT_PID, pid_cell },
+	{ "USER", -8, false, TOP_SORT_NONE, user_cell },
+	{ "COMMAND", -15, false, TOP_SORT_NONE, comm_cell },
+	{ "%CPU", 5, false, TOP_SORT_CPU, cpu_cell },
+	{ "RSS", 9, false, TOP_SORT_RSS, rss_cell },
+	{ "ANON", 9, false, TOP_SORT_ANON, anon_cell },
+	{ "FILE", 8, false, TOP_SORT_FILE, file_cell },
+	{ "SHMEM", 8, false, TOP_SORT_SHMEM, shmem_cell },
+	{ "SWAP", 8, false, TOP_SORT_SWAP, swap_cell },
+	{ "VIRT", 10, false, TOP_SORT_VIRT, virt_cell },
+	{ "MINFLT/s", 8, false, TOP_SORT_MINFLT, minflt_cell },
+	{ "MAJFLT/s", 8, false, TOP_SORT_MAJFLT, majflt_cell },
+	{ "PGALLOC/s", 9, true, TOP_SORT_PGALLOC, pgalloc_cell },
+	{ "KMALLOC/s", 9, true, TOP_SORT_KMALLOC, kmalloc_cell },
+	{ "GROWTH", 8, false, TOP_SORT_GROWTH, growth_cell },
+	{ "FLAG", -16, false, TOP_SORT_NONE, top_growth_flag },
 };
 const size_t top_nr_columns = sizeof(top_columns) / sizeof(top_columns[0]);
 
 static int put(char *buf, size_t len, int at, int width, const char *s)
 {
 	int w = width < 0 ? -width : width;
-	int n = snprintf(buf + at, at < (int)len ? len - at : 0, "%s%*s",
-			 at ? " " : "", width < 0 ? -w : w, s);
+	/* A cell never pushes the columns after it: cut to the width. */
+	int n = snprintf(buf + at, at < (int)len ? len - at : 0, "%s%*.*s",
+			 at ? " " : "", width < 0 ? -w : w, w, s);
 
 	return at + n;
 }

@@ -10,6 +10,7 @@ struct top_column {
 	const char *title;
 	int width;			/* negative: left-aligned */
 	bool module_only;		/* shown only with the module */
+	enum top_sort sort;		/* what sorting by it means */
 	/* The cell's text, at most len - 1 characters. */
 	void (*cell)(const struct top_row *r, char *buf, size_t len);
 };

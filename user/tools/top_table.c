@@ -187,43 +187,82 @@ static int cmp_u64(uint64_t a, uint64_t b)
 	return (a > b) - (a < b);
 }
 
+static int cmp_dbl(double a, double b)
+{
+	return (a > b) - (a < b);
+}
+
 /* Largest first, then by pid so that the order is stable. */
 static int cmp_rows(const void *a, const void *b)
 {
 	const struct top_row *x = a, *y = b;
+	const struct memtrack_task *s = &x->t, *t = &y->t;
 	int c = 0;
 
 	switch (sort_by) {
 	case TOP_SORT_RSS:
-		c = cmp_u64(top_rss(&y->t), top_rss(&x->t));
+		c = cmp_u64(top_rss(t), top_rss(s));
 		break;
 	case TOP_SORT_CPU:
-		c = (y->cpu_pct > x->cpu_pct) - (y->cpu_pct < x->cpu_pct);
+		c = cmp_dbl(y->cpu_pct, x->cpu_pct);
 		break;
 	case TOP_SORT_TIME:
-		c = cmp_u64(y->t.utime_ns + y->t.stime_ns,
-			    x->t.utime_ns + x->t.stime_ns);
+		c = cmp_u64(t->utime_ns + t->stime_ns, s->utime_ns + s->stime_ns);
 		break;
 	case TOP_SORT_GROWTH:
 		c = (y->rss_growth > x->rss_growth) -
 		    (y->rss_growth < x->rss_growth);
 		break;
+	case TOP_SORT_ANON:
+		c = cmp_u64(t->mm.rss_anon, s->mm.rss_anon);
+		break;
+	case TOP_SORT_FILE:
+		c = cmp_u64(t->mm.rss_file, s->mm.rss_file);
+		break;
+	case TOP_SORT_SHMEM:
+		c = cmp_u64(t->mm.rss_shmem, s->mm.rss_shmem);
+		break;
+	case TOP_SORT_SWAP:
+		c = cmp_u64(t->mm.swap, s->mm.swap);
+		break;
+	case TOP_SORT_VIRT:
+		c = cmp_u64(t->mm.vm_total, s->mm.vm_total);
+		break;
+	case TOP_SORT_MINFLT:
+		c = cmp_dbl(y->minflt_rate, x->minflt_rate);
+		break;
+	case TOP_SORT_MAJFLT:
+		c = cmp_dbl(y->majflt_rate, x->majflt_rate);
+		break;
+	case TOP_SORT_PGALLOC:
+		c = cmp_dbl(y->pgalloc_rate, x->pgalloc_rate);
+		break;
+	case TOP_SORT_KMALLOC:
+		c = cmp_dbl(y->kmalloc_rate, x->kmalloc_rate);
+		break;
 	case TOP_SORT_PID:
+	case TOP_SORT_NONE:
 		break;
 	}
-	return c ? c : (x->t.pid > y->t.pid) - (x->t.pid < y->t.pid);
+	return c ? c : (s->pid > t->pid) - (s->pid < t->pid);
+}
+
+void top_rows_sort(struct top_row *rows, size_t n, enum top_sort by,
+		   bool reverse)
+{
+	struct top_row tmp;
+	size_t i;
+
+	sort_by = by;
+	qsort(rows, n, sizeof(*rows), cmp_rows);
+	for (i = 0; reverse && i < n / 2; i++) {
+		tmp = rows[i];
+		rows[i] = rows[n - 1 - i];
+		rows[n - 1 - i] = tmp;
+	}
 }
 
 void top_table_sort(struct top_table *tb, enum top_sort by, bool reverse)
 {
-	size_t i;
-	struct top_row tmp;
-
-	sort_by = by;
-	qsort(tb->rows, tb->n, sizeof(*tb->rows), cmp_rows);
-	for (i = 0; reverse && i < tb->n / 2; i++) {
-		tmp = tb->rows[i];
-		tb->rows[i] = tb->rows[tb->n - 1 - i];
-		tb->rows[tb->n - 1 - i] = tmp;
-	}
+	top_rows_sort(tb->rows, tb->n, by, reverse);
 }
