@@ -36,8 +36,9 @@ def source_dump(flags, tgid=None):
             k, v = rest.split()
             si[k] = int(v)
         else:
-            r = dict(kv.split("=", 1) for kv in rest.split(" "))
-            r = {k: (v if k == "comm" else int(v)) for k, v in r.items()}
+            fields, comm = rest.split(" comm=", 1)  # comm last: it may hold spaces
+            r = {k: int(v) for k, v in (kv.split("=", 1) for kv in fields.split(" "))}
+            r["comm"] = comm
             rows.setdefault(r["pid"], []).append(r)
     return name, si, rows
 
@@ -59,6 +60,29 @@ def cgroup_ino(pid):
     return os.stat(cgroup2_root() + path).st_ino
 
 
+def make_cgroup(name, pids, limit):
+    """A cgroup holding pids; memory.max = limit where the memory controller
+    is on cgroup v2 (the VM; not a hybrid host).  (path, inode, limit or 0)."""
+    root = cgroup2_root()
+    try:
+        with open(f"{root}/cgroup.subtree_control", "w") as f:
+            f.write("+memory")
+    except OSError:
+        pass  # no memory controller on v2 here
+    path = os.path.join(root, name)
+    os.makedirs(path, exist_ok=True)
+    for pid in pids:
+        with open(f"{path}/cgroup.procs", "w") as f:
+            f.write(str(pid))
+    got = 0
+    if os.path.exists(f"{path}/memory.max"):
+        with open(f"{path}/memory.max", "w") as f:
+            f.write(str(limit))
+        got = limit
+    check(got or not IN_VM, "no memory.max in the VM")
+    return path, os.stat(path).st_ino, got
+
+
 class Workload:
     """memload with 8 MiB anon + 2 MiB shmem and 3 threads, in a cgroup of
     its own."""
@@ -68,11 +92,7 @@ class Workload:
         self.m.cmd(f"anon {8 << 20}")
         self.m.cmd(f"shared {2 << 20}")
         self.m.cmd("threads 3")
-        self.cg = os.path.join(cgroup2_root(), CGNAME)
-        os.makedirs(self.cg, exist_ok=True)
-        with open(f"{self.cg}/cgroup.procs", "w") as f:
-            f.write(str(self.m.pid))
-        self.m.cg_ino = os.stat(self.cg).st_ino
+        self.cg, self.m.cg_ino, self.m.cg_max = make_cgroup(CGNAME, [self.m.pid], 256 << 20)
         return self.m
 
     def __exit__(self, *exc):
@@ -206,8 +226,9 @@ def batch_json_equals_proc_memtrack_tasks():
                 d.append("rss")
             if d and r["vm_total"]:  # kernel threads (no mm) may move meanwhile
                 bad.append((pid, j["comm"], [(k, j.get(k), r.get(k)) for k in d][:3]))
-        missing = [pid for pid, rs in live.items() if rs and pid not in rows
-                   and pid != os.getpid()]
+        # kernel threads (workers) may start between the two reads
+        missing = [(pid, rs[0]["comm"]) for pid, rs in live.items()
+                   if rs and pid not in rows and pid != os.getpid() and rs[0]["vm_total"]]
         check(not bad, f"{len(bad)} rows differ: {bad[:5]}")
         check(not missing, f"live in /proc/memtrack/tasks, not in the output: {missing[:10]}")
         check(m.pid in rows and rows[m.pid]["threads"] == 4, "memload row")
@@ -231,6 +252,8 @@ def batch_rows_of_a_known_workload():
             check(r["threads"] == 4 and r["ppid"] == os.getpid() and r["cgroup_id"] == m.cg_ino,
                   f"{want}: {r}")
             check(("pgalloc_rate" in r) == (want == "memtrack module"), f"{want}: pgalloc_rate")
+            check(r["cgroup"] == "/" + CGNAME and r["cgroup_max"] == m.cg_max,
+                  f"{want}: cgroup {r['cgroup']!r} max {r['cgroup_max']}, expected {m.cg_max}")
             # The text: header lines, the column titles, a line per process.
             lines = text.splitlines()
             check(f"source: {want}," in lines[0], f"{want}: first line {lines[0]!r}")
@@ -242,7 +265,9 @@ def batch_rows_of_a_known_workload():
             check(len(mine) == 1, f"{want}: {len(mine)} text rows for memload")
             row = dict(zip(titles, mine[0]))
             check(row["COMMAND"] == "memload" and abs(int(row["RSS"]) * 1024 - rss) <= PAGE and
-                  int(row["ANON"]) == r["rss_anon"] >> 10, f"{want}: text row {row}")
+                  int(row["ANON"]) == r["rss_anon"] >> 10 and row["CGROUP"] == "/" + CGNAME and
+                  row["LIMIT"] == (str(m.cg_max >> 10) if m.cg_max else "-"),
+                  f"{want}: text row {row}")
 
 
 @test
@@ -405,12 +430,14 @@ class TwoMemloads:
         self.a.cmd(f"anon {16 << 20}")
         self.a.cmd("threads 3")
         self.b.cmd(f"anon {4 << 20}")
+        self.cg, _, self.cg_max = make_cgroup(CGNAME + "-2", [self.a.pid, self.b.pid], 512 << 20)
         return self
 
     def __exit__(self, *exc):
         for m in (self.a, self.b):
             m.close()
             m.__exit__(*exc)
+        os.rmdir(self.cg)
 
 
 def rss_bytes(pid):
@@ -484,6 +511,15 @@ def ui_threads_and_per_program_sums():
             total = rss_bytes(w.a.pid) + rss_bytes(w.b.pid)
             check(rows[0]["PID"] == "2x" and abs(int(rows[0]["RSS"]) * 1024 - total) <= PAGE,
                   f"{want}: per-program row {rows[0]}, status says {total}")
+            # g: the cgroup holding both, summed, with its memory.max
+            tm.keys("g")
+            rows = tm.wait(lambda ls: (r := table(ls)) and len(r) == 1 and
+                           r[0]["COMMAND"] == "(cgroup)" and r, f"{want}: g")
+            limit = str(w.cg_max >> 10) if w.cg_max else "-"
+            check(rows[0]["PID"] == "2x" and rows[0]["CGROUP"] == f"/{CGNAME}-2" and
+                  rows[0]["LIMIT"] == limit and
+                  abs(int(rows[0]["RSS"]) * 1024 - total) <= PAGE,
+                  f"{want}: per-cgroup row {rows[0]}, expected RSS {total} limit {limit}")
             tm.keys("q")
             tm.wait(lambda ls: not tm.alternate_on(), f"{want}: q")
 

@@ -366,5 +366,9 @@ int mt_source_tasks(struct mt_source *src, struct memtrack_task **out,
 		    size_t *n);
 int mt_source_threads(struct mt_source *src, pid_t tgid,
 		      struct memtrack_task **out, size_t *n);
+/* The module's handle (for mt_subscribe()), NULL on /proc. */
+struct mt_handle *mt_source_handle(struct mt_source *src);
+/* Where cgroup v2 is mounted ("/sys/fs/cgroup" if not found). */
+void mt_cgroup2_root(char *buf, size_t len);
 
 #endif /* MEMTRACK_USER_LIB_H */

@@ -48,6 +48,11 @@ bool mt_source_is_module(const struct mt_source *src)
 	return src->h;
 }
 
+struct mt_handle *mt_source_handle(struct mt_source *src)
+{
+	return src->h;
+}
+
 const char *mt_source_name(const struct mt_source *src)
 {
 	return src->h ? "memtrack module" : "/proc";

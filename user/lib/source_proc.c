@@ -55,12 +55,12 @@ static ssize_t read_file(const char *path, char *buf, size_t size)
 }
 
 /* The cgroup2 mount point from /proc/self/mountinfo, else /sys/fs/cgroup. */
-static void cg_find_root(struct cg_cache *c)
+void mt_cgroup2_root(char *buf, size_t len)
 {
 	char line[1024], root[256], mnt[256], *sep;
 	FILE *f;
 
-	snprintf(c->root, sizeof(c->root), "/sys/fs/cgroup");
+	snprintf(buf, len, "/sys/fs/cgroup");
 	f = fopen("/proc/self/mountinfo", "re");
 	if (!f)
 		return;
@@ -70,7 +70,7 @@ static void cg_find_root(struct cg_cache *c)
 		if (sep && !strncmp(sep + 3, "cgroup2 ", 8) &&
 		    sscanf(line, "%*d %*d %*s %255s %255s", root, mnt) == 2 &&
 		    !strcmp(root, "/")) {
-			snprintf(c->root, sizeof(c->root), "%s", mnt);
+			snprintf(buf, len, "%s", mnt);
 			break;
 		}
 	}
@@ -250,7 +250,7 @@ static int scan(struct rows *r, const char *dir, pid_t tgid)
 	if (!dp)
 		return mt_seterr(-errno, "%s: %s", dir, strerror(errno));
 	r->tick_ns = 1000000000L / sysconf(_SC_CLK_TCK);
-	cg_find_root(&r->cg);
+	mt_cgroup2_root(r->cg.root, sizeof(r->cg.root));
 	while (!err && (d = readdir(dp))) {
 		pid = atoi(d->d_name);
 		if (pid <= 0)

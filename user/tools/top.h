@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "memtrack.h"
+#include "top_cgroup.h"
 
 /* RSS samples kept per process: the growth window. */
 #define TOP_WINDOW	10
@@ -33,6 +34,9 @@ struct top_row {
 	unsigned int group;
 	unsigned int depth;
 	bool thread;
+	/* the process's cgroup: path under the cgroup2 root, memory.max */
+	char cgroup[128];
+	uint64_t cg_max;
 };
 
 static inline uint64_t top_rss(const struct memtrack_task *t)
@@ -51,6 +55,7 @@ struct top_table {
 	double interval;		/* since the previous sample; 0 first */
 	struct top_hist *hist;		/* per process, sorted by pid */
 	size_t nhist;
+	struct top_cgroups cgroups;
 };
 
 void top_table_init(struct top_table *tb, struct mt_source *src);

@@ -90,6 +90,9 @@ static void json_row(FILE *f, const struct top_row *r, bool module)
 	json_string(f, r->user);
 	fprintf(f, ",\"comm\":");
 	json_string(f, t->comm);
+	fprintf(f, ",\"cgroup\":");
+	json_string(f, r->cgroup);
+	fprintf(f, ",\"cgroup_max\":%" PRIu64, r->cg_max);
 	fprintf(f, ",\"threads\":%u,\"cgroup_id\":%llu,\"cpu_pct\":%.2f,"
 		"\"cpu_ns\":%llu,\"start_ns\":%llu,"
 		"\"rss\":%" PRIu64 ",\"rss_anon\":%llu,\"rss_file\":%llu,"

@@ -58,6 +58,25 @@ RATE_CELL(majflt, majflt_rate)
 RATE_CELL(pgalloc, pgalloc_rate)
 RATE_CELL(kmalloc, kmalloc_rate)
 
+/* The end of a long path says most: keep it. */
+static void cgroup_cell(const struct top_row *r, char *b, size_t n)
+{
+	size_t len = strlen(r->cgroup);
+
+	if (len > 20)
+		snprintf(b, n, "..%s", r->cgroup + len - 18);
+	else
+		snprintf(b, n, "%s", r->cgroup);
+}
+
+static void limit_cell(const struct top_row *r, char *b, size_t n)
+{
+	if (r->cg_max)
+		snprintf(b, n, "%" PRIu64, r->cg_max >> 10);
+	else
+		snprintf(b, n, "-");
+}
+
 static void cpu_cell(const struct top_row *r, char *b, size_t n)
 {
 	snprintf(b, n, "%.1f", r->cpu_pct);
@@ -93,6 +112,7 @@ const struct top_column top_columns[] = {
 	{ "PID", 7, false, TOP_SORT_PID, pid_cell },
 	{ "USER", -8, false, TOP_SORT_NONE, user_cell },
 	{ "COMMAND", -15, false, TOP_SORT_NONE, comm_cell },
+	{ "CGROUP", -20, false, TOP_SORT_NONE, cgroup_cell },
 	{ "%CPU", 5, false, TOP_SORT_CPU, cpu_cell },
 	{ "RSS", 9, false, TOP_SORT_RSS, rss_cell },
 	{ "ANON", 9, false, TOP_SORT_ANON, anon_cell },
@@ -100,6 +120,7 @@ const struct top_column top_columns[] = {
 	{ "SHMEM", 8, false, TOP_SORT_SHMEM, shmem_cell },
 	{ "SWAP", 8, false, TOP_SORT_SWAP, swap_cell },
 	{ "VIRT", 10, false, TOP_SORT_VIRT, virt_cell },
+	{ "LIMIT", 8, false, TOP_SORT_NONE, limit_cell },
 	{ "MINFLT/s", 8, false, TOP_SORT_MINFLT, minflt_cell },
 	{ "MAJFLT/s", 8, false, TOP_SORT_MAJFLT, majflt_cell },
 	{ "PGALLOC/s", 9, true, TOP_SORT_PGALLOC, pgalloc_cell },

@@ -37,6 +37,7 @@ void top_table_init(struct top_table *tb, struct mt_source *src)
 
 void top_table_free(struct top_table *tb)
 {
+	top_cgroups_free(&tb->cgroups);
 	free(tb->rows);
 	free(tb->hist);
 	tb->rows = NULL;
@@ -64,6 +65,14 @@ static void user_name(uid_t uid, char *buf, size_t len)
 	cache[slot].uid = uid;
 	cache[slot].used = true;
 	snprintf(buf, len, "%s", cache[slot].name);
+}
+
+static void cgroup_of(const struct top_cgroups *cg, struct top_row *r)
+{
+	const struct top_cgroup *c = top_cgroup_find(cg, r->t.cgroup_id);
+
+	snprintf(r->cgroup, sizeof(r->cgroup), "%s", c ? c->path : "-");
+	r->cg_max = c ? c->max : 0;
 }
 
 static int cmp_pid(const void *a, const void *b)
@@ -148,6 +157,11 @@ int top_table_refresh(struct top_table *tb)
 	err = mt_source_tasks(tb->src, &tasks, &n);
 	if (err)
 		return err;
+	err = top_cgroups_scan(&tb->cgroups);
+	if (err) {
+		free(tasks);
+		return err;
+	}
 	now = monotonic();
 	rows = calloc(n ? n : 1, sizeof(*rows));
 	hist = calloc(n ? n : 1, sizeof(*hist));
@@ -169,9 +183,11 @@ int top_table_refresh(struct top_table *tb)
 			old = NULL;
 		update_row(&rows[i], old, &hist[i], now);
 		user_name(rows[i].t.uid, rows[i].user, sizeof(rows[i].user));
+		cgroup_of(&tb->cgroups, &rows[i]);
 	}
 	tb->interval = tb->nhist || tb->n ? now - tb->now : 0;
-	top_table_free(tb);
+	free(tb->rows);
+	free(tb->hist);
 	tb->rows = rows;
 	tb->n = k;
 	tb->hist = hist;

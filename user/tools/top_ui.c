@@ -144,6 +144,7 @@ static void draw_header(struct ui *u)
 		printw("filter: %s  user: %s  view: %s%s",
 		       u->vo.filter[0] ? u->vo.filter : "-",
 		       u->vo.by_user ? u->user_name : "-",
+		       u->vo.cgroups ? "per cgroup" :
 		       u->vo.programs ? "per program" : u->vo.tree ? "tree" :
 		       "processes", u->vo.threads ? " + threads" : "");
 	}
@@ -187,6 +188,7 @@ static const char *const help_text[] = {
 	"  H          threads under their process",
 	"  t F5       process tree",
 	"  p          one row per program (all its processes summed)",
+	"  g          one row per cgroup (its processes summed; LIMIT: memory.max)",
 	"  space      pause / resume",
 	"  d s        refresh interval (0.1..3600 s)",
 	"  arrows PgUp PgDn Home End   scroll",
@@ -317,7 +319,14 @@ static bool key(struct ui *u, int c)
 	case 'u': ask_user(u); break;
 	case 'H': u->vo.threads = !u->vo.threads; break;
 	case 't': case KEY_F(5): u->vo.tree = !u->vo.tree; break;
-	case 'p': u->vo.programs = !u->vo.programs; break;
+	case 'p':
+		u->vo.programs = !u->vo.programs;
+		u->vo.cgroups = false;
+		break;
+	case 'g':
+		u->vo.cgroups = !u->vo.cgroups;
+		u->vo.programs = false;
+		break;
 	case ' ': u->paused = !u->paused; break;
 	case 'd': case 's': ask_delay(u); break;
 	case 'h': case '?': case KEY_F(1): u->help = true; break;

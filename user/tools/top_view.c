@@ -66,21 +66,36 @@ static int by_comm(const void *a, const void *b)
 		      ((const struct top_row *)b)->t.comm);
 }
 
-static int programs(struct top_view *v, struct top_row *sel, size_t n,
-		    const struct top_view_opts *o)
+static int by_cgroup(const void *a, const void *b)
 {
+	uint64_t x = ((const struct top_row *)a)->t.cgroup_id;
+	uint64_t y = ((const struct top_row *)b)->t.cgroup_id;
+
+	return (x > y) - (x < y);
+}
+
+/* One row per program, or per cgroup: the rows sharing it summed. */
+static int groups(struct top_view *v, struct top_row *sel, size_t n,
+		  const struct top_view_opts *o)
+{
+	int (*cmp)(const void *, const void *) = o->cgroups ? by_cgroup :
+						 by_comm;
 	struct top_row g;
 	size_t i, k = 0;
 
-	qsort(sel, n, sizeof(*sel), by_comm);
+	qsort(sel, n, sizeof(*sel), cmp);
 	for (i = 0; i < n; i++) {
-		if (k && !strcmp(sel[k - 1].t.comm, sel[i].t.comm)) {
+		if (k && !cmp(&sel[k - 1], &sel[i])) {
 			add_row(&sel[k - 1], &sel[i]);
 			continue;
 		}
 		g = sel[i];
 		g.group = 1;
 		g.t.pid = 0;
+		if (o->cgroups) {
+			snprintf(g.t.comm, sizeof(g.t.comm), "(cgroup)");
+			snprintf(g.user, sizeof(g.user), "-");
+		}
 		sel[k++] = g;
 	}
 	top_rows_sort(sel, k, o->sort, o->reverse);
@@ -216,8 +231,8 @@ int top_view_build(struct top_view *v, struct top_table *tb,
 	for (i = 0; i < tb->n; i++)
 		if (selected(&tb->rows[i], o))
 			sel[n++] = tb->rows[i];
-	if (o->programs) {
-		err = programs(v, sel, n, o);
+	if (o->programs || o->cgroups) {
+		err = groups(v, sel, n, o);
 	} else {
 		top_rows_sort(sel, n, o->sort, o->reverse);
 		if (o->tree) {
@@ -229,7 +244,7 @@ int top_view_build(struct top_view *v, struct top_table *tb,
 		}
 	}
 	free(sel);
-	if (!err && o->threads && !o->programs)
+	if (!err && o->threads && !o->programs && !o->cgroups)
 		err = add_threads(v, tb);
 	return err;
 }

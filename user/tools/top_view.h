@@ -13,6 +13,7 @@ struct top_view_opts {
 	bool threads;			/* each process's threads under it */
 	bool tree;			/* children under their parent */
 	bool programs;			/* one row per command name, summed */
+	bool cgroups;			/* one row per cgroup, summed */
 	enum top_sort sort;
 	bool reverse;
 };
