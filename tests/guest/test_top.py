@@ -11,8 +11,8 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from mtlib import (PAGE, ROOT, TESTBIN, Memload, Stopped, check, read_table,  # noqa: E402
-                   readline, run_tests, test)
+from mtlib import (PAGE, ROOT, TESTBIN, Memload, Stopped, check, read_config,  # noqa: E402
+                   read_table, readline, run_tests, set_config, test)
 
 IN_VM = bool(os.environ.get("MEMTRACK_VM"))
 SOURCE_DUMP = os.path.join(ROOT, "build", "tests", "user", "source_dump")
@@ -379,7 +379,13 @@ def table(lines):
     for i, line in enumerate(lines):
         if line.split()[:3] == ["PID", "USER", "COMMAND"]:
             titles = line.split()
-            return [dict(zip(titles, row.split())) for row in lines[i + 1:] if row.strip()]
+            rows = []
+            for row in lines[i + 1:]:
+                if row.startswith("EVENTS"):
+                    break  # the events pane below the table
+                if row.strip():
+                    rows.append(dict(zip(titles, row.split())))
+            return rows
     return None
 
 
@@ -550,6 +556,44 @@ def ui_ctrl_c_and_crash_restore_the_terminal():
             else:
                 os.kill(top_child(tm), 11)
             check_restored(tm, status, sig)
+
+
+@test
+def ui_events_pane_shows_growth_and_rss_alerts():
+    with Tmux() as tm:
+        for flags, want in PATHS:
+            start_top(tm, flags)
+            module = want == "memtrack module"
+            if not module:
+                tm.wait(lambda ls: any("EVENTS" in line and "need the memtrack module" in line
+                                       for line in ls), f"{want}: pane status")
+            g = subprocess.Popen([os.path.join(TESTBIN, "grower"), "256", "100"],
+                                 stdout=subprocess.PIPE)
+            try:
+                check(readline(g.stdout).strip() == "ready", "grower did not start")
+                tm.wait(lambda ls: any(f"growth: {g.pid} (grower)" in line for line in ls),
+                        f"{want}: no growth alert for grower", timeout=120)
+            finally:
+                g.kill()
+                g.wait()
+            if module:
+                cfg = read_config()["rss_alert_kb"]
+                set_config("rss_alert_kb", str(32 << 10))
+                try:
+                    with Memload() as m:
+                        # The module samples RSS once a second: let it see
+                        # memload small before it crosses the threshold.
+                        time.sleep(2.5)
+                        m.cmd(f"anon {48 << 20}")
+                        tm.wait(lambda ls: any(f"RSS alert: {m.pid}," in line for line in ls),
+                                f"{want}: no RSS alert for memload", timeout=120)
+                        m.close()
+                finally:
+                    set_config("rss_alert_kb", cfg)
+            tm.keys("e")
+            tm.wait(lambda ls: not any(line.startswith("EVENTS") for line in ls), "e: pane stays")
+            tm.keys("q")
+            tm.wait(lambda ls: not tm.alternate_on(), f"{want}: q")
 
 
 if __name__ == "__main__":

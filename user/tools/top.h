@@ -29,6 +29,7 @@ struct top_row {
 	int64_t rss_growth;
 	double growth_rate;		/* bytes/s over the window */
 	bool growing;
+	bool growth_new;		/* growing now, not at the last sample */
 	/* interactive view: processes summed in a per-program row (0: a
 	 * process), depth in the tree, a thread row */
 	unsigned int group;

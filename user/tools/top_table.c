@@ -16,6 +16,7 @@ struct top_hist {
 	pid_t pid;
 	uint64_t start_ns;		/* tells a reused pid apart */
 	uint64_t min_flt, maj_flt, pg_alloc, kmalloc, cpu_ns;
+	bool growing;			/* flagged at that sample */
 	unsigned int n;			/* samples in the window */
 	double when[TOP_WINDOW];	/* oldest first */
 	uint64_t rss[TOP_WINDOW];
@@ -140,6 +141,8 @@ static void update_row(struct top_row *r, const struct top_hist *old,
 	r->growing = h->n > TOP_GROWTH_MIN;
 	for (i = 1; i < h->n && r->growing; i++)
 		r->growing = h->rss[i] > h->rss[i - 1];
+	r->growth_new = r->growing && !(old && old->growing);
+	h->growing = r->growing;
 }
 
 int top_table_refresh(struct top_table *tb)

@@ -16,9 +16,11 @@
 #include "top.h"
 #include "top_columns.h"
 #include "top_view.h"
+#include "top_events.h"
 #include "top_ui.h"
 
 #define HEADER_LINES	6		/* above the column titles */
+#define EVENT_LINES	6		/* the events pane: title and 5 events */
 
 static volatile sig_atomic_t quit_signal;
 
@@ -56,8 +58,9 @@ struct ui {
 	struct top_table tb;
 	struct top_view view;
 	struct top_view_opts vo;
+	struct top_events ev;
 	double delay;
-	bool paused, help;
+	bool paused, help, events;
 	size_t scroll;
 	char user_name[32];
 	char message[128];		/* shown once on the status line */
@@ -150,10 +153,40 @@ static void draw_header(struct ui *u)
 	}
 }
 
+static int pane_lines(const struct ui *u)
+{
+	return u->events && LINES > HEADER_LINES + EVENT_LINES + 4 ?
+	       EVENT_LINES : 0;
+}
+
+static void draw_events(struct ui *u)
+{
+	int y = LINES - pane_lines(u), i;
+	const char *line;
+
+	if (!pane_lines(u))
+		return;
+	move(y, 0);
+	clrtoeol();
+	attron(A_REVERSE);
+	printw("EVENTS newest first%s%s", u->ev.status[0] ? " - " : "",
+	       u->ev.status);
+	for (i = getcurx(stdscr); i < COLS; i++)
+		addch(' ');
+	attroff(A_REVERSE);
+	for (i = 0; i < EVENT_LINES - 1; i++) {
+		move(y + 1 + i, 0);
+		clrtoeol();
+		line = top_events_line(&u->ev, i);
+		if (line)
+			addnstr(line, COLS);
+	}
+}
+
 static void draw_table(struct ui *u)
 {
 	bool module = u->tb.si.module;
-	int y = HEADER_LINES, rows = LINES - HEADER_LINES - 1;
+	int y = HEADER_LINES, rows = LINES - HEADER_LINES - 1 - pane_lines(u);
 	char line[512];
 	size_t i;
 
@@ -189,6 +222,7 @@ static const char *const help_text[] = {
 	"  t F5       process tree",
 	"  p          one row per program (all its processes summed)",
 	"  g          one row per cgroup (its processes summed; LIMIT: memory.max)",
+	"  e          events pane: OOM kills, reclaim stalls, RSS and growth alerts",
 	"  space      pause / resume",
 	"  d s        refresh interval (0.1..3600 s)",
 	"  arrows PgUp PgDn Home End   scroll",
@@ -213,6 +247,7 @@ static void draw(struct ui *u)
 	} else {
 		draw_header(u);
 		draw_table(u);
+		draw_events(u);
 	}
 	refresh();
 }
@@ -327,6 +362,7 @@ static bool key(struct ui *u, int c)
 		u->vo.cgroups = !u->vo.cgroups;
 		u->vo.programs = false;
 		break;
+	case 'e': u->events = !u->events; break;
 	case ' ': u->paused = !u->paused; break;
 	case 'd': case 's': ask_delay(u); break;
 	case 'h': case '?': case KEY_F(1): u->help = true; break;
@@ -351,12 +387,13 @@ static double now_s(void)
 
 int top_ui_run(struct mt_source *src, double delay, enum top_sort sort)
 {
-	struct ui u = { .delay = delay };
+	struct ui u = { .delay = delay, .events = true };
 	double next = 0, left;
 	int c, err = 0;
 
 	u.vo.sort = sort;
 	top_table_init(&u.tb, src);
+	top_events_open(&u.ev, src);
 	install_signals();
 	if (!initscr()) {
 		fprintf(stderr, "memtrack-top: cannot set up the terminal\n");
@@ -372,8 +409,10 @@ int top_ui_run(struct mt_source *src, double delay, enum top_sort sort)
 			err = top_table_refresh(&u.tb);
 			if (err)
 				break;
+			top_events_growth(&u.ev, &u.tb);
 			next = now_s() + u.delay;
 		}
+		top_events_read(&u.ev);
 		err = top_view_build(&u.view, &u.tb, &u.vo);
 		if (err)
 			break;
