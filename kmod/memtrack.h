@@ -107,6 +107,18 @@ static inline void mtr_count(struct mtr_thread *t, enum mtr_counter c, u64 v)
 	WRITE_ONCE(t->c[c], t->c[c] + v);
 }
 
+/* task_stat.c: what /proc/PID/stat and cgroup show; zero once exited. */
+struct mtr_stat {
+	pid_t ppid;
+	u64 cgroup_id;
+	u64 utime_ns;
+	u64 stime_ns;
+	u64 start_ns;
+};
+void mtr_stat_add_thread(struct task_struct *task, struct mtr_stat *st);
+void mtr_stat_identity_of_thread(struct task_struct *task, struct mtr_stat *st);
+void mtr_stat_of_proc(struct task_struct *task, struct mtr_stat *st);
+
 /* snapshot.c: reading live state of tasks and processes. */
 bool mtr_task_mm_snap(struct task_struct *task, struct mtr_mm_snap *s);
 void mtr_mm_to_abi(const struct mtr_mm_snap *s, struct memtrack_mm *m);
@@ -118,6 +130,7 @@ struct mtr_proc_view {
 	unsigned int nr_threads;
 	bool exited;
 	bool detailed;		/* reader may see event counters */
+	struct mtr_stat stat;
 };
 void mtr_proc_view(struct mtr_proc *p, struct mtr_proc_view *v);
 void mtr_thread_view(struct mtr_thread *t, struct mtr_proc_view *v);

@@ -120,6 +120,11 @@ static void mtr_task_from_view(struct memtrack_task *out, pid_t pid, pid_t tgid,
 		out->fail_gfp = fail_gfp;
 		out->oom_victim = oom;
 	}
+	out->ppid = v->stat.ppid;
+	out->cgroup_id = v->stat.cgroup_id;
+	out->utime_ns = v->stat.utime_ns;
+	out->stime_ns = v->stat.stime_ns;
+	out->start_ns = v->stat.start_ns;
 }
 
 /* Caller holds rcu_read_lock(). */

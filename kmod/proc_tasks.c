@@ -19,7 +19,8 @@ static void mtr_row_header(struct seq_file *m)
 	seq_puts(m, "pid tgid uid state threads comm rss_anon rss_file rss_shmem swap rss_peak vm_total vm_data vm_stack vm_exec pgtables");
 	for (i = 0; i < MTR_NR_COUNTERS; i++)
 		seq_printf(m, " %s", mtr_counter_names[i]);
-	seq_puts(m, " fail_gfp oom_victim\n");
+	seq_puts(m, " fail_gfp oom_victim");
+	seq_puts(m, " ppid cgroup_id utime_ns stime_ns start_ns\n");
 }
 
 static void mtr_row(struct seq_file *m, pid_t pid, pid_t tgid,
@@ -45,9 +46,12 @@ static void mtr_row(struct seq_file *m, pid_t pid, pid_t tgid,
 			seq_puts(m, " -");
 	}
 	if (v->detailed)
-		seq_printf(m, " %#x %d\n", fail_gfp, oom);
+		seq_printf(m, " %#x %d", fail_gfp, oom);
 	else
-		seq_puts(m, " - -\n");
+		seq_puts(m, " - -");
+	seq_printf(m, " %d %llu %llu %llu %llu\n", v->stat.ppid,
+		   v->stat.cgroup_id, v->stat.utime_ns, v->stat.stime_ns,
+		   v->stat.start_ns);
 }
 
 /* Both files walk an RCU list: its head is the proc entry's data. */

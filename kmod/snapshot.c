@@ -81,6 +81,7 @@ static void mtr_add_live_thread(struct mtr_thread *t, struct task_struct *task,
 		return;
 	v->c[MTR_C_MIN_FLT] += READ_ONCE(task->min_flt);
 	v->c[MTR_C_MAJ_FLT] += READ_ONCE(task->maj_flt);
+	mtr_stat_add_thread(task, &v->stat);
 	if (!*have_mm)
 		*have_mm = mtr_task_mm_snap(task, &v->mm);
 }
@@ -136,6 +137,7 @@ void mtr_proc_view(struct mtr_proc *p, struct mtr_proc_view *v)
 	if (named) {
 		__get_task_comm(v->comm, sizeof(v->comm), named);
 		v->uid = task_uid(named);
+		mtr_stat_of_proc(named, &v->stat);
 	}
 	spin_unlock(&p->lock);
 	v->detailed = mtr_may_see_details(v->uid);
@@ -163,6 +165,7 @@ void mtr_thread_view(struct mtr_thread *t, struct mtr_proc_view *v)
 		if (task) {
 			__get_task_comm(v->comm, sizeof(v->comm), task);
 			v->uid = task_uid(task);
+			mtr_stat_identity_of_thread(task, &v->stat);
 		} else {
 			memcpy(v->comm, t->comm, sizeof(v->comm));
 		}

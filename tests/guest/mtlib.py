@@ -263,14 +263,31 @@ class Stopped:
     def __enter__(self):
         for pid in self.pids:
             os.kill(pid, signal.SIGSTOP)
-        # Wait until each is really stopped, not just signalled.
+        # Wait until each is really stopped, not just signalled: every
+        # thread, since each stops on its own (and its CPU time moves until).
         for pid in self.pids:
             for _ in range(1000):
-                with open(f"/proc/{pid}/stat") as f:
-                    if f.read().rsplit(")", 1)[1].split()[0] == "T":
-                        break
+                if all(self._state(pid, tid) == "T" for tid in self._tids(pid)):
+                    break
                 time.sleep(0.01)
+        # A thread shows T just before it schedules out: let it go.
+        time.sleep(0.02)
         return self
+
+    @staticmethod
+    def _tids(pid):
+        try:
+            return os.listdir(f"/proc/{pid}/task")
+        except FileNotFoundError:
+            return []
+
+    @staticmethod
+    def _state(pid, tid):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                return f.read().rsplit(")", 1)[1].split()[0]
+        except FileNotFoundError:
+            return "T"  # gone: nothing left to wait for
 
     def __exit__(self, *exc):
         for pid in self.pids:

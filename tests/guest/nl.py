@@ -72,7 +72,8 @@ def _counter_names():
 COUNTERS = _counter_names()
 MM_FIELDS = ("rss_anon", "rss_file", "rss_shmem", "swap", "rss_peak",
              "vm_total", "vm_data", "vm_stack", "vm_exec", "pgtables")
-TASK = struct.Struct(f"<iiIIBBBBI16s{len(MM_FIELDS)}Q{len(COUNTERS)}Q")
+TASK = struct.Struct(f"<iiIIBBBBI16s{len(MM_FIELDS)}Q{len(COUNTERS)}QiIQQQQ")
+TASK_STAT_FIELDS = ("ppid", "pad2", "cgroup_id", "utime_ns", "stime_ns", "start_ns")
 
 SUMMARY_FIELDS = (
     "abi_version", "nr_cpus", "uptime_ns",
@@ -104,9 +105,12 @@ def parse_task(data):
          "fail_gfp": v[8], "comm": v[9].split(b"\0", 1)[0].decode("latin-1")}
     mm = v[10:10 + len(MM_FIELDS)]
     t.update(zip(MM_FIELDS, mm))
-    for name, c in zip(COUNTERS, v[10 + len(MM_FIELDS):]):
+    ctr = v[10 + len(MM_FIELDS):10 + len(MM_FIELDS) + len(COUNTERS)]
+    for name, c in zip(COUNTERS, ctr):
         # Signed quantities are two's complement, as /proc prints them.
         t[name] = c - (1 << 64) if c >= 1 << 63 else c
+    t.update(zip(TASK_STAT_FIELDS, v[10 + len(MM_FIELDS) + len(COUNTERS):]))
+    del t["pad2"]
     return t
 
 

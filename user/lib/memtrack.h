@@ -332,4 +332,48 @@ void mt_sym_close(struct mt_symbolizer *s);
 int mt_sym_lookup(struct mt_symbolizer *s, uint64_t addr, bool ret_addr,
 		  const struct mt_sym_frame **frames);
 
+/* ---- data source for a top: the module, or /proc without it ------------- */
+
+/*
+ * The same rows and system figures from memtrack.ko when it is loaded, and
+ * from /proc otherwise (or when MT_SOURCE_PROC forces it).  With /proc,
+ * task rows have detailed == 0 and only the fault counters, identity, memory
+ * sizes and CPU/start times filled, as /proc/PID/stat and status give them;
+ * exited processes are not kept.
+ */
+#define MT_SOURCE_PROC		(1 << 0)	/* never the module */
+
+struct mt_source;
+
+struct mt_source *mt_source_open(int flags);
+void mt_source_close(struct mt_source *src);
+bool mt_source_is_module(const struct mt_source *src);
+/* "memtrack module" or "/proc", for a header. */
+const char *mt_source_name(const struct mt_source *src);
+
+struct mt_sysinfo {
+	/*
+	 * From the module; without it, the system memory fields from
+	 * /proc/meminfo, and reclaim_scanned, reclaim_reclaimed,
+	 * direct_reclaim_stalls, page_allocs, page_frees and oom_kills from
+	 * /proc/vmstat, counted since boot, not since load.  Every other
+	 * field is then 0: unavailable.
+	 */
+	struct memtrack_summary sum;
+	bool module;			/* false: the /proc figures above */
+	uint64_t swap_total;		/* bytes, /proc/meminfo in both cases */
+	uint64_t buffers;
+};
+
+int mt_source_sysinfo(struct mt_source *src, struct mt_sysinfo *si);
+/* Rows of every process, or of tgid's threads; *out malloc'ed, *n rows. */
+int mt_source_tasks(struct mt_source *src, struct memtrack_task **out,
+		    size_t *n);
+int mt_source_threads(struct mt_source *src, pid_t tgid,
+		      struct memtrack_task **out, size_t *n);
+/* The module's handle (for mt_subscribe()), NULL on /proc. */
+struct mt_handle *mt_source_handle(struct mt_source *src);
+/* Where cgroup v2 is mounted ("/sys/fs/cgroup" if not found). */
+void mt_cgroup2_root(char *buf, size_t len);
+
 #endif /* MEMTRACK_USER_LIB_H */

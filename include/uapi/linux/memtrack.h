@@ -77,6 +77,13 @@ struct memtrack_task {
 	char comm[MEMTRACK_COMM_LEN];
 	struct memtrack_mm mm;
 	__u64 counters[MEMTRACK_NR_COUNTERS];
+	/* As /proc/PID/stat and /proc/PID/cgroup; 0 for an exited task. */
+	__s32 ppid;			/* tgid of the parent */
+	__u32 pad2;
+	__u64 cgroup_id;		/* cgroup v2 id = its directory's inode */
+	__u64 utime_ns;			/* for a process: all threads, dead too */
+	__u64 stime_ns;
+	__u64 start_ns;			/* start, ns since boot (CLOCK_BOOTTIME) */
 };
 
 /* ---- records: read(2) on /dev/memtrack, and netlink "events" ----------- */

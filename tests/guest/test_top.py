@@ -1,0 +1,600 @@
+#!/usr/bin/env python3
+"""memtrack-top's data source (libmemtrack's mt_source_*) and memtrack-top
+itself, against workloads of known size and /proc.  In the VM (MEMTRACK_VM
+set, module loaded) both paths are checked: the module, and /proc forced;
+on the host (tests/host/test_top.sh) only /proc, which it then must pick by
+itself."""
+import json
+import os
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from mtlib import (PAGE, ROOT, TESTBIN, Memload, Stopped, check, read_config,  # noqa: E402
+                   read_table, readline, run_tests, set_config, test)
+
+IN_VM = bool(os.environ.get("MEMTRACK_VM"))
+SOURCE_DUMP = os.path.join(ROOT, "build", "tests", "user", "source_dump")
+TOP = os.path.join(ROOT, "build", "bin", "memtrack-top")
+# (flags, expected source name) for each path this machine has
+PATHS = [([], "memtrack module"), (["--proc"], "/proc")] if IN_VM else [([], "/proc")]
+CGNAME = "mt-top-test"
+
+
+def source_dump(flags, tgid=None):
+    """(source name, sys dict, rows by pid) from user/tests/source_dump."""
+    args = [SOURCE_DUMP] + flags + (["-T", str(tgid)] if tgid else [])
+    out = subprocess.run(args, capture_output=True, text=True, timeout=120)
+    check(out.returncode == 0, f"{args}: {out.stderr.strip()}")
+    name, si, rows = None, {}, {}
+    for line in out.stdout.splitlines():
+        kind, rest = line.split(" ", 1)
+        if kind == "source":
+            name = rest
+        elif kind == "sys":
+            k, v = rest.split()
+            si[k] = int(v)
+        else:
+            fields, comm = rest.split(" comm=", 1)  # comm last: it may hold spaces
+            r = {k: int(v) for k, v in (kv.split("=", 1) for kv in fields.split(" "))}
+            r["comm"] = comm
+            rows.setdefault(r["pid"], []).append(r)
+    return name, si, rows
+
+
+def status(pid):
+    with open(f"/proc/{pid}/status") as f:
+        return {k: v.split() for k, v in (line.split(":", 1) for line in f)}
+
+
+def cgroup2_root():
+    with open("/proc/self/mountinfo") as f:
+        return [line.split()[4] for line in f
+                if line.split(" - ")[1].startswith("cgroup2 ") and line.split()[3] == "/"][0]
+
+
+def cgroup_ino(pid):
+    with open(f"/proc/{pid}/cgroup") as f:
+        path = [line.split("::", 1)[1].strip() for line in f if line.startswith("0::")][0]
+    return os.stat(cgroup2_root() + path).st_ino
+
+
+def make_cgroup(name, pids, limit):
+    """A cgroup holding pids; memory.max = limit where the memory controller
+    is on cgroup v2 (the VM; not a hybrid host).  (path, inode, limit or 0)."""
+    root = cgroup2_root()
+    try:
+        with open(f"{root}/cgroup.subtree_control", "w") as f:
+            f.write("+memory")
+    except OSError:
+        pass  # no memory controller on v2 here
+    path = os.path.join(root, name)
+    os.makedirs(path, exist_ok=True)
+    for pid in pids:
+        with open(f"{path}/cgroup.procs", "w") as f:
+            f.write(str(pid))
+    got = 0
+    if os.path.exists(f"{path}/memory.max"):
+        with open(f"{path}/memory.max", "w") as f:
+            f.write(str(limit))
+        got = limit
+    check(got or not IN_VM, "no memory.max in the VM")
+    return path, os.stat(path).st_ino, got
+
+
+class Workload:
+    """memload with 8 MiB anon + 2 MiB shmem and 3 threads, in a cgroup of
+    its own."""
+
+    def __enter__(self):
+        self.m = Memload()
+        self.m.cmd(f"anon {8 << 20}")
+        self.m.cmd(f"shared {2 << 20}")
+        self.m.cmd("threads 3")
+        self.cg, self.m.cg_ino, self.m.cg_max = make_cgroup(CGNAME, [self.m.pid], 256 << 20)
+        return self.m
+
+    def __exit__(self, *exc):
+        self.m.close()
+        self.m.__exit__(*exc)
+        os.rmdir(self.cg)
+
+
+@test
+def source_picks_the_module_when_loaded_else_proc():
+    for flags, want in PATHS:
+        name, si, _ = source_dump(flags)
+        check(name == want, f"{flags}: source {name!r}, expected {want!r}")
+        check(si["module"] == (want == "memtrack module"), f"{flags}: module flag {si['module']}")
+        with open("/proc/meminfo") as f:
+            mi = {k: int(v.split()[0]) for k, v in (line.split(":", 1) for line in f)}
+        check(si["mem_total"] == mi["MemTotal"] * 1024,
+              f"{flags}: mem_total {si['mem_total']}, meminfo {mi['MemTotal']} kB")
+        check(si["swap_total"] == mi["SwapTotal"] * 1024, f"{flags}: swap_total")
+        if want == "/proc":
+            check(si["kmallocs"] == 0, "/proc source reports kmallocs")
+            with open("/proc/vmstat") as f:
+                vm = dict(line.split() for line in f)
+            check(si["oom_kills"] == int(vm["oom_kill"]), "oom_kills not vmstat's")
+            check(si["page_allocs"] > 0, "no page allocations from /proc/vmstat")
+        else:
+            check(si["kmallocs"] > 0, "module source has no kmallocs")
+
+
+@test
+def known_workload_row_matches_proc_status():
+    with Workload() as m:
+        for flags, want in PATHS:
+            with Stopped([m.pid]):
+                _, _, rows = source_dump(flags)
+                st = status(m.pid)
+            r = [r for r in rows.get(m.pid, []) if not r["exited"]]
+            check(len(r) == 1, f"{want}: {len(r)} rows for memload")
+            r = r[0]
+            for k, sk in (("rss_anon", "RssAnon"), ("rss_file", "RssFile"),
+                          ("rss_shmem", "RssShmem")):
+                check(abs(r[k] - int(st[sk][0]) * 1024) <= PAGE,
+                      f"{want}: {k} {r[k]}, /proc/PID/status {st[sk]}")
+            # 6.1 counts RSS per thread and folds it in every 64 faults:
+            # a few pages may be missing from both, never more
+            check(r["rss_anon"] >= (8 << 20) - 64 * PAGE and
+                  r["rss_shmem"] >= (2 << 20) - 64 * PAGE,
+                  f"{want}: anon {r['rss_anon']} shmem {r['rss_shmem']}")
+            check(r["threads"] == 4, f"{want}: {r['threads']} threads, expected 4")
+            check(r["ppid"] == os.getpid(), f"{want}: ppid {r['ppid']}")
+            check(r["cgroup_id"] == m.cg_ino == cgroup_ino(m.pid),
+                  f"{want}: cgroup_id {r['cgroup_id']}, inode {m.cg_ino}")
+            check(r["comm"] == "memload", f"{want}: comm {r['comm']!r}")
+            check(r["uid"] == os.getuid(), f"{want}: uid {r['uid']}")
+
+
+@test
+def thread_rows_of_the_workload():
+    with Workload() as m:
+        tids = sorted(int(t) for t in os.listdir(f"/proc/{m.pid}/task"))
+        for flags, want in PATHS:
+            _, _, rows = source_dump(flags, tgid=m.pid)
+            live = sorted(pid for pid, rs in rows.items() for r in rs if not r["exited"])
+            check(live == tids, f"{want}: thread rows {live}, /proc {tids}")
+            for pid in live:
+                r = rows[pid][0]
+                check(r["tgid"] == m.pid and r["threads"] == 1 and r["ppid"] == os.getpid(),
+                      f"{want}: thread {pid}: {r}")
+
+
+@test
+def threads_of_a_missing_process_fail():
+    for flags, want in PATHS:
+        out = subprocess.run([SOURCE_DUMP] + flags + ["-T", "2147483647"],
+                             capture_output=True, text=True)
+        check(out.returncode == 1 and "source_dump:" in out.stderr,
+              f"{want}: rc {out.returncode}, {out.stderr!r}")
+
+
+# ---- memtrack-top -b ------------------------------------------------------------
+
+def top_json(flags, n=1, delay=None):
+    """memtrack-top -b --json: a list of samples, each (summary, rows by pid)."""
+    args = [TOP, "-b", "--json", "-n", str(n)] + (["-d", str(delay)] if delay else []) + flags
+    out = subprocess.run(args, capture_output=True, text=True, timeout=300)
+    check(out.returncode == 0 and not out.stderr, f"{args}: rc {out.returncode} {out.stderr!r}")
+    samples = []
+    for line in out.stdout.splitlines():
+        o = json.loads(line)
+        if o["type"] == "summary":
+            samples.append((o, {}))
+        else:
+            check(o["pid"] not in samples[-1][1], f"pid {o['pid']} twice in a sample")
+            samples[-1][1][o["pid"]] = o
+    check(len(samples) == n, f"{len(samples)} samples, expected {n}")
+    return samples
+
+
+# The columns of /proc/memtrack/tasks a JSON row carries under the same name.
+SAME = ("ppid", "uid", "comm", "threads", "cgroup_id", "start_ns", "rss_anon",
+        "rss_file", "rss_shmem", "swap", "vm_total", "min_flt", "maj_flt")
+
+
+def vm_test(fn):
+    """A test of the module path: registered in the VM only."""
+    return test(fn) if IN_VM else fn
+
+
+@vm_test
+def batch_json_equals_proc_memtrack_tasks():
+    with Workload() as m:
+        with Stopped([m.pid]):
+            (summary, rows), = top_json([])
+            proc = read_table("tasks")
+        check(summary["source"] == "memtrack module" and summary["module"],
+              f"source {summary['source']!r}")
+        live = {pid: [r for r in rs if r["state"] == "R"] for pid, rs in proc.items()}
+        bad = []
+        for pid, j in rows.items():
+            if pid == os.getpid() or j["comm"] == "memtrack-top":
+                continue  # the two that run meanwhile
+            r = live.get(pid)
+            if not r:
+                bad.append((pid, "not live in /proc/memtrack/tasks"))
+                continue
+            r = r[0]
+            d = [k for k in SAME if j[k] != r[k]]
+            if j["cpu_ns"] != r["utime_ns"] + r["stime_ns"] and r["vm_total"]:
+                d.append("cpu_ns")
+            if j["rss"] != r["rss_anon"] + r["rss_file"] + r["rss_shmem"]:
+                d.append("rss")
+            if d and r["vm_total"]:  # kernel threads (no mm) may move meanwhile
+                bad.append((pid, j["comm"], [(k, j.get(k), r.get(k)) for k in d][:3]))
+        # kernel threads (workers) may start between the two reads
+        missing = [(pid, rs[0]["comm"]) for pid, rs in live.items()
+                   if rs and pid not in rows and pid != os.getpid() and rs[0]["vm_total"]]
+        check(not bad, f"{len(bad)} rows differ: {bad[:5]}")
+        check(not missing, f"live in /proc/memtrack/tasks, not in the output: {missing[:10]}")
+        check(m.pid in rows and rows[m.pid]["threads"] == 4, "memload row")
+        check(len(rows) == summary["processes"], "processes count")
+
+
+@test
+def batch_rows_of_a_known_workload():
+    with Workload() as m:
+        for flags, want in PATHS:
+            with Stopped([m.pid]):
+                (summary, rows), = top_json(flags)
+                st = status(m.pid)
+                text = subprocess.run([TOP, "-b", "-n", "1"] + flags, capture_output=True,
+                                      text=True, timeout=120).stdout
+            check(summary["source"] == want, f"{flags}: source {summary['source']!r}")
+            r = rows.get(m.pid)
+            check(r is not None, f"{want}: no memload row")
+            rss = sum(int(st[k][0]) * 1024 for k in ("RssAnon", "RssFile", "RssShmem"))
+            check(abs(r["rss"] - rss) <= PAGE, f"{want}: RSS {r['rss']}, status {rss}")
+            check(r["threads"] == 4 and r["ppid"] == os.getpid() and r["cgroup_id"] == m.cg_ino,
+                  f"{want}: {r}")
+            check(("pgalloc_rate" in r) == (want == "memtrack module"), f"{want}: pgalloc_rate")
+            check(r["cgroup"] == "/" + CGNAME and r["cgroup_max"] == m.cg_max,
+                  f"{want}: cgroup {r['cgroup']!r} max {r['cgroup_max']}, expected {m.cg_max}")
+            # The text: header lines, the column titles, a line per process.
+            lines = text.splitlines()
+            check(f"source: {want}," in lines[0], f"{want}: first line {lines[0]!r}")
+            hdr = [i for i, line in enumerate(lines) if line.split()[:3] == ["PID", "USER", "COMMAND"]]
+            check(len(hdr) == 1, f"{want}: column titles {hdr}")
+            titles = lines[hdr[0]].split()
+            check(("PGALLOC/s" in titles) == (want == "memtrack module"), f"{want}: {titles}")
+            mine = [line.split() for line in lines[hdr[0] + 1:] if line.split()[:1] == [str(m.pid)]]
+            check(len(mine) == 1, f"{want}: {len(mine)} text rows for memload")
+            row = dict(zip(titles, mine[0]))
+            check(row["COMMAND"] == "memload" and abs(int(row["RSS"]) * 1024 - rss) <= PAGE and
+                  int(row["ANON"]) == r["rss_anon"] >> 10 and row["CGROUP"] == "/" + CGNAME and
+                  row["LIMIT"] == (str(m.cg_max >> 10) if m.cg_max else "-"),
+                  f"{want}: text row {row}")
+
+
+@test
+def growth_flag_for_a_growing_process_only():
+    # 64 pages a step: 6.1 folds a thread's RSS into the mm's every 64
+    # faults, so each step shows.  Slower intervals in the VM (emulated).
+    delay = "1" if IN_VM else "0.5"
+    g = subprocess.Popen([os.path.join(TESTBIN, "grower"), "256", "100"], stdout=subprocess.PIPE)
+    try:
+        check(readline(g.stdout).strip() == "ready", "grower did not start")
+        with Workload() as m:
+            for flags, want in PATHS:
+                samples = top_json(flags, n=6, delay=delay)
+                last = samples[-1][1]
+                gr, ml = last.get(g.pid), last.get(m.pid)
+                check(gr and ml, f"{want}: rows missing")
+                check(gr["growing"] and gr["rss_growth"] > 0,
+                      f"{want}: grower not flagged: {gr}")
+                check(not ml["growing"] and ml["rss_growth"] == 0,
+                      f"{want}: steady memload flagged: {ml}")
+                # The rate is the RSS change over the window's samples.
+                t0, r0 = samples[0][0]["time"], samples[0][1][g.pid]["rss"]
+                t1 = samples[-1][0]["time"]
+                want_rate = (gr["rss"] - r0) / (t1 - t0)
+                check(gr["rss_growth"] == gr["rss"] - r0 and
+                      abs(gr["growth_rate"] - want_rate) <= 0.01 * want_rate + 1,
+                      f"{want}: rate {gr['growth_rate']}, samples say {want_rate}")
+                out = subprocess.run([TOP, "-b", "-n", "5", "-d", delay] + flags,
+                                     capture_output=True, text=True, timeout=300).stdout
+                last_text = out.split("memtrack-top - ")[-1].splitlines()
+                flags_of = {line.split()[0]: line.split()[-1] for line in last_text
+                            if line.split()[:1] in ([str(g.pid)], [str(m.pid)])}
+                check(flags_of.get(str(g.pid), "").startswith("LEAK?+") and
+                      flags_of.get(str(m.pid)) == "-", f"{want}: text flags {flags_of}")
+    finally:
+        g.kill()
+        g.wait()
+
+
+@test
+def bad_arguments_are_refused():
+    for args in (["-n", "0"], ["-n", "x"], ["-d", "0"], ["-d", "nan"], ["-d", "5000"],
+                 ["-o", "bogus"], ["--json"], ["-b", "extra"], ["--bogus"]):
+        out = subprocess.run([TOP] + (["-b"] if args != ["--json"] else []) + args,
+                             capture_output=True, text=True, timeout=60)
+        check(out.returncode == 2 and out.stderr and not out.stdout,
+              f"{args}: rc {out.returncode}, stdout {out.stdout[:80]!r}")
+
+
+# ---- the interactive view, through tmux ----------------------------------------------
+
+class Tmux:
+    """A shell in a detached tmux session of its own server, 200x50."""
+
+    count = 0
+
+    def __init__(self):
+        # A server of its own each time: a closing one may linger a moment.
+        Tmux.count += 1
+        self.sock = f"mttop{os.getpid()}-{Tmux.count}"
+        self.tmux("new-session", "-d", "-s", "t", "-x", "200", "-y", "50",
+                  "bash --norc --noprofile")
+        self.tmux("set-option", "-g", "remain-on-exit", "off")
+
+    def tmux(self, *args):
+        out = subprocess.run(["tmux", "-L", self.sock] + list(args),
+                             capture_output=True, text=True, timeout=30)
+        check(out.returncode == 0, f"tmux {args}: {out.stderr.strip()}")
+        return out.stdout
+
+    def keys(self, *keys):
+        self.tmux("send-keys", "-t", "t", *keys)
+
+    def type(self, text):
+        self.tmux("send-keys", "-t", "t", "-l", text)
+
+    def screen(self):
+        return self.tmux("capture-pane", "-p", "-t", "t").splitlines()
+
+    def wait(self, pred, what, timeout=60):
+        end = time.monotonic() + timeout
+        while True:
+            lines = self.screen()
+            got = pred(lines)
+            if got:
+                return got
+            if time.monotonic() > end:
+                raise AssertionError(f"{what}: screen was\n" + "\n".join(lines))
+            time.sleep(0.3)
+
+    def alternate_on(self):
+        return self.tmux("display", "-p", "-t", "t", "#{alternate_on}").strip() == "1"
+
+    def shell_pid(self):
+        return int(self.tmux("display", "-p", "-t", "t", "#{pane_pid}"))
+
+    def close(self):
+        subprocess.run(["tmux", "-L", self.sock, "kill-server"], capture_output=True)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def table(lines):
+    """The rows under the column titles, as dicts; None if no titles."""
+    for i, line in enumerate(lines):
+        if line.split()[:3] == ["PID", "USER", "COMMAND"]:
+            titles = line.split()
+            rows = []
+            for row in lines[i + 1:]:
+                if row.startswith("EVENTS"):
+                    break  # the events pane below the table
+                if row.strip():
+                    rows.append(dict(zip(titles, row.split())))
+            return rows
+    return None
+
+
+def start_top(tm, flags):
+    tm.type(" ".join([TOP, "-d", "1"] + flags))
+    tm.keys("Enter")
+    tm.wait(lambda ls: table(ls) and tm.alternate_on(), "memtrack-top did not start")
+
+
+def set_filter(tm, text):
+    tm.keys("/")
+    tm.wait(lambda ls: any("filter command" in line for line in ls), "no filter prompt")
+    tm.type(text)
+    tm.keys("Enter")
+
+
+def top_child(tm):
+    """The pid of memtrack-top running in the pane's shell."""
+    sh = tm.shell_pid()
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                with open(f"/proc/{pid}/stat") as f:
+                    st = f.read()
+            except FileNotFoundError:
+                continue
+            if "(memtrack-top)" in st and int(st.rsplit(")", 1)[1].split()[1]) == sh:
+                return int(pid)
+    return None
+
+
+def check_restored(tm, status, what):
+    """After memtrack-top ended: main screen back, the shell saw its exit
+    status, and the line discipline is cooked again (icanon, echo)."""
+    tm.wait(lambda ls: not tm.alternate_on(), f"{what}: alternate screen still on")
+    tm.type("echo top-exit=$?; stty -a | tr ' ' '\\n' | grep -x -e icanon -e echo | tr '\\n' ' '; echo")
+    tm.keys("Enter")
+    tm.wait(lambda ls: f"top-exit={status}" in ls and
+            any(line.strip() == "icanon echo" for line in ls),
+            f"{what}: exit status or terminal")
+
+
+class TwoMemloads:
+    """memload A (16 MiB anon, 3 threads) and B (4 MiB anon)."""
+
+    def __enter__(self):
+        self.a, self.b = Memload(), Memload()
+        self.a.cmd(f"anon {16 << 20}")
+        self.a.cmd("threads 3")
+        self.b.cmd(f"anon {4 << 20}")
+        self.cg, _, self.cg_max = make_cgroup(CGNAME + "-2", [self.a.pid, self.b.pid], 512 << 20)
+        return self
+
+    def __exit__(self, *exc):
+        for m in (self.a, self.b):
+            m.close()
+            m.__exit__(*exc)
+        os.rmdir(self.cg)
+
+
+def rss_bytes(pid):
+    st = status(pid)
+    return sum(int(st[k][0]) * 1024 for k in ("RssAnon", "RssFile", "RssShmem"))
+
+
+def memload_rows(lines):
+    rows = table(lines)
+    if rows is None:
+        return None
+    return rows if rows and all(r["COMMAND"].lstrip("`") == "memload" for r in rows) else None
+
+
+@test
+def ui_rows_sort_and_filter():
+    with TwoMemloads() as w, Tmux() as tm:
+        for flags, want in PATHS:
+            start_top(tm, flags)
+            check(any(f"source: {want}" in line for line in tm.screen()), f"{want}: header")
+            set_filter(tm, "MEMLOAD")  # any case
+            rows = tm.wait(lambda ls: (r := memload_rows(ls)) and len(r) == 2 and r,
+                           f"{want}: filter did not leave the two memloads")
+            check([r["PID"] for r in rows] == [str(w.a.pid), str(w.b.pid)],
+                  f"{want}: RSS order {[r['PID'] for r in rows]}")
+            for m, r in ((w.a, rows[0]), (w.b, rows[1])):
+                check(abs(int(r["RSS"]) * 1024 - rss_bytes(m.pid)) <= PAGE,
+                      f"{want}: RSS {r['RSS']} KiB, status {rss_bytes(m.pid)}")
+            tm.keys("I")
+            tm.wait(lambda ls: (r := memload_rows(ls)) and r[0]["PID"] == str(w.b.pid),
+                    f"{want}: I did not reverse")
+            tm.keys("I", ">")
+            tm.wait(lambda ls: "sort: ANON" in ls[0], f"{want}: > did not move to ANON")
+            tm.keys("<")
+            tm.wait(lambda ls: "sort: RSS" in ls[0], f"{want}: < did not move back to RSS")
+            tm.keys("T")
+            tm.wait(lambda ls: "sort: TIME" in ls[0], f"{want}: T")
+            tm.keys("P")
+            tm.wait(lambda ls: "sort: %CPU" in ls[0], f"{want}: P")
+            tm.keys("M")
+            tm.wait(lambda ls: "sort: RSS" in ls[0] and memload_rows(ls) and
+                    memload_rows(ls)[0]["PID"] == str(w.a.pid), f"{want}: M")
+            # u: a user with no memload leaves no rows; empty brings them back
+            tm.keys("u")
+            tm.type("nobody")
+            tm.keys("Enter")
+            tm.wait(lambda ls: table(ls) == [], f"{want}: u nobody left rows")
+            tm.keys("u", "Enter")
+            tm.wait(lambda ls: (r := memload_rows(ls)) and len(r) == 2, f"{want}: u empty")
+            tm.keys("q")
+            tm.wait(lambda ls: not tm.alternate_on(), f"{want}: q did not quit")
+
+
+@test
+def ui_threads_and_per_program_sums():
+    with TwoMemloads() as w, Tmux() as tm:
+        tids = sorted(int(t) for t in os.listdir(f"/proc/{w.a.pid}/task"))
+        check(len(tids) == 4, f"memload A has {len(tids)} threads")
+        for flags, want in PATHS:
+            start_top(tm, flags)
+            set_filter(tm, "memload")
+            tm.wait(lambda ls: (r := memload_rows(ls)) and len(r) == 2, f"{want}: filter")
+            tm.keys("H")
+            rows = tm.wait(lambda ls: (r := memload_rows(ls)) and len(r) == 6 and r,
+                           f"{want}: H did not show A's 4 threads under it")
+            check([int(r["PID"]) for r in rows[:5]] == [w.a.pid] + tids and
+                  int(rows[5]["PID"]) == w.b.pid, f"{want}: rows {[r['PID'] for r in rows]}")
+            tm.keys("H", "p")
+            rows = tm.wait(lambda ls: (r := memload_rows(ls)) and len(r) == 1 and r,
+                           f"{want}: p did not sum the memloads")
+            total = rss_bytes(w.a.pid) + rss_bytes(w.b.pid)
+            check(rows[0]["PID"] == "2x" and abs(int(rows[0]["RSS"]) * 1024 - total) <= PAGE,
+                  f"{want}: per-program row {rows[0]}, status says {total}")
+            # g: the cgroup holding both, summed, with its memory.max
+            tm.keys("g")
+            rows = tm.wait(lambda ls: (r := table(ls)) and len(r) == 1 and
+                           r[0]["COMMAND"] == "(cgroup)" and r, f"{want}: g")
+            limit = str(w.cg_max >> 10) if w.cg_max else "-"
+            check(rows[0]["PID"] == "2x" and rows[0]["CGROUP"] == f"/{CGNAME}-2" and
+                  rows[0]["LIMIT"] == limit and
+                  abs(int(rows[0]["RSS"]) * 1024 - total) <= PAGE,
+                  f"{want}: per-cgroup row {rows[0]}, expected RSS {total} limit {limit}")
+            tm.keys("q")
+            tm.wait(lambda ls: not tm.alternate_on(), f"{want}: q")
+
+
+@test
+def ui_help_resize_and_quit_restore_the_terminal():
+    with Tmux() as tm:
+        start_top(tm, [])
+        tm.keys("h")
+        tm.wait(lambda ls: ls[0].startswith("memtrack-top keys"), "h: no help")
+        tm.keys("x")
+        tm.wait(table, "a key did not leave the help")
+        tm.tmux("resize-window", "-t", "t", "-x", "100", "-y", "30")
+        tm.wait(lambda ls: len(ls) == 30 and table(ls) and ls[0].startswith("memtrack-top -")
+                and "]" in ls[1] and len(ls[1].rstrip()) <= 100, "not redrawn at 100x30")
+        tm.keys("q")
+        check_restored(tm, 0, "q")
+
+
+@test
+def ui_ctrl_c_and_crash_restore_the_terminal():
+    with Tmux() as tm:
+        for sig, status in (("C-c", 130), ("SEGV", 139)):
+            tm.keys("clear", "Enter")
+            start_top(tm, [])
+            if sig == "C-c":
+                tm.keys("C-c")
+            else:
+                os.kill(top_child(tm), 11)
+            check_restored(tm, status, sig)
+
+
+@test
+def ui_events_pane_shows_growth_and_rss_alerts():
+    with Tmux() as tm:
+        for flags, want in PATHS:
+            start_top(tm, flags)
+            module = want == "memtrack module"
+            if not module:
+                tm.wait(lambda ls: any("EVENTS" in line and "need the memtrack module" in line
+                                       for line in ls), f"{want}: pane status")
+            g = subprocess.Popen([os.path.join(TESTBIN, "grower"), "256", "100"],
+                                 stdout=subprocess.PIPE)
+            try:
+                check(readline(g.stdout).strip() == "ready", "grower did not start")
+                tm.wait(lambda ls: any(f"growth: {g.pid} (grower)" in line for line in ls),
+                        f"{want}: no growth alert for grower", timeout=120)
+            finally:
+                g.kill()
+                g.wait()
+            if module:
+                cfg = read_config()["rss_alert_kb"]
+                set_config("rss_alert_kb", str(32 << 10))
+                try:
+                    with Memload() as m:
+                        # The module samples RSS once a second: let it see
+                        # memload small before it crosses the threshold.
+                        time.sleep(2.5)
+                        m.cmd(f"anon {48 << 20}")
+                        tm.wait(lambda ls: any(f"RSS alert: {m.pid}," in line for line in ls),
+                                f"{want}: no RSS alert for memload", timeout=120)
+                        m.close()
+                finally:
+                    set_config("rss_alert_kb", cfg)
+            tm.keys("e")
+            tm.wait(lambda ls: not any(line.startswith("EVENTS") for line in ls), "e: pane stays")
+            tm.keys("q")
+            tm.wait(lambda ls: not tm.alternate_on(), f"{want}: q")
+
+
+if __name__ == "__main__":
+    sys.exit(run_tests(sys.argv))

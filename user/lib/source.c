@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: LGPL-2.1
+/*
+ * One data source for a top: memtrack.ko through generic netlink when it is
+ * loaded, /proc otherwise, behind the same calls and the same row format.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "memtrack.h"
+#include "internal.h"
+#include "source.h"
+
+struct mt_source {
+	struct mt_handle *h;		/* NULL: /proc */
+};
+
+struct mt_source *mt_source_open(int flags)
+{
+	struct mt_source *src;
+
+	if (flags & ~MT_SOURCE_PROC) {
+		mt_seterr(-EINVAL, "%s: unknown flags %#x", __func__, flags);
+		errno = EINVAL;
+		return NULL;
+	}
+	src = calloc(1, sizeof(*src));
+	if (!src) {
+		mt_seterr(-ENOMEM, "out of memory");
+		errno = ENOMEM;
+		return NULL;
+	}
+	/* No module (or no netlink family): /proc, which always works. */
+	if (!(flags & MT_SOURCE_PROC))
+		src->h = mt_open(0);
+	return src;
+}
+
+void mt_source_close(struct mt_source *src)
+{
+	if (!src)
+		return;
+	mt_close(src->h);
+	free(src);
+}
+
+bool mt_source_is_module(const struct mt_source *src)
+{
+	return src->h;
+}
+
+struct mt_handle *mt_source_handle(struct mt_source *src)
+{
+	return src->h;
+}
+
+const char *mt_source_name(const struct mt_source *src)
+{
+	return src->h ? "memtrack module" : "/proc";
+}
+
+int mt_source_sysinfo(struct mt_source *src, struct mt_sysinfo *si)
+{
+	struct memtrack_summary sum;
+	int err;
+
+	memset(si, 0, sizeof(*si));
+	/* Swap total and buffers are not in the module's summary. */
+	err = mt_proc_meminfo(si);
+	if (err)
+		return err;
+	if (!src->h)
+		return mt_proc_vmstat(&si->sum);
+	err = mt_get_summary(src->h, &sum);
+	if (err)
+		return err;
+	si->sum = sum;
+	si->module = true;
+	return 0;
+}
+
+int mt_source_tasks(struct mt_source *src, struct memtrack_task **out,
+		    size_t *n)
+{
+	if (src->h)
+		return mt_dump_tasks(src->h, NULL, out, n);
+	return mt_proc_tasks(out, n);
+}
+
+int mt_source_threads(struct mt_source *src, pid_t tgid,
+		      struct memtrack_task **out, size_t *n)
+{
+	int err;
+
+	if (tgid <= 0)
+		return mt_seterr(-EINVAL, "%s: bad tgid %d", __func__, tgid);
+	if (!src->h)
+		return mt_proc_threads(tgid, out, n);
+	err = mt_dump_threads(src->h, tgid, out, n);
+	/* The same answer as /proc gives for a process that is not there. */
+	if (!err && !*n) {
+		free(*out);
+		*out = NULL;
+		err = mt_seterr(-ESRCH, "no process %d", tgid);
+	}
+	return err;
+}

@@ -1,0 +1,296 @@
+// SPDX-License-Identifier: LGPL-2.1
+/*
+ * Task rows without the module: /proc/PID/stat (identity, faults, CPU and
+ * start time), status (uid and the memory split) and cgroup (the cgroup v2
+ * path, whose directory inode is the cgroup id), as struct memtrack_task.
+ * A process that goes away while we read it is skipped.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "memtrack.h"
+#include "internal.h"
+#include "source.h"
+
+#define CG_CACHE	64
+
+/* Processes mostly share a few cgroups: remember their inodes per scan. */
+struct cg_cache {
+	char root[256];			/* where cgroup2 is mounted */
+	size_t n;
+	struct {
+		char *path;
+		uint64_t ino;
+	} e[CG_CACHE];
+};
+
+struct rows {
+	struct memtrack_task *v;
+	size_t n, cap;
+	struct cg_cache cg;
+	long tick_ns;
+};
+
+/* Whole small file into buf (terminated); its length or a negative errno. */
+static ssize_t read_file(const char *path, char *buf, size_t size)
+{
+	ssize_t len;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	len = read(fd, buf, size - 1);
+	if (len < 0)
+		len = -errno;
+	else
+		buf[len] = '\0';
+	close(fd);
+	return len;
+}
+
+/* The cgroup2 mount point from /proc/self/mountinfo, else /sys/fs/cgroup. */
+void mt_cgroup2_root(char *buf, size_t len)
+{
+	char line[1024], root[256], mnt[256], *sep;
+	FILE *f;
+
+	snprintf(buf, len, "/sys/fs/cgroup");
+	f = fopen("/proc/self/mountinfo", "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		/* ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTIONS [TAGS...] - FSTYPE */
+		sep = strstr(line, " - ");
+		if (sep && !strncmp(sep + 3, "cgroup2 ", 8) &&
+		    sscanf(line, "%*d %*d %*s %255s %255s", root, mnt) == 2 &&
+		    !strcmp(root, "/")) {
+			snprintf(buf, len, "%s", mnt);
+			break;
+		}
+	}
+	fclose(f);
+}
+
+static uint64_t cg_ino(struct cg_cache *c, const char *path)
+{
+	char full[4096];
+	struct stat st;
+	size_t i;
+
+	for (i = 0; i < c->n; i++)
+		if (!strcmp(c->e[i].path, path))
+			return c->e[i].ino;
+	snprintf(full, sizeof(full), "%s%s", c->root, path);
+	if (stat(full, &st))
+		return 0;
+	if (c->n < CG_CACHE) {
+		c->e[c->n].path = strdup(path);
+		if (c->e[c->n].path)
+			c->e[c->n++].ino = st.st_ino;
+	}
+	return st.st_ino;
+}
+
+static void cg_free(struct cg_cache *c)
+{
+	while (c->n)
+		free(c->e[--c->n].path);
+}
+
+/* "0::/path" of /proc/.../cgroup; 0 without cgroup v2. */
+static uint64_t read_cgroup(struct rows *r, const char *dir)
+{
+	char path[64], buf[4096], *p, *nl;
+
+	snprintf(path, sizeof(path), "%s/cgroup", dir);
+	if (read_file(path, buf, sizeof(buf)) <= 0)
+		return 0;
+	for (p = buf; p && *p; p = nl ? nl + 1 : NULL) {
+		nl = strchr(p, '\n');
+		if (nl)
+			*nl = '\0';
+		if (!strncmp(p, "0::", 3))
+			return cg_ino(&r->cg, p + 3);
+	}
+	return 0;
+}
+
+static int read_stat(struct rows *r, const char *dir, struct memtrack_task *t)
+{
+	unsigned long long minflt, majflt, utime, stime, start, vsize;
+	char path[64], buf[1024], *open_paren, *close_paren;
+	int ppid, nthreads;
+	size_t len;
+
+	snprintf(path, sizeof(path), "%s/stat", dir);
+	if (read_file(path, buf, sizeof(buf)) <= 0)
+		return -ENOENT;
+	open_paren = strchr(buf, '(');
+	close_paren = strrchr(buf, ')');
+	if (!open_paren || !close_paren || close_paren < open_paren)
+		return -EBADMSG;
+	len = close_paren - open_paren - 1;
+	if (len >= sizeof(t->comm))
+		len = sizeof(t->comm) - 1;
+	memcpy(t->comm, open_paren + 1, len);
+	/* Fields 3.. of proc(5): state ppid ... minflt(10) ... vsize(23). */
+	if (sscanf(close_paren + 2,
+		   "%*c %d %*d %*d %*d %*d %*u %llu %*u %llu %*u %llu %llu "
+		   "%*d %*d %*d %*d %d %*d %llu %llu",
+		   &ppid, &minflt, &majflt, &utime, &stime, &nthreads, &start,
+		   &vsize) != 8)
+		return -EBADMSG;
+	t->ppid = ppid;
+	t->threads = nthreads;
+	t->counters[MEMTRACK_CTR_MIN_FLT] = minflt;
+	t->counters[MEMTRACK_CTR_MAJ_FLT] = majflt;
+	t->utime_ns = utime * r->tick_ns;
+	t->stime_ns = stime * r->tick_ns;
+	t->start_ns = start * r->tick_ns;
+	t->mm.vm_total = vsize;
+	return 0;
+}
+
+struct status_field {
+	const char *name;
+	size_t off;
+};
+
+#define MM(f)	offsetof(struct memtrack_task, mm.f)
+static const struct status_field status_fields[] = {
+	{ "RssAnon:", MM(rss_anon) },
+	{ "RssFile:", MM(rss_file) },
+	{ "RssShmem:", MM(rss_shmem) },
+	{ "VmSwap:", MM(swap) },
+	{ "VmHWM:", MM(rss_peak) },
+	{ "VmData:", MM(vm_data) },
+	{ "VmStk:", MM(vm_stack) },
+	{ "VmExe:", MM(vm_exec) },
+	{ "VmLib:", MM(vm_exec) },
+	{ "VmPTE:", MM(pgtables) },
+};
+
+static int read_status(const char *dir, struct memtrack_task *t)
+{
+	char path[64], buf[4096], *p, *nl;
+	unsigned long long v;
+	size_t i, n;
+
+	snprintf(path, sizeof(path), "%s/status", dir);
+	if (read_file(path, buf, sizeof(buf)) <= 0)
+		return -ENOENT;
+	for (p = buf; p && *p; p = nl ? nl + 1 : NULL) {
+		nl = strchr(p, '\n');
+		if (!strncmp(p, "Uid:", 4)) {
+			t->uid = strtoul(p + 4, NULL, 10);
+			continue;
+		}
+		for (i = 0; i < sizeof(status_fields) / sizeof(status_fields[0]); i++) {
+			n = strlen(status_fields[i].name);
+			if (strncmp(p, status_fields[i].name, n))
+				continue;
+			v = strtoull(p + n, NULL, 10);
+			*(__u64 *)((char *)t + status_fields[i].off) += v << 10;
+		}
+	}
+	return 0;
+}
+
+static struct memtrack_task *new_row(struct rows *r)
+{
+	struct memtrack_task *v;
+	size_t cap;
+
+	if (r->n == r->cap) {
+		cap = r->cap ? r->cap * 2 : 256;
+		v = realloc(r->v, cap * sizeof(*v));
+		if (!v)
+			return NULL;
+		r->v = v;
+		r->cap = cap;
+	}
+	memset(&r->v[r->n], 0, sizeof(r->v[0]));
+	return &r->v[r->n];
+}
+
+/* One row from dir (/proc/PID or /proc/TGID/task/TID); gone: skipped. */
+static int add_row(struct rows *r, const char *dir, pid_t pid, pid_t tgid,
+		   bool thread)
+{
+	struct memtrack_task *t = new_row(r);
+
+	if (!t)
+		return mt_seterr(-ENOMEM, "out of memory");
+	t->pid = pid;
+	t->tgid = tgid;
+	if (read_stat(r, dir, t) || read_status(dir, t))
+		return 0;
+	if (thread)
+		t->threads = 1;
+	t->cgroup_id = read_cgroup(r, dir);
+	r->n++;
+	return 0;
+}
+
+static int scan(struct rows *r, const char *dir, pid_t tgid)
+{
+	char path[64];
+	struct dirent *d;
+	int err = 0;
+	pid_t pid;
+	DIR *dp;
+
+	dp = opendir(dir);
+	if (!dp)
+		return mt_seterr(-errno, "%s: %s", dir, strerror(errno));
+	r->tick_ns = 1000000000L / sysconf(_SC_CLK_TCK);
+	mt_cgroup2_root(r->cg.root, sizeof(r->cg.root));
+	while (!err && (d = readdir(dp))) {
+		pid = atoi(d->d_name);
+		if (pid <= 0)
+			continue;
+		snprintf(path, sizeof(path), "%s/%d", dir, pid);
+		err = add_row(r, path, pid, tgid ? tgid : pid, tgid);
+	}
+	closedir(dp);
+	cg_free(&r->cg);
+	return err;
+}
+
+static int finish(struct rows *r, int err, struct memtrack_task **out,
+		  size_t *n)
+{
+	if (err) {
+		free(r->v);
+		return err;
+	}
+	*out = r->v;
+	*n = r->n;
+	return 0;
+}
+
+int mt_proc_tasks(struct memtrack_task **out, size_t *n)
+{
+	struct rows r = { 0 };
+
+	return finish(&r, scan(&r, "/proc", 0), out, n);
+}
+
+int mt_proc_threads(pid_t tgid, struct memtrack_task **out, size_t *n)
+{
+	struct rows r = { 0 };
+	char dir[64];
+	int err;
+
+	snprintf(dir, sizeof(dir), "/proc/%d/task", tgid);
+	err = scan(&r, dir, tgid);
+	if (err == -ENOENT)
+		err = mt_seterr(-ESRCH, "no process %d", tgid);
+	return finish(&r, err, out, n);
+}

@@ -1,0 +1,192 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * memtrack-top: a memory-first top.  Who holds memory, who grows, who
+ * allocates and who faults, from memtrack.ko when it is loaded and from
+ * /proc otherwise.
+ *
+ *   memtrack-top [-d SECONDS] [-o SORT] [--proc]       interactive
+ *   memtrack-top -b [-n ITERATIONS] [-d SECONDS] [--json] [-o SORT] [--proc]
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "top.h"
+#include "top_ui.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: memtrack-top [-d SECONDS] [-o SORT] [--proc]\n"
+		"       memtrack-top -b [-n ITERATIONS] [-d SECONDS] [--json] [-o SORT] [--proc]\n"
+		"  (interactive: h for the keys)\n"
+		"  -b, --batch        print samples as text (like top -b), no terminal\n"
+		"  -n, --iterations N stop after N samples (default: until killed)\n"
+		"  -d, --delay SEC    seconds between samples, 0.1..3600 (default 2)\n"
+		"  -j, --json         JSON lines: a summary object, then one per process\n"
+		"  -o, --sort KEY     rss (default), cpu, time, pid, growth\n"
+		"      --proc         read /proc even when the memtrack module is loaded\n"
+		"  -h, --help         this help\n");
+}
+
+static const char *const sort_names[] = {
+	[TOP_SORT_RSS] = "rss", [TOP_SORT_CPU] = "cpu",
+	[TOP_SORT_TIME] = "time", [TOP_SORT_PID] = "pid",
+	[TOP_SORT_GROWTH] = "growth",
+};
+
+struct opts {
+	bool batch, json, proc;
+	long iterations;		/* 0: for ever */
+	double delay;
+	enum top_sort sort;
+};
+
+static int parse_sort(const char *s, enum top_sort *out)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(sort_names) / sizeof(sort_names[0]); i++)
+		if (!strcmp(s, sort_names[i])) {
+			*out = i;
+			return 0;
+		}
+	return -1;
+}
+
+/* 0, or 2 after printing why (the exit status of a usage error). */
+static int parse_args(int argc, char **argv, struct opts *o)
+{
+	static const struct option longopts[] = {
+		{ "batch", no_argument, NULL, 'b' },
+		{ "iterations", required_argument, NULL, 'n' },
+		{ "delay", required_argument, NULL, 'd' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "sort", required_argument, NULL, 'o' },
+		{ "proc", no_argument, NULL, 'P' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	char *end;
+	int c;
+
+	*o = (struct opts){ .delay = 2, .sort = TOP_SORT_RSS };
+	while ((c = getopt_long(argc, argv, "bn:d:jo:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'b':
+			o->batch = true;
+			break;
+		case 'n':
+			errno = 0;
+			o->iterations = strtol(optarg, &end, 10);
+			if (errno || *end || end == optarg || o->iterations <= 0) {
+				fprintf(stderr, "memtrack-top: -n: not a positive count: %s\n", optarg);
+				return 2;
+			}
+			break;
+		case 'd':
+			errno = 0;
+			o->delay = strtod(optarg, &end);
+			if (errno || *end || end == optarg || !isfinite(o->delay) ||
+			    o->delay < 0.1 || o->delay > 3600) {
+				fprintf(stderr, "memtrack-top: -d: seconds from 0.1 to 3600: %s\n", optarg);
+				return 2;
+			}
+			break;
+		case 'j':
+			o->json = true;
+			break;
+		case 'o':
+			if (parse_sort(optarg, &o->sort)) {
+				fprintf(stderr, "memtrack-top: -o: unknown sort key: %s\n", optarg);
+				return 2;
+			}
+			break;
+		case 'P':
+			o->proc = true;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "memtrack-top: unexpected argument: %s\n", argv[optind]);
+		return 2;
+	}
+	if (o->json && !o->batch) {
+		fprintf(stderr, "memtrack-top: --json needs -b\n");
+		return 2;
+	}
+	return 0;
+}
+
+static void sleep_for(double sec)
+{
+	struct timespec ts = { .tv_sec = (time_t)sec };
+
+	ts.tv_nsec = (long)((sec - ts.tv_sec) * 1e9);
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+static int run_batch(struct mt_source *src, const struct opts *o)
+{
+	struct top_table tb;
+	long i;
+	int err = 0;
+
+	top_table_init(&tb, src);
+	for (i = 0; !o->iterations || i < o->iterations; i++) {
+		if (i)
+			sleep_for(o->delay);
+		err = top_table_refresh(&tb);
+		if (err) {
+			fprintf(stderr, "memtrack-top: %s\n", mt_errmsg());
+			break;
+		}
+		top_table_sort(&tb, o->sort, false);
+		if (o->json)
+			top_batch_json(stdout, &tb, mt_source_name(src));
+		else
+			top_batch_text(stdout, &tb, mt_source_name(src));
+		if (fflush(stdout) == EOF)
+			break;		/* reader gone: nothing to print to */
+	}
+	top_table_free(&tb);
+	return err ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct mt_source *src;
+	struct opts o;
+	int rc;
+
+	rc = parse_args(argc, argv, &o);
+	if (rc)
+		return rc;
+	if (!o.batch && (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))) {
+		fprintf(stderr, "memtrack-top: not a terminal: use -b for batch output\n");
+		return 2;
+	}
+	if (!o.batch && o.iterations) {
+		fprintf(stderr, "memtrack-top: -n needs -b\n");
+		return 2;
+	}
+	src = mt_source_open(o.proc ? MT_SOURCE_PROC : 0);
+	if (!src) {
+		fprintf(stderr, "memtrack-top: %s\n", mt_errmsg());
+		return 1;
+	}
+	rc = o.batch ? run_batch(src, &o) : top_ui_run(src, o.delay, o.sort);
+	mt_source_close(src);
+	return rc;
+}

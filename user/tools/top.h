@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * memtrack-top: the process table (top_table.c), its columns
+ * (top_columns.c), batch output (top_batch.c) and the command line
+ * (memtrack-top.c).
+ */
+#ifndef MEMTRACK_TOP_H
+#define MEMTRACK_TOP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include "memtrack.h"
+#include "top_cgroup.h"
+
+/* RSS samples kept per process: the growth window. */
+#define TOP_WINDOW	10
+/* Intervals of uninterrupted RSS growth before a process is flagged. */
+#define TOP_GROWTH_MIN	3
+
+struct top_row {
+	struct memtrack_task t;
+	char user[32];
+	/* per second over the last interval; 0 on the first sample */
+	double cpu_pct;
+	double minflt_rate, majflt_rate, pgalloc_rate, kmalloc_rate;
+	/* RSS change over the samples in the window, and whether it rose in
+	 * every interval of it (at least TOP_GROWTH_MIN): a leak suspect */
+	int64_t rss_growth;
+	double growth_rate;		/* bytes/s over the window */
+	bool growing;
+	bool growth_new;		/* growing now, not at the last sample */
+	/* interactive view: processes summed in a per-program row (0: a
+	 * process), depth in the tree, a thread row */
+	unsigned int group;
+	unsigned int depth;
+	bool thread;
+	/* the process's cgroup: path under the cgroup2 root, memory.max */
+	char cgroup[128];
+	uint64_t cg_max;
+};
+
+static inline uint64_t top_rss(const struct memtrack_task *t)
+{
+	return t->mm.rss_anon + t->mm.rss_file + t->mm.rss_shmem;
+}
+
+struct top_hist;
+
+struct top_table {
+	struct mt_source *src;
+	struct mt_sysinfo si;
+	struct top_row *rows;
+	size_t n;
+	double now;			/* CLOCK_MONOTONIC seconds of the sample */
+	double interval;		/* since the previous sample; 0 first */
+	struct top_hist *hist;		/* per process, sorted by pid */
+	size_t nhist;
+	struct top_cgroups cgroups;
+};
+
+void top_table_init(struct top_table *tb, struct mt_source *src);
+void top_table_free(struct top_table *tb);
+/* A new sample: rows of every live process with rates and growth. */
+int top_table_refresh(struct top_table *tb);
+
+enum top_sort {
+	TOP_SORT_RSS,
+	TOP_SORT_CPU,
+	TOP_SORT_TIME,
+	TOP_SORT_PID,
+	TOP_SORT_GROWTH,
+	TOP_SORT_ANON,
+	TOP_SORT_FILE,
+	TOP_SORT_SHMEM,
+	TOP_SORT_SWAP,
+	TOP_SORT_VIRT,
+	TOP_SORT_MINFLT,
+	TOP_SORT_MAJFLT,
+	TOP_SORT_PGALLOC,
+	TOP_SORT_KMALLOC,
+	TOP_SORT_NONE,			/* a column that does not sort */
+};
+void top_table_sort(struct top_table *tb, enum top_sort by, bool reverse);
+/* Largest first by the key, then by pid; for any array of rows. */
+void top_rows_sort(struct top_row *rows, size_t n, enum top_sort by,
+		   bool reverse);
+
+/* Batch output of one sample (top_batch.c). */
+void top_batch_text(FILE *f, const struct top_table *tb, const char *source);
+void top_batch_json(FILE *f, const struct top_table *tb, const char *source);
+
+#endif

@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * memtrack-top -b: one sample as plain text, like top -b (header lines,
+ * then a line per process), or as JSON lines: a "summary" object, then one
+ * "task" object per process, sizes in bytes.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <time.h>
+#include "top.h"
+#include "top_columns.h"
+
+#define KIB(x)	((uint64_t)(x) >> 10)
+
+/* What top calls buff/cache: page cache (with buffers) and reclaimable slab. */
+static uint64_t cache_bytes(const struct memtrack_summary *s)
+{
+	return s->file_pages + s->slab_reclaimable;
+}
+
+static uint64_t used_bytes(const struct memtrack_summary *s)
+{
+	uint64_t free_cache = s->mem_free + cache_bytes(s);
+
+	return s->mem_total > free_cache ? s->mem_total - free_cache : 0;
+}
+
+void top_batch_text(FILE *f, const struct top_table *tb, const char *source)
+{
+	const struct memtrack_summary *s = &tb->si.sum;
+	char line[512], when[16];
+	time_t now = time(NULL);
+	size_t i;
+
+	strftime(when, sizeof(when), "%H:%M:%S", localtime(&now));
+	fprintf(f, "memtrack-top - %s, source: %s, processes: %zu\n", when,
+		source, tb->n);
+	fprintf(f, "KiB Mem : %" PRIu64 " total, %" PRIu64 " free, %" PRIu64
+		" used, %" PRIu64 " cache\n", KIB(s->mem_total),
+		KIB(s->mem_free), KIB(used_bytes(s)), KIB(cache_bytes(s)));
+	fprintf(f, "KiB Use : %" PRIu64 " anon, %" PRIu64 " file, %" PRIu64
+		" shmem, %" PRIu64 " slab, %" PRIu64 " dirty, %" PRIu64
+		" writeback\n", KIB(s->anon_pages), KIB(s->file_pages),
+		KIB(s->shmem), KIB(s->slab_reclaimable + s->slab_unreclaimable),
+		KIB(s->dirty), KIB(s->writeback));
+	fprintf(f, "KiB Swap: %" PRIu64 " total, %" PRIu64 " free, %" PRIu64
+		" used\n", KIB(tb->si.swap_total), KIB(s->swap_free),
+		KIB(tb->si.swap_total - s->swap_free));
+	if (tb->si.module)
+		fprintf(f, "Since load: %" PRIu64 " reclaim stalls, %" PRIu64
+			" allocation failures, %" PRIu64 " OOM kills\n",
+			(uint64_t)s->direct_reclaim_stalls,
+			(uint64_t)s->page_alloc_failures,
+			(uint64_t)s->oom_kills);
+	else
+		fprintf(f, "Since boot: %" PRIu64 " reclaim stalls, %" PRIu64
+			" OOM kills (allocation failures: module only)\n",
+			(uint64_t)s->direct_reclaim_stalls,
+			(uint64_t)s->oom_kills);
+	fputc('\n', f);
+	top_format_header(line, sizeof(line), tb->si.module);
+	fprintf(f, "%s\n", line);
+	for (i = 0; i < tb->n; i++) {
+		top_format_row(&tb->rows[i], line, sizeof(line), tb->si.module);
+		fprintf(f, "%s\n", line);
+	}
+	fputc('\n', f);
+}
+
+static void json_string(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			fprintf(f, "\\%c", *s);
+		else if ((unsigned char)*s < 0x20 || (unsigned char)*s >= 0x7f)
+			fprintf(f, "\\u%04x", (unsigned char)*s);
+		else
+			fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
+static void json_row(FILE *f, const struct top_row *r, bool module)
+{
+	const struct memtrack_task *t = &r->t;
+
+	fprintf(f, "{\"type\":\"task\",\"pid\":%d,\"ppid\":%d,\"uid\":%u,"
+		"\"user\":", t->pid, t->ppid, t->uid);
+	json_string(f, r->user);
+	fprintf(f, ",\"comm\":");
+	json_string(f, t->comm);
+	fprintf(f, ",\"cgroup\":");
+	json_string(f, r->cgroup);
+	fprintf(f, ",\"cgroup_max\":%" PRIu64, r->cg_max);
+	fprintf(f, ",\"threads\":%u,\"cgroup_id\":%llu,\"cpu_pct\":%.2f,"
+		"\"cpu_ns\":%llu,\"start_ns\":%llu,"
+		"\"rss\":%" PRIu64 ",\"rss_anon\":%llu,\"rss_file\":%llu,"
+		"\"rss_shmem\":%llu,\"swap\":%llu,\"vm_total\":%llu,"
+		"\"min_flt\":%llu,\"maj_flt\":%llu,"
+		"\"minflt_rate\":%.1f,\"majflt_rate\":%.1f,",
+		t->threads, (unsigned long long)t->cgroup_id, r->cpu_pct,
+		(unsigned long long)(t->utime_ns + t->stime_ns),
+		(unsigned long long)t->start_ns, top_rss(t),
+		(unsigned long long)t->mm.rss_anon,
+		(unsigned long long)t->mm.rss_file,
+		(unsigned long long)t->mm.rss_shmem,
+		(unsigned long long)t->mm.swap,
+		(unsigned long long)t->mm.vm_total,
+		(unsigned long long)t->counters[MEMTRACK_CTR_MIN_FLT],
+		(unsigned long long)t->counters[MEMTRACK_CTR_MAJ_FLT],
+		r->minflt_rate, r->majflt_rate);
+	if (module)
+		fprintf(f, "\"pgalloc_rate\":%.1f,\"kmalloc_rate\":%.1f,",
+			r->pgalloc_rate, r->kmalloc_rate);
+	fprintf(f, "\"rss_growth\":%" PRId64 ",\"growth_rate\":%.1f,"
+		"\"growing\":%s}\n", r->rss_growth, r->growth_rate,
+		r->growing ? "true" : "false");
+}
+
+void top_batch_json(FILE *f, const struct top_table *tb, const char *source)
+{
+	const struct memtrack_summary *s = &tb->si.sum;
+	size_t i;
+
+	fprintf(f, "{\"type\":\"summary\",\"source\":");
+	json_string(f, source);
+	fprintf(f, ",\"module\":%s,\"processes\":%zu,\"time\":%.6f,"
+		"\"interval\":%.6f,"
+		"\"mem_total\":%llu,\"mem_free\":%llu,\"used\":%" PRIu64
+		",\"cache\":%" PRIu64 ",\"anon\":%llu,\"file\":%llu,"
+		"\"shmem\":%llu,\"slab\":%llu,\"dirty\":%llu,"
+		"\"writeback\":%llu,\"swap_total\":%llu,\"swap_free\":%llu,"
+		"\"reclaim_stalls\":%llu,\"oom_kills\":%llu",
+		tb->si.module ? "true" : "false", tb->n, tb->now, tb->interval,
+		(unsigned long long)s->mem_total,
+		(unsigned long long)s->mem_free, used_bytes(s),
+		cache_bytes(s), (unsigned long long)s->anon_pages,
+		(unsigned long long)s->file_pages,
+		(unsigned long long)s->shmem,
+		(unsigned long long)(s->slab_reclaimable +
+				     s->slab_unreclaimable),
+		(unsigned long long)s->dirty,
+		(unsigned long long)s->writeback,
+		(unsigned long long)tb->si.swap_total,
+		(unsigned long long)s->swap_free,
+		(unsigned long long)s->direct_reclaim_stalls,
+		(unsigned long long)s->oom_kills);
+	if (tb->si.module)
+		fprintf(f, ",\"alloc_failures\":%llu",
+			(unsigned long long)s->page_alloc_failures);
+	fprintf(f, "}\n");
+	for (i = 0; i < tb->n; i++)
+		json_row(f, &tb->rows[i], tb->si.module);
+}

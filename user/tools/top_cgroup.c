@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The task rows carry a cgroup id (the inode of the cgroup's directory);
+ * a walk of the cgroup2 tree per refresh turns it into a path and the
+ * cgroup's memory.max.  A few hundred directories: cheap next to the rows.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "memtrack.h"
+#include "top_cgroup.h"
+
+static struct top_cgroups *walking;
+static size_t root_len;
+static int walk_err;
+
+static uint64_t read_max(const char *dir)
+{
+	char path[4200], buf[32];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/memory.max", dir);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	return strtoull(buf, NULL, 10);	/* "max": 0, no limit */
+}
+
+static int visit(const char *path, const struct stat *st, int type,
+		 struct FTW *ftw)
+{
+	struct top_cgroups *cg = walking;
+	struct top_cgroup *c, *v;
+	size_t cap;
+
+	(void)ftw;
+	if (type != FTW_D)
+		return 0;
+	if (cg->n == cg->cap) {
+		cap = cg->cap ? cg->cap * 2 : 64;
+		v = realloc(cg->v, cap * sizeof(*v));
+		if (!v) {
+			walk_err = -ENOMEM;
+			return 1;
+		}
+		cg->v = v;
+		cg->cap = cap;
+	}
+	c = &cg->v[cg->n++];
+	c->id = st->st_ino;
+	snprintf(c->path, sizeof(c->path), "%s",
+		 path[root_len] ? path + root_len : "/");
+	c->max = read_max(path);
+	return 0;
+}
+
+static int cmp_id(const void *a, const void *b)
+{
+	uint64_t x = ((const struct top_cgroup *)a)->id;
+	uint64_t y = ((const struct top_cgroup *)b)->id;
+
+	return (x > y) - (x < y);
+}
+
+int top_cgroups_scan(struct top_cgroups *cg)
+{
+	char root[256];
+
+	mt_cgroup2_root(root, sizeof(root));
+	cg->n = 0;
+	walking = cg;
+	root_len = strlen(root);
+	walk_err = 0;
+	/* Unreadable parts are skipped: a missing name is not an error. */
+	nftw(root, visit, 16, FTW_PHYS | FTW_MOUNT);
+	qsort(cg->v, cg->n, sizeof(*cg->v), cmp_id);
+	return walk_err;
+}
+
+const struct top_cgroup *top_cgroup_find(const struct top_cgroups *cg,
+					 uint64_t id)
+{
+	struct top_cgroup key = { .id = id };
+
+	return cg->n ? bsearch(&key, cg->v, cg->n, sizeof(*cg->v), cmp_id) :
+		       NULL;
+}
+
+void top_cgroups_free(struct top_cgroups *cg)
+{
+	free(cg->v);
+	memset(cg, 0, sizeof(*cg));
+}

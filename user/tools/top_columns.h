@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* memtrack-top's columns, shared by the batch and the interactive views. */
+#ifndef MEMTRACK_TOP_COLUMNS_H
+#define MEMTRACK_TOP_COLUMNS_H
+
+#include <stddef.h>
+#include "top.h"
+
+struct top_column {
+	const char *title;
+	int width;			/* negative: left-aligned */
+	bool module_only;		/* shown only with the module */
+	enum top_sort sort;		/* what sorting by it means */
+	/* The cell's text, at most len - 1 characters. */
+	void (*cell)(const struct top_row *r, char *buf, size_t len);
+};
+
+extern const struct top_column top_columns[];
+extern const size_t top_nr_columns;
+
+/* The header or one row as text, the columns this source has. */
+int top_format_header(char *buf, size_t len, bool module);
+int top_format_row(const struct top_row *r, char *buf, size_t len,
+		   bool module);
+/* "LEAK? +1.5M/s" for a growing process, "-" otherwise. */
+void top_growth_flag(const struct top_row *r, char *buf, size_t len);
+
+#endif

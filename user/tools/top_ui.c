@@ -1,0 +1,435 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * memtrack-top's interactive view (ncursesw): header with memory bars, the
+ * process table of top_view.c, keys as in top and htop.  The terminal is
+ * given back on quit, on SIGINT/SIGTERM/SIGHUP and on a crash signal.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <math.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <ncurses.h>
+#include "top.h"
+#include "top_columns.h"
+#include "top_view.h"
+#include "top_events.h"
+#include "top_ui.h"
+
+#define HEADER_LINES	6		/* above the column titles */
+#define EVENT_LINES	6		/* the events pane: title and 5 events */
+
+static volatile sig_atomic_t quit_signal;
+
+static void on_quit_signal(int sig)
+{
+	quit_signal = sig;
+}
+
+/* A crash must not leave the terminal raw: restore it, then die of it. */
+static void on_crash_signal(int sig)
+{
+	endwin();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void install_signals(void)
+{
+	static const int quit_sigs[] = { SIGINT, SIGTERM, SIGHUP };
+	static const int crash_sigs[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL,
+					  SIGABRT };
+	struct sigaction sa = { 0 };
+	size_t i;
+
+	sa.sa_handler = on_quit_signal;
+	for (i = 0; i < sizeof(quit_sigs) / sizeof(quit_sigs[0]); i++)
+		sigaction(quit_sigs[i], &sa, NULL);
+	sa.sa_handler = on_crash_signal;
+	sa.sa_flags = SA_RESETHAND;
+	for (i = 0; i < sizeof(crash_sigs) / sizeof(crash_sigs[0]); i++)
+		sigaction(crash_sigs[i], &sa, NULL);
+}
+
+struct ui {
+	struct top_table tb;
+	struct top_view view;
+	struct top_view_opts vo;
+	struct top_events ev;
+	double delay;
+	bool paused, help, events;
+	size_t scroll;
+	char user_name[32];
+	char message[128];		/* shown once on the status line */
+};
+
+static const char *const sort_titles[] = {
+	[TOP_SORT_RSS] = "RSS", [TOP_SORT_CPU] = "%CPU",
+	[TOP_SORT_TIME] = "TIME", [TOP_SORT_PID] = "PID",
+	[TOP_SORT_GROWTH] = "GROWTH", [TOP_SORT_ANON] = "ANON",
+	[TOP_SORT_FILE] = "FILE", [TOP_SORT_SHMEM] = "SHMEM",
+	[TOP_SORT_SWAP] = "SWAP", [TOP_SORT_VIRT] = "VIRT",
+	[TOP_SORT_MINFLT] = "MINFLT/s", [TOP_SORT_MAJFLT] = "MAJFLT/s",
+	[TOP_SORT_PGALLOC] = "PGALLOC/s", [TOP_SORT_KMALLOC] = "KMALLOC/s",
+	[TOP_SORT_NONE] = "-",
+};
+
+/* "[|||||###      12.3G/15.6G]": used (|) and cache (#) of total. */
+static void bar(int y, const char *label, uint64_t used, uint64_t cache,
+		uint64_t total)
+{
+	int width = COLS - (int)strlen(label) - 24, i, nu = 0, nc = 0;
+
+	if (width < 10)
+		width = 10;
+	if (total) {
+		nu = (int)((double)used / total * width);
+		nc = (int)((double)cache / total * width);
+	}
+	move(y, 0);
+	clrtoeol();
+	printw("%s[", label);
+	for (i = 0; i < width; i++)
+		addch(i < nu ? '|' : i < nu + nc ? '#' : ' ');
+	printw("] %.1f/%.1fG", used / 1073741824.0, total / 1073741824.0);
+}
+
+static void draw_header(struct ui *u)
+{
+	const struct memtrack_summary *s = &u->tb.si.sum;
+	uint64_t cache = s->file_pages + s->slab_reclaimable;
+	uint64_t used = s->mem_total - s->mem_free - cache;
+	char when[16];
+	time_t now = time(NULL);
+
+	if (s->mem_total < s->mem_free + cache)
+		used = 0;
+	strftime(when, sizeof(when), "%H:%M:%S", localtime(&now));
+	move(0, 0);
+	clrtoeol();
+	printw("memtrack-top - %s  source: %s  processes: %zu  sort: %s%s  delay: %.1fs%s",
+	       when, mt_source_name(u->tb.src), u->tb.n,
+	       sort_titles[u->vo.sort], u->vo.reverse ? " (rev)" : "",
+	       u->delay, u->paused ? "  [paused]" : "");
+	bar(1, "Mem ", used, cache, s->mem_total);
+	bar(2, "Swp ", u->tb.si.swap_total - s->swap_free, 0,
+	    u->tb.si.swap_total);
+	move(3, 0);
+	clrtoeol();
+	printw("anon %lluM file %lluM shmem %lluM slab %lluM dirty %lluM writeback %lluM",
+	       (unsigned long long)s->anon_pages >> 20,
+	       (unsigned long long)s->file_pages >> 20,
+	       (unsigned long long)s->shmem >> 20,
+	       (unsigned long long)(s->slab_reclaimable +
+				    s->slab_unreclaimable) >> 20,
+	       (unsigned long long)s->dirty >> 20,
+	       (unsigned long long)s->writeback >> 20);
+	move(4, 0);
+	clrtoeol();
+	if (u->tb.si.module)
+		printw("since load: %llu reclaim stalls, %llu allocation failures, %llu OOM kills",
+		       (unsigned long long)s->direct_reclaim_stalls,
+		       (unsigned long long)s->page_alloc_failures,
+		       (unsigned long long)s->oom_kills);
+	else
+		printw("since boot: %llu reclaim stalls, %llu OOM kills",
+		       (unsigned long long)s->direct_reclaim_stalls,
+		       (unsigned long long)s->oom_kills);
+	move(5, 0);
+	clrtoeol();
+	if (u->message[0]) {
+		printw("%s", u->message);
+		u->message[0] = '\0';
+	} else {
+		printw("filter: %s  user: %s  view: %s%s",
+		       u->vo.filter[0] ? u->vo.filter : "-",
+		       u->vo.by_user ? u->user_name : "-",
+		       u->vo.cgroups ? "per cgroup" :
+		       u->vo.programs ? "per program" : u->vo.tree ? "tree" :
+		       "processes", u->vo.threads ? " + threads" : "");
+	}
+}
+
+static int pane_lines(const struct ui *u)
+{
+	return u->events && LINES > HEADER_LINES + EVENT_LINES + 4 ?
+	       EVENT_LINES : 0;
+}
+
+static void draw_events(struct ui *u)
+{
+	int y = LINES - pane_lines(u), i;
+	const char *line;
+
+	if (!pane_lines(u))
+		return;
+	move(y, 0);
+	clrtoeol();
+	attron(A_REVERSE);
+	printw("EVENTS newest first%s%s", u->ev.status[0] ? " - " : "",
+	       u->ev.status);
+	for (i = getcurx(stdscr); i < COLS; i++)
+		addch(' ');
+	attroff(A_REVERSE);
+	for (i = 0; i < EVENT_LINES - 1; i++) {
+		move(y + 1 + i, 0);
+		clrtoeol();
+		line = top_events_line(&u->ev, i);
+		if (line)
+			addnstr(line, COLS);
+	}
+}
+
+static void draw_table(struct ui *u)
+{
+	bool module = u->tb.si.module;
+	int y = HEADER_LINES, rows = LINES - HEADER_LINES - 1 - pane_lines(u);
+	char line[512];
+	size_t i;
+
+	top_format_header(line, sizeof(line), module);
+	attron(A_REVERSE);
+	mvaddnstr(y, 0, line, COLS);
+	for (i = strlen(line); (int)i < COLS; i++)
+		addch(' ');
+	attroff(A_REVERSE);
+	if (u->scroll + rows > u->view.n)
+		u->scroll = u->view.n > (size_t)rows ? u->view.n - rows : 0;
+	for (i = 0; (int)i < rows; i++) {
+		move(y + 1 + i, 0);
+		clrtoeol();
+		if (u->scroll + i >= u->view.n)
+			continue;
+		top_format_row(&u->view.rows[u->scroll + i], line,
+			       sizeof(line), module);
+		addnstr(line, COLS);
+	}
+}
+
+static const char *const help_text[] = {
+	"memtrack-top keys",
+	"",
+	"  q F10      quit",
+	"  M          sort by RSS       P  by %CPU       T  by CPU time",
+	"  < > F6     sort by the column left / right of the current one",
+	"  I          reverse the order",
+	"  / F3 F4    filter by command (any case); empty clears",
+	"  u          only one user's processes; empty clears",
+	"  H          threads under their process",
+	"  t F5       process tree",
+	"  p          one row per program (all its processes summed)",
+	"  g          one row per cgroup (its processes summed; LIMIT: memory.max)",
+	"  e          events pane: OOM kills, reclaim stalls, RSS and growth alerts",
+	"  space      pause / resume",
+	"  d s        refresh interval (0.1..3600 s)",
+	"  arrows PgUp PgDn Home End   scroll",
+	"  h ? F1     this help; any key returns",
+	"",
+	"FLAG LEAK?+RATE/s: RSS rose in every interval of the window (10 samples).",
+};
+
+static void draw_help(void)
+{
+	size_t i;
+
+	erase();
+	for (i = 0; i < sizeof(help_text) / sizeof(help_text[0]); i++)
+		mvaddnstr(i, 0, help_text[i], COLS);
+}
+
+static void draw(struct ui *u)
+{
+	if (u->help) {
+		draw_help();
+	} else {
+		draw_header(u);
+		draw_table(u);
+		draw_events(u);
+	}
+	refresh();
+}
+
+/* A line typed on the status line; false if empty or cancelled. */
+static bool prompt(const char *what, char *buf, int len)
+{
+	int rc;
+
+	move(5, 0);
+	clrtoeol();
+	printw("%s", what);
+	echo();
+	curs_set(1);
+	timeout(-1);
+	rc = getnstr(buf, len - 1);
+	noecho();
+	curs_set(0);
+	return rc == OK && buf[0];
+}
+
+static void ask_delay(struct ui *u)
+{
+	char buf[32], *end;
+	double d;
+
+	if (!prompt("delay (seconds): ", buf, sizeof(buf)))
+		return;
+	d = strtod(buf, &end);
+	if (*end || end == buf || !isfinite(d) || d < 0.1 || d > 3600)
+		snprintf(u->message, sizeof(u->message),
+			 "not a delay from 0.1 to 3600 s: %s", buf);
+	else
+		u->delay = d;
+}
+
+static void ask_user(struct ui *u)
+{
+	char buf[32];
+	struct passwd *pw;
+
+	if (!prompt("user (empty: all): ", buf, sizeof(buf))) {
+		u->vo.by_user = false;
+		return;
+	}
+	pw = getpwnam(buf);
+	if (!pw) {
+		snprintf(u->message, sizeof(u->message), "no such user: %s", buf);
+		return;
+	}
+	u->vo.by_user = true;
+	u->vo.uid = pw->pw_uid;
+	snprintf(u->user_name, sizeof(u->user_name), "%s", buf);
+}
+
+static void ask_filter(struct ui *u)
+{
+	char buf[sizeof(u->vo.filter)];
+
+	if (!prompt("filter command (empty: none): ", buf, sizeof(buf)))
+		buf[0] = '\0';
+	memcpy(u->vo.filter, buf, sizeof(buf));
+	u->scroll = 0;
+}
+
+/* < and >: the sortable column left or right of the current one. */
+static void next_sort(struct ui *u, int dir)
+{
+	int i, cur = -1, n = (int)top_nr_columns;
+
+	for (i = 0; i < n; i++)
+		if (top_columns[i].sort == u->vo.sort)
+			cur = i;
+	if (cur < 0)
+		cur = dir > 0 ? -1 : n;
+	for (i = cur + dir; i >= 0 && i < n; i += dir) {
+		if (top_columns[i].sort == TOP_SORT_NONE ||
+		    (top_columns[i].module_only && !u->tb.si.module))
+			continue;
+		u->vo.sort = top_columns[i].sort;
+		return;
+	}
+}
+
+/* One key; false to quit. */
+static bool key(struct ui *u, int c)
+{
+	int page = LINES - HEADER_LINES - 1;
+
+	if (u->help) {
+		u->help = false;
+		return true;
+	}
+	switch (c) {
+	case 'q': case KEY_F(10):
+		return false;
+	case 'M': u->vo.sort = TOP_SORT_RSS; break;
+	case 'P': u->vo.sort = TOP_SORT_CPU; break;
+	case 'T': u->vo.sort = TOP_SORT_TIME; break;
+	case '<': next_sort(u, -1); break;
+	case '>': case '.': case KEY_F(6): next_sort(u, 1); break;
+	case 'I': u->vo.reverse = !u->vo.reverse; break;
+	case '/': case KEY_F(3): case KEY_F(4): ask_filter(u); break;
+	case 'u': ask_user(u); break;
+	case 'H': u->vo.threads = !u->vo.threads; break;
+	case 't': case KEY_F(5): u->vo.tree = !u->vo.tree; break;
+	case 'p':
+		u->vo.programs = !u->vo.programs;
+		u->vo.cgroups = false;
+		break;
+	case 'g':
+		u->vo.cgroups = !u->vo.cgroups;
+		u->vo.programs = false;
+		break;
+	case 'e': u->events = !u->events; break;
+	case ' ': u->paused = !u->paused; break;
+	case 'd': case 's': ask_delay(u); break;
+	case 'h': case '?': case KEY_F(1): u->help = true; break;
+	case KEY_UP: if (u->scroll) u->scroll--; break;
+	case KEY_DOWN: u->scroll++; break;
+	case KEY_PPAGE: u->scroll = u->scroll > (size_t)page ? u->scroll - page : 0; break;
+	case KEY_NPAGE: u->scroll += page; break;
+	case KEY_HOME: u->scroll = 0; break;
+	case KEY_END: u->scroll = u->view.n; break;
+	default: break;	/* KEY_RESIZE and others: just redraw */
+	}
+	return true;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+int top_ui_run(struct mt_source *src, double delay, enum top_sort sort)
+{
+	struct ui u = { .delay = delay, .events = true };
+	double next = 0, left;
+	int c, err = 0;
+
+	u.vo.sort = sort;
+	top_table_init(&u.tb, src);
+	top_events_open(&u.ev, src);
+	install_signals();
+	if (!initscr()) {
+		fprintf(stderr, "memtrack-top: cannot set up the terminal\n");
+		return 1;
+	}
+	cbreak();
+	noecho();
+	nonl();
+	keypad(stdscr, TRUE);
+	curs_set(0);
+	while (!quit_signal) {
+		if (!u.paused && now_s() >= next) {
+			err = top_table_refresh(&u.tb);
+			if (err)
+				break;
+			top_events_growth(&u.ev, &u.tb);
+			next = now_s() + u.delay;
+		}
+		top_events_read(&u.ev);
+		err = top_view_build(&u.view, &u.tb, &u.vo);
+		if (err)
+			break;
+		draw(&u);
+		left = u.paused ? 1 : next - now_s();
+		timeout(left > 0 ? (int)(left * 1000) + 1 : 0);
+		c = getch();
+		if (c != ERR && !key(&u, c))
+			break;
+	}
+	endwin();
+	top_view_free(&u.view);
+	top_table_free(&u.tb);
+	if (err) {
+		fprintf(stderr, "memtrack-top: %s\n",
+			err == -ENOMEM ? "out of memory" : mt_errmsg());
+		return 1;
+	}
+	return quit_signal ? 128 + quit_signal : 0;
+}

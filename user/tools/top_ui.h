@@ -1,0 +1,10 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef MEMTRACK_TOP_UI_H
+#define MEMTRACK_TOP_UI_H
+
+#include "top.h"
+
+/* The interactive view until q or a quit signal; the exit status. */
+int top_ui_run(struct mt_source *src, double delay, enum top_sort sort);
+
+#endif

@@ -1,0 +1,250 @@
+// SPDX-License-Identifier: GPL-2.0
+#define _GNU_SOURCE
+/*
+ * The interactive view's rows: the table filtered by command and user,
+ * sorted, then laid out as a list, a process tree or one row per program,
+ * with each process's threads under it on request.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "top_view.h"
+
+static int push(struct top_view *v, const struct top_row *r)
+{
+	struct top_row *rows;
+	size_t cap;
+
+	if (v->n == v->cap) {
+		cap = v->cap ? v->cap * 2 : 256;
+		rows = realloc(v->rows, cap * sizeof(*rows));
+		if (!rows)
+			return -ENOMEM;
+		v->rows = rows;
+		v->cap = cap;
+	}
+	v->rows[v->n++] = *r;
+	return 0;
+}
+
+static bool selected(const struct top_row *r, const struct top_view_opts *o)
+{
+	if (o->by_user && r->t.uid != o->uid)
+		return false;
+	return !o->filter[0] || strcasestr(r->t.comm, o->filter);
+}
+
+/* Adds b's figures into a, a per-program row. */
+static void add_row(struct top_row *a, const struct top_row *b)
+{
+	unsigned int i;
+
+	a->t.threads += b->t.threads;
+	a->t.mm.rss_anon += b->t.mm.rss_anon;
+	a->t.mm.rss_file += b->t.mm.rss_file;
+	a->t.mm.rss_shmem += b->t.mm.rss_shmem;
+	a->t.mm.swap += b->t.mm.swap;
+	a->t.mm.vm_total += b->t.mm.vm_total;
+	a->t.utime_ns += b->t.utime_ns;
+	a->t.stime_ns += b->t.stime_ns;
+	for (i = 0; i < MEMTRACK_NR_COUNTERS; i++)
+		a->t.counters[i] += b->t.counters[i];
+	a->cpu_pct += b->cpu_pct;
+	a->minflt_rate += b->minflt_rate;
+	a->majflt_rate += b->majflt_rate;
+	a->pgalloc_rate += b->pgalloc_rate;
+	a->kmalloc_rate += b->kmalloc_rate;
+	a->rss_growth += b->rss_growth;
+	a->growth_rate += b->growth_rate;
+	a->growing |= b->growing;
+	a->group++;
+}
+
+static int by_comm(const void *a, const void *b)
+{
+	return strcmp(((const struct top_row *)a)->t.comm,
+		      ((const struct top_row *)b)->t.comm);
+}
+
+static int by_cgroup(const void *a, const void *b)
+{
+	uint64_t x = ((const struct top_row *)a)->t.cgroup_id;
+	uint64_t y = ((const struct top_row *)b)->t.cgroup_id;
+
+	return (x > y) - (x < y);
+}
+
+/* One row per program, or per cgroup: the rows sharing it summed. */
+static int groups(struct top_view *v, struct top_row *sel, size_t n,
+		  const struct top_view_opts *o)
+{
+	int (*cmp)(const void *, const void *) = o->cgroups ? by_cgroup :
+						 by_comm;
+	struct top_row g;
+	size_t i, k = 0;
+
+	qsort(sel, n, sizeof(*sel), cmp);
+	for (i = 0; i < n; i++) {
+		if (k && !cmp(&sel[k - 1], &sel[i])) {
+			add_row(&sel[k - 1], &sel[i]);
+			continue;
+		}
+		g = sel[i];
+		g.group = 1;
+		g.t.pid = 0;
+		if (o->cgroups) {
+			snprintf(g.t.comm, sizeof(g.t.comm), "(cgroup)");
+			snprintf(g.user, sizeof(g.user), "-");
+		}
+		sel[k++] = g;
+	}
+	top_rows_sort(sel, k, o->sort, o->reverse);
+	for (i = 0; i < k; i++)
+		if (push(v, &sel[i]))
+			return -ENOMEM;
+	return 0;
+}
+
+struct pidx {
+	pid_t pid;
+	size_t idx;
+};
+
+static int cmp_pidx(const void *a, const void *b)
+{
+	pid_t x = ((const struct pidx *)a)->pid, y = ((const struct pidx *)b)->pid;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * Children under their parent, siblings in sort order.  sel is sorted;
+ * a process whose parent is not selected is a root.
+ */
+static int tree(struct top_view *v, struct top_row *sel, size_t n)
+{
+	const size_t none = (size_t)-1;
+	size_t *first, *next, *last, *stack, *depth, i, c, j, kids, sp = 0;
+	struct pidx *map, key, *par;
+	int err = 0;
+
+	map = malloc((n ? n : 1) * sizeof(*map));
+	first = malloc((n ? n : 1) * 5 * sizeof(size_t));
+	if (!map || !first) {
+		free(map);
+		free(first);
+		return -ENOMEM;
+	}
+	next = first + n;
+	last = next + n;
+	stack = last + n;
+	depth = stack + n;
+	for (i = 0; i < n; i++) {
+		map[i] = (struct pidx){ sel[i].t.pid, i };
+		first[i] = next[i] = last[i] = none;
+		depth[i] = 0;
+	}
+	qsort(map, n, sizeof(*map), cmp_pidx);
+	/* Children lists in sort order. */
+	for (i = 0; i < n; i++) {
+		key.pid = sel[i].t.ppid;
+		par = bsearch(&key, map, n, sizeof(*map), cmp_pidx);
+		if (!par || par->idx == i)
+			continue;
+		depth[i] = 1;		/* has a parent: not a root */
+		if (last[par->idx] == none)
+			first[par->idx] = i;
+		else
+			next[last[par->idx]] = i;
+		last[par->idx] = i;
+	}
+	/* Depth-first, roots in sort order: push them reversed. */
+	for (i = n; i-- > 0;)
+		if (!depth[i])
+			stack[sp++] = i;
+	while (sp && !err) {
+		i = stack[--sp];
+		sel[i].depth = depth[i];
+		err = push(v, &sel[i]);
+		for (kids = 0, c = first[i]; c != none; c = next[c])
+			kids++;
+		for (j = 0, c = first[i]; c != none; c = next[c], j++) {
+			depth[c] = depth[i] + 1;
+			stack[sp + kids - 1 - j] = c;
+		}
+		sp += kids;
+	}
+	free(map);
+	free(first);
+	return err;
+}
+
+static int add_threads(struct top_view *v, struct top_table *tb)
+{
+	struct memtrack_task *th;
+	struct top_view out = { 0 };
+	struct top_row r;
+	size_t i, k, n, procs = 0;
+	int err = 0;
+
+	for (i = 0; i < v->n && !err; i++) {
+		err = push(&out, &v->rows[i]);
+		if (err || v->rows[i].group || v->rows[i].t.threads < 2 ||
+		    procs++ >= TOP_VIEW_MAX_THREAD_PROCS)
+			continue;
+		if (mt_source_threads(tb->src, v->rows[i].t.pid, &th, &n))
+			continue;	/* gone meanwhile */
+		for (k = 0; k < n && !err; k++) {
+			if (th[k].exited)
+				continue;
+			memset(&r, 0, sizeof(r));
+			r.t = th[k];
+			memcpy(r.user, v->rows[i].user, sizeof(r.user));
+			r.depth = v->rows[i].depth + 1;
+			r.thread = true;
+			err = push(&out, &r);
+		}
+		free(th);
+	}
+	free(v->rows);
+	*v = out;
+	return err;
+}
+
+void top_view_free(struct top_view *v)
+{
+	free(v->rows);
+	memset(v, 0, sizeof(*v));
+}
+
+int top_view_build(struct top_view *v, struct top_table *tb,
+		   const struct top_view_opts *o)
+{
+	struct top_row *sel;
+	size_t i, n = 0;
+	int err;
+
+	v->n = 0;
+	sel = malloc((tb->n ? tb->n : 1) * sizeof(*sel));
+	if (!sel)
+		return -ENOMEM;
+	for (i = 0; i < tb->n; i++)
+		if (selected(&tb->rows[i], o))
+			sel[n++] = tb->rows[i];
+	if (o->programs || o->cgroups) {
+		err = groups(v, sel, n, o);
+	} else {
+		top_rows_sort(sel, n, o->sort, o->reverse);
+		if (o->tree) {
+			err = tree(v, sel, n);
+		} else {
+			err = 0;
+			for (i = 0; i < n && !err; i++)
+				err = push(v, &sel[i]);
+		}
+	}
+	free(sel);
+	if (!err && o->threads && !o->programs && !o->cgroups)
+		err = add_threads(v, tb);
+	return err;
+}
