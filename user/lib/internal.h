@@ -36,6 +36,16 @@ struct nl_msg *req_msg_size(struct mt_handle *h, int cmd, int flags,
 int req_run(struct mt_handle *h, struct nl_msg *msg, struct req *r);
 
 /*
+ * A request about process pid: req_msg_size() with MEMTRACK_ATTR_TGID put
+ * (NULL: out of memory, mt_errmsg() set).  req_leak_run() (leak.c) is
+ * req_run() with the leak tracer's refusals about pid spelled out.
+ */
+struct nl_msg *req_tgid_msg(struct mt_handle *h, int cmd, int flags,
+			    pid_t pid, size_t size);
+int req_leak_run(struct mt_handle *h, struct nl_msg *msg, pid_t pid,
+		 struct req *r);
+
+/*
  * /proc/PID/maps (procmaps.c), every mapping in its order.  path is "" for
  * an anonymous mapping, "[heap]", "[stack]"... as maps gives them, and a
  * deleted file's path without its " (deleted)": deleted says so.

@@ -52,13 +52,12 @@ int mt_leak_unwind(struct mt_handle *h, pid_t pid, uint64_t start,
 
 		chunk = n - first < MEMTRACK_UNWIND_MAX_CHUNK ?
 			n - first : MEMTRACK_UNWIND_MAX_CHUNK;
-		msg = req_msg_size(h, MEMTRACK_CMD_LEAK_UNWIND, 0,
+		msg = req_tgid_msg(h, MEMTRACK_CMD_LEAK_UNWIND, 0, pid,
 				   chunk * sizeof(*rows) + 256);
 		if (!msg)
-			return mt_seterr(-ENOMEM, "out of memory");
+			return -ENOMEM;
 		nest = NULL;
-		if (nla_put_u32(msg, MEMTRACK_ATTR_TGID, (uint32_t)pid) < 0 ||
-		    !(nest = nla_nest_start(msg, MEMTRACK_ATTR_LEAK_UNWIND)) ||
+		if (!(nest = nla_nest_start(msg, MEMTRACK_ATTR_LEAK_UNWIND)) ||
 		    nla_put_u64(msg, MEMTRACK_UNWIND_ATTR_START, start) < 0 ||
 		    nla_put_u64(msg, MEMTRACK_UNWIND_ATTR_END, end) < 0 ||
 		    nla_put_u64(msg, MEMTRACK_UNWIND_ATTR_BIAS, bias) < 0 ||
