@@ -53,29 +53,44 @@ def mismatch_markers(name):
     return out
 
 
-def trace(name, variant="fp"):
-    """Run the fixture under memtrack-leak -p; the last JSON report."""
-    fx = subprocess.Popen([os.path.join(ROOT, "build", "tests", "leaks", variant, name)],
-                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+def run_attached(path, args, attached, env=None, timeout=120):
+    """The fixture at path with `memtrack-leak -p PID args` on it: once
+    attached(fixture, tool) returns, the fixture's "go" ... "done", the
+    tool's end (exit 0), the fixture's second "go".  (The tool's stdout and
+    stderr, the fixture's output after "done", its exit status.)"""
+    fx = subprocess.Popen([path], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                          text=True, env=env)
     check(fx.stdout.readline().strip() == "ready", "fixture did not start")
-    tool = subprocess.Popen([TOOL, "-p", str(fx.pid), "-i", "2", "-n", "2", "--json"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    # Ready when it waits for its first report: attached, tables sent
-    # (allocations before the tables arrive stop at the first libc frame).
+    tool = subprocess.Popen([TOOL, "-p", str(fx.pid)] + args, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    attached(fx, tool)
+    fx.stdin.write("go\n")
+    fx.stdin.flush()
+    check(fx.stdout.readline().strip() == "done", "fixture did not finish")
+    out, err = tool.communicate(timeout=timeout)
+    check(tool.returncode == 0, f"memtrack-leak exit {tool.returncode}: {err.strip()}")
+    fx.stdin.write("go\n")
+    fx.stdin.close()
+    rest = fx.stdout.read()
+    fx.wait(timeout=30)
+    return out, err, rest, fx.returncode
+
+
+def until_first_report(fx, tool):
+    """Until the tool waits for its first report: attached, tables sent
+    (allocations before the tables arrive stop at the first libc frame)."""
     end = time.monotonic() + 60
     while time.monotonic() < end and tool.poll() is None:
         with open(f"/proc/{tool.pid}/syscall") as f:
             if f.read().split()[0] in ("35", "230"):  # nanosleep, clock_nanosleep
                 break
         time.sleep(0.1)
-    fx.stdin.write("go\n")
-    fx.stdin.flush()
-    check(fx.stdout.readline().strip() == "done", "fixture did not finish")
-    out, err = tool.communicate(timeout=120)
-    fx.stdin.write("go\n")
-    fx.stdin.flush()
-    fx.wait(timeout=30)
-    check(tool.returncode == 0, f"memtrack-leak exit {tool.returncode}: {err.strip()}")
+
+
+def trace(name, variant="fp"):
+    """Run the fixture under memtrack-leak -p; the last JSON report."""
+    out, err, _, _ = run_attached(os.path.join(ROOT, "build", "tests", "leaks", variant, name),
+                                  ["-i", "2", "-n", "2", "--json"], until_first_report)
     docs = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
     check(docs, f"no JSON report: {out[:200]} {err[:200]}")
     return docs[-1]
