@@ -20,10 +20,10 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from mtlib import ROOT, TestFailure, check, run_tests, test  # noqa: E402
 from nl import Genl, NlError  # noqa: E402
+from leakfx import run_attached  # noqa: E402
 
 LEAKS = os.path.join(ROOT, "tests", "progs", "leaks")
 BUILD = os.path.join(ROOT, "build", "tests", "leaks")
-TOOL = os.path.join(ROOT, "build", "bin", "memtrack-leak")
 CLASSES = ("definitely_lost", "indirectly_lost", "possibly_lost", "still_reachable")
 # tests/progs/leaks/README.md, what memcheck reports for scan
 SCAN_EXPECTED = {"definitely_lost": (128, 2), "indirectly_lost": (512, 8),
@@ -41,8 +41,9 @@ def markers(src):
     return out
 
 
-def wait_attached(pid, timeout=60):
-    """Until memtrack-leak's session on pid exists (its probes are in)."""
+def until_session(fx, tool, timeout=60):
+    """Until memtrack-leak's session on the fixture exists (its probes are in)."""
+    pid = fx.pid
     end = time.monotonic() + timeout
     with Genl() as g:
         while time.monotonic() < end:
@@ -58,26 +59,12 @@ def run_fixture(path, args, env=None):
     """Start the fixture, attach memtrack-leak with args, let it work, take
     two reports; then let the fixture finish.  (JSON docs, fixture output
     after "done", fixture exit status)."""
-    fx = subprocess.Popen([path], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                          text=True, env=env)
-    check(fx.stdout.readline().strip() == "ready", "fixture did not start")
-    tool = subprocess.Popen([TOOL, "-p", str(fx.pid), "-i", "2", "-n", "2", "--json"]
-                            + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
-    wait_attached(fx.pid)
-    fx.stdin.write("go\n")
-    fx.stdin.flush()
-    check(fx.stdout.readline().strip() == "done", "fixture did not finish")
-    out, err = tool.communicate(timeout=300)
-    check(tool.returncode == 0, f"memtrack-leak exit {tool.returncode}: {err.strip()}")
-    # the scans stopped and resumed it: it must still read its stdin and exit
-    fx.stdin.write("go\n")
-    fx.stdin.flush()
-    rest = fx.stdout.read()
-    fx.wait(timeout=30)
+    # the scans stop and resume it: it must still read its stdin and exit
+    out, err, rest, rc = run_attached(path, ["-i", "2", "-n", "2", "--json"] + args,
+                                      until_session, env=env, timeout=300)
     docs = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
     check(len(docs) == 2, f"{len(docs)} JSON reports: {out[:300]} {err[:300]}")
-    return docs, rest, fx.returncode
+    return docs, rest, rc
 
 
 def memcheck(path):
@@ -186,21 +173,8 @@ def by_lib_nofp():
 @test
 def by_lib_text():
     """The text table: one row per object and API with the same figures."""
-    path = os.path.join(BUILD, "fp", "bylib")
-    fx = subprocess.Popen([path], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                          text=True)
-    check(fx.stdout.readline().strip() == "ready", "fixture did not start")
-    tool = subprocess.Popen([TOOL, "-p", str(fx.pid), "-i", "2", "-n", "1", "--by-lib"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    wait_attached(fx.pid)
-    fx.stdin.write("go\n")
-    fx.stdin.flush()
-    check(fx.stdout.readline().strip() == "done", "fixture did not finish")
-    out, err = tool.communicate(timeout=120)
-    fx.stdin.write("go\n")
-    fx.stdin.close()
-    fx.wait(timeout=30)
-    check(tool.returncode == 0, f"exit {tool.returncode}: {err}")
+    out, _, _, _ = run_attached(os.path.join(BUILD, "fp", "bylib"),
+                                ["-i", "2", "-n", "1", "--by-lib"], until_session)
     rows = {}
     for line in out.splitlines():
         f = line.split()

@@ -17,17 +17,12 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import mtlib  # noqa: E402
 from mtlib import (MODULE, ROOT, TestFailure, Workload, check, run_tests,  # noqa: E402
                    test, variant_test)
 from nl import Genl, NlError  # noqa: E402
+import leakfx as lfx  # noqa: E402
 
-# test_leak's fixture helpers (markers, exact checks); not its tests.
-_ntests = len(mtlib._TESTS)
-import test_leak as tl  # noqa: E402
-del mtlib._TESTS[_ntests:]
-
-TOOL = tl.TOOL
+TOOL = lfx.TOOL
 PROBES = os.path.join(ROOT, "build", "tests", "user", "leak_probes")
 OUT = "/tmp/memtrack-leak-report"
 
@@ -70,36 +65,27 @@ def run_simple(args, timeout=60, **kw):
     return r.returncode, r.stderr, docs
 
 
-def check_all_callers(report, name, src=None):
-    """Every marked leak's stacks reach main (in src) and on through libc to
-    _start: complete, with or without frame pointers."""
-    for leak, (file, line, _, _) in tl.markers(name).items():
-        for s in report["stacks"]:
-            if tl.frame_at(s, file, line):
-                tl.check_callers(s, f"{name}/{leak}", src or file)
-
-
-@variant_test(tl.VARIANTS)
+@variant_test(lfx.VARIANTS)
 def command_c_apis_exact(variant):
     """-- CMD: every C API's leak exact, one report, exit status 0; stacks
     complete: libc's tables were sent when ld.so had mapped it."""
     rc, err, docs = run_command("c_apis", variant)
     check(rc == 0, f"exit {rc}: {err}")
     check(len(docs) == 1, f"{len(docs)} reports, expected one at exit")
-    tl.check_markers(docs[0], "c_apis")
-    check_all_callers(docs[0], "c_apis")
+    lfx.check_markers(docs[0], "c_apis")
+    lfx.check_all_callers(docs[0], "c_apis")
 
 
 def frames_of(report, file, line):
     """The (function, file base, module base) frames of the one stack whose
     allocating frame is at file:line."""
-    hits = [s for s in report["stacks"] if tl.frame_at(s, file, line)]
+    hits = [s for s in report["stacks"] if lfx.frame_at(s, file, line)]
     check(len(hits) == 1, f"{len(hits)} stacks at {file}:{line}")
-    return [(f.get("function"), tl.base(f.get("file")), tl.base(f.get("module")))
+    return [(f.get("function"), lfx.base(f.get("file")), lfx.base(f.get("module")))
             for f in hits[0]["frames"]]
 
 
-@variant_test(tl.VARIANTS)
+@variant_test(lfx.VARIANTS)
 def command_leaks_before_main(variant):
     """-- CMD sees a constructor's and a static initializer's leaks: traced
     from the first allocation.  Their stacks are complete: the program's
@@ -108,8 +94,8 @@ def command_leaks_before_main(variant):
     rc, err, docs = run_command("before_main", variant)
     check(rc == 0, f"exit {rc}: {err}")
     check(len(docs) == 1, f"{len(docs)} reports")
-    tl.check_markers(docs[0], "before_main")
-    m = tl.markers("before_main")
+    lfx.check_markers(docs[0], "before_main")
+    m = lfx.markers("before_main")
     for leak, fn in (("constructor", "early"), ("static_init", None)):
         file, line, _, _ = m[leak]
         fr = frames_of(docs[0], file, line)
@@ -125,30 +111,30 @@ def command_leaks_before_main(variant):
               "__libc_start_main_impl, then _start")
     file, line, _, _ = m["in_main"]
     for s in docs[0]["stacks"]:
-        if tl.frame_at(s, file, line):
-            tl.check_callers(s, "before_main/in_main", file)
+        if lfx.frame_at(s, file, line):
+            lfx.check_callers(s, "before_main/in_main", file)
 
 
-@variant_test(tl.VARIANTS)
+@variant_test(lfx.VARIANTS)
 def command_cpp_cases(variant):
     """-- CMD on the C++ fixture: libstdc++'s operators probed before it is
     even mapped, its tables sent before its constructors run (its emergency
     pool, allocated there, has a complete stack through ld.so's _dl_init)."""
     rc, err, docs = run_command("cpp_cases", variant)
     check(rc == 0, f"exit {rc}: {err}")
-    tl.check_markers(docs[0], "cpp_cases")
+    lfx.check_markers(docs[0], "cpp_cases")
     check(len(docs[0]["mismatches"]) == 1, f"mismatches: {docs[0]['mismatches']}")
-    check_all_callers(docs[0], "cpp_cases")
+    lfx.check_all_callers(docs[0], "cpp_cases")
     pool = [s for s in docs[0]["stacks"]
-            if (tl.base(s["frames"][0].get("module")) or "").startswith("libstdc++")]
+            if (lfx.base(s["frames"][0].get("module")) or "").startswith("libstdc++")]
     check(len(pool) == 1, f"{len(pool)} stacks allocated by libstdc++ itself")
-    fr = [(f.get("function"), tl.base(f.get("module"))) for f in pool[0]["frames"]]
+    fr = [(f.get("function"), lfx.base(f.get("module"))) for f in pool[0]["frames"]]
     check([f[0] for f in fr[-2:]] == ["_dl_init", "_dl_start_user"] and
           all((m or "").startswith("ld-linux") for _, m in fr[1:]),
           f"libstdc++'s constructor stack {fr}: not ld.so's _dl_init, _dl_start_user")
 
 
-@variant_test(tl.VARIANTS)
+@variant_test(lfx.VARIANTS)
 def command_dlopen(variant):
     """-- CMD on a program that dlopens a library mid-run: the loader's
     rendezvous sends the library's tables before it runs, so its leak is
@@ -156,11 +142,11 @@ def command_dlopen(variant):
     rc, err, docs = run_command("dlopen", variant, ("ready", "loaded", "done"))
     check(rc == 0, f"exit {rc}: {err}")
     check(len(docs) == 1, f"{len(docs)} reports")
-    tl.check_markers(docs[0], "lib/dlleak.c")
-    check_all_callers(docs[0], "lib/dlleak.c", "dlopen.c")
+    lfx.check_markers(docs[0], "lib/dlleak.c")
+    lfx.check_all_callers(docs[0], "lib/dlleak.c", "dlopen.c")
 
 
-@variant_test(tl.VARIANTS)
+@variant_test(lfx.VARIANTS)
 def command_threads(variant):
     """-- CMD on 8 threads leaking concurrently: the first thread takes the
     loader breakpoint out (only the main thread is ptraced) and lets the new
@@ -169,11 +155,8 @@ def command_threads(variant):
     rc, err, docs = run_command("threads", variant)
     check(rc == 0, f"exit {rc}: {err}")
     check(len(docs) == 1, f"{len(docs)} reports")
-    tl.check_markers(docs[0], "threads")
-    for leak, (file, line, _, _) in tl.markers("threads").items():
-        for s in docs[0]["stacks"]:
-            if tl.frame_at(s, file, line):
-                tl.check_callers(s, f"threads/{leak}", file, thread=True)
+    lfx.check_markers(docs[0], "threads")
+    lfx.check_all_callers(docs[0], "threads", thread=True)
 
 
 @test
@@ -334,7 +317,7 @@ def tracer_sigkill():
         fx.step()
         out, err = t2.communicate(timeout=120)
         check(t2.returncode == 0, f"second memtrack-leak: exit {t2.returncode}: {err}")
-        tl.check_markers(json_docs(out)[-1], "c_apis")
+        lfx.check_markers(json_docs(out)[-1], "c_apis")
         fx.step(expect=None)
         check(fx.p.wait(timeout=30) == 0, "c_apis did not exit cleanly")
 

@@ -3,6 +3,7 @@
  * memtrack-leak --by-lib: the stacks' figures summed per calling object
  * (the ELF object holding frames[0], the allocator's caller) and API.
  */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,70 +12,44 @@
 #include "memtrack.h"
 #include "internal.h"
 
-struct seg {
-	unsigned long long lo, hi;
-	char *path;
-};
-
-static void segs_free(struct seg *v, size_t n)
+/*
+ * The mappings of pid, a deleted file's named "PATH (deleted)" as maps
+ * names it: the report says so of a library replaced since it was loaded.
+ */
+static int read_segs(pid_t pid, struct mt_procmap **out, size_t *n)
 {
-	while (n--)
-		free(v[n].path);
-	free(v);
-}
+	struct mt_procmap *v;
+	size_t i;
+	int err;
 
-/* The file-backed mappings of pid. */
-static int read_segs(pid_t pid, struct seg **out, size_t *n)
-{
-	char path[64], *line = NULL, name[4096];
-	struct seg *v = NULL;
-	size_t cap = 0, len = 0;
-	FILE *f;
+	err = mt_procmaps_read(pid, out, n);
+	if (err)
+		return err;
+	v = *out;
+	for (i = 0; i < *n; i++) {
+		char *name;
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return mt_seterr(-errno, "%s: %s", path, strerror(errno));
-	*n = 0;
-	while (getline(&line, &len, f) > 0) {
-		unsigned long long lo, hi;
-
-		if (sscanf(line, "%llx-%llx %*s %*s %*s %*u %4095[^\n]",
-			   &lo, &hi, name) != 3 || name[0] != '/')
+		if (!v[i].deleted)
 			continue;
-		if (*n == cap) {
-			struct seg *nv;
-
-			cap = cap ? 2 * cap : 64;
-			nv = realloc(v, cap * sizeof(*v));
-			if (!nv)
-				goto oom;
-			v = nv;
+		if (asprintf(&name, "%s (deleted)", v[i].path) < 0) {
+			mt_procmaps_free(v, *n);
+			*out = NULL;
+			return mt_seterr(-ENOMEM, "out of memory");
 		}
-		v[*n].lo = lo;
-		v[*n].hi = hi;
-		v[*n].path = strdup(name);
-		if (!v[*n].path)
-			goto oom;
-		(*n)++;
+		free(v[i].path);
+		v[i].path = name;
 	}
-	free(line);
-	fclose(f);
-	*out = v;
 	return 0;
-oom:
-	free(line);
-	fclose(f);
-	segs_free(v, *n);
-	return mt_seterr(-ENOMEM, "out of memory");
 }
 
-static const char *object_of(const struct seg *v, size_t n, uint64_t addr)
+/* The file mapped at addr. */
+static const char *object_of(const struct mt_procmap *v, size_t n,
+			     uint64_t addr)
 {
 	size_t i;
 
 	for (i = 0; i < n; i++)
-		if (v[i].lo <= addr && addr < v[i].hi)
+		if (v[i].path[0] == '/' && v[i].start <= addr && addr < v[i].end)
 			return v[i].path;
 	return "[unknown]";
 }
@@ -94,7 +69,7 @@ int mt_leak_by_lib(pid_t pid, const struct mt_leak_stack *v, size_t n,
 		   struct mt_bylib_row **out, size_t *nrows)
 {
 	struct mt_bylib_row *rows = NULL;
-	struct seg *segs;
+	struct mt_procmap *segs;
 	size_t nsegs, i, j, nr = 0;
 	int err;
 
@@ -105,7 +80,7 @@ int mt_leak_by_lib(pid_t pid, const struct mt_leak_stack *v, size_t n,
 		return err;
 	rows = calloc(n ? n : 1, sizeof(*rows));
 	if (!rows) {
-		segs_free(segs, nsegs);
+		mt_procmaps_free(segs, nsegs);
 		return mt_seterr(-ENOMEM, "out of memory");
 	}
 	for (i = 0; i < n; i++) {
@@ -124,7 +99,7 @@ int mt_leak_by_lib(pid_t pid, const struct mt_leak_stack *v, size_t n,
 			rows[nr].object = strdup(obj);
 			if (!rows[nr].object) {
 				mt_bylib_free(rows, nr);
-				segs_free(segs, nsegs);
+				mt_procmaps_free(segs, nsegs);
 				return mt_seterr(-ENOMEM, "out of memory");
 			}
 			rows[nr++].api = v[i].api;
@@ -135,7 +110,7 @@ int mt_leak_by_lib(pid_t pid, const struct mt_leak_stack *v, size_t n,
 		rows[j].call_bytes += v[i].total_bytes;
 		rows[j].stacks++;
 	}
-	segs_free(segs, nsegs);
+	mt_procmaps_free(segs, nsegs);
 	qsort(rows, nr, sizeof(*rows), cmp_rows);
 	*out = rows;
 	*nrows = nr;

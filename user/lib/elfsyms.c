@@ -10,7 +10,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -319,70 +318,50 @@ void mt_leak_probes_free(struct mt_leak_probe *p, size_t n)
 	free(p);
 }
 
+/* Was path scanned already?  (maps lists an object once per segment.) */
+static bool seen(const char *const *v, size_t n, const char *path)
+{
+	while (n--)
+		if (!strcmp(v[n], path))
+			return true;
+	return false;
+}
+
 static int find_probes(pid_t pid, const struct ep_table *t,
 		       struct mt_leak_probe **out, size_t *n)
 {
 	struct probe_list l = { .t = t };
-	char maps[64], *line = NULL, *seen = NULL;
-	size_t cap = 0, seen_len = 0;
-	FILE *f;
-	int err = 0;
+	struct mt_procmap *maps;
+	const char **done = NULL;
+	size_t nmaps, ndone = 0, i;
+	int err;
 
 	*out = NULL;
 	*n = 0;
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return mt_seterr(-EIO, "libelf: %s", elf_errmsg(-1));
-	snprintf(maps, sizeof(maps), "/proc/%d/maps", (int)pid);
-	f = fopen(maps, "re");
-	if (!f) {
-		err = -errno;
-		if (err == -ENOENT)
-			return mt_seterr(-ESRCH, "no such process: %d", (int)pid);
-		return mt_seterr(err, "%s: %s", maps, strerror(-err));
-	}
-	while (getline(&line, &cap, f) > 0) {
-		char *path = strchr(line, '/');
-		size_t len;
+	err = mt_procmaps_read(pid, &maps, &nmaps);
+	if (err == -ESRCH)
+		return mt_seterr(err, "no such process: %d", (int)pid);
+	if (err)
+		return err;
+	for (i = 0; i < nmaps && !err; i++) {
+		const char *path = maps[i].path;
+		const char **nd;
 
-		if (!path)
+		if (path[0] != '/' || maps[i].deleted || seen(done, ndone, path))
 			continue;
-		len = strcspn(path, "\n");
-		path[len] = '\0';
-		if (len > 10 && !strcmp(path + len - 10, " (deleted)"))
-			continue;
-		/* maps lists an object once per segment: scan it once */
-		if (seen) {
-			char *s;
-			bool dup = false;
-
-			for (s = seen; s < seen + seen_len; s += strlen(s) + 1)
-				if (!strcmp(s, path)) {
-					dup = true;
-					break;
-				}
-			if (dup)
-				continue;
-		}
-		{
-			char *ns = realloc(seen, seen_len + len + 1);
-
-			if (!ns) {
-				err = -ENOMEM;
-				break;
-			}
-			seen = ns;
-			memcpy(seen + seen_len, path, len + 1);
-			seen_len += len + 1;
-		}
-		err = scan_object(path, &l);
-		if (err)
+		nd = realloc(done, (ndone + 1) * sizeof(*done));
+		if (!nd) {
+			err = -ENOMEM;
 			break;
+		}
+		done = nd;
+		done[ndone++] = path;
+		err = scan_object(path, &l);
 	}
-	if (!err && ferror(f))
-		err = -EIO;
-	fclose(f);
-	free(line);
-	free(seen);
+	free(done);
+	mt_procmaps_free(maps, nmaps);
 	if (err) {
 		mt_leak_probes_free(l.v, l.n);
 		return mt_seterr(err, "finding entry points in %d: %s",

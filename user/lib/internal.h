@@ -4,6 +4,8 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
 
 /* Set mt_errmsg() and return err. */
 int mt_seterr(int err, const char *fmt, ...)
@@ -32,6 +34,34 @@ struct nl_msg *req_msg(struct mt_handle *h, int cmd, int flags);
 struct nl_msg *req_msg_size(struct mt_handle *h, int cmd, int flags,
 			    size_t size);
 int req_run(struct mt_handle *h, struct nl_msg *msg, struct req *r);
+
+/*
+ * A request about process pid: req_msg_size() with MEMTRACK_ATTR_TGID put
+ * (NULL: out of memory, mt_errmsg() set).  req_leak_run() (leak.c) is
+ * req_run() with the leak tracer's refusals about pid spelled out.
+ */
+struct nl_msg *req_tgid_msg(struct mt_handle *h, int cmd, int flags,
+			    pid_t pid, size_t size);
+int req_leak_run(struct mt_handle *h, struct nl_msg *msg, pid_t pid,
+		 struct req *r);
+
+/*
+ * /proc/PID/maps (procmaps.c), every mapping in its order.  path is "" for
+ * an anonymous mapping, "[heap]", "[stack]"... as maps gives them, and a
+ * deleted file's path without its " (deleted)": deleted says so.
+ * mt_procmaps_read() returns 0, or -ESRCH (no such process) or another
+ * negative errno with mt_errmsg() set to "/proc/PID/maps: reason".
+ */
+struct mt_procmap {
+	uint64_t start, end, offset, inode;
+	unsigned int dev_major, dev_minor;
+	char perms[5];			/* "r-xp" */
+	bool deleted;
+	char *path;
+};
+
+int mt_procmaps_read(pid_t pid, struct mt_procmap **out, size_t *n);
+void mt_procmaps_free(struct mt_procmap *v, size_t n);
 
 /*
  * The loader's rendezvous breakpoint (leak_rendezvous.c), in a ptraced,

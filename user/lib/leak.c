@@ -52,14 +52,12 @@ int mt_leak_stack_decode(const void *data, size_t len, struct mt_leak_stack *out
 	return 0;
 }
 
-static int put_tgid(struct nl_msg *msg, pid_t pid)
+/* The module's EPERM/EACCES and ESRCH, with the reason spelled out. */
+int req_leak_run(struct mt_handle *h, struct nl_msg *msg, pid_t pid,
+		 struct req *r)
 {
-	return nla_put_u32(msg, MEMTRACK_ATTR_TGID, (uint32_t)pid);
-}
+	int err = req_run(h, msg, r);
 
-/* EPERM/EACCES from the module get the reason spelled out. */
-static int leak_err(int err, pid_t pid)
-{
 	if (err == -EPERM || err == -EACCES)
 		return mt_seterr(err,
 				 "permission denied: tracing %d needs the rights of ptrace",
@@ -85,11 +83,10 @@ int mt_leak_attach(struct mt_handle *h, pid_t pid,
 	size = 256;
 	for (i = 0; i < n; i++)
 		size += strlen(probes[i].path) + 64;
-	msg = req_msg_size(h, MEMTRACK_CMD_LEAK_ATTACH, 0, size);
+	msg = req_tgid_msg(h, MEMTRACK_CMD_LEAK_ATTACH, 0, pid, size);
 	if (!msg)
-		return mt_seterr(-ENOMEM, "out of memory");
-	if (put_tgid(msg, pid) < 0 ||
-	    (flags && nla_put_u32(msg, MEMTRACK_ATTR_LEAK_FLAGS, flags) < 0))
+		return -ENOMEM;
+	if (flags && nla_put_u32(msg, MEMTRACK_ATTR_LEAK_FLAGS, flags) < 0)
 		goto too_big;
 	nest = nla_nest_start(msg, MEMTRACK_ATTR_LEAK_PROBES);
 	if (!nest)
@@ -105,7 +102,7 @@ int mt_leak_attach(struct mt_handle *h, pid_t pid,
 		nla_nest_end(msg, p);
 	}
 	nla_nest_end(msg, nest);
-	return leak_err(req_run(h, msg, &r), pid);
+	return req_leak_run(h, msg, pid, &r);
 too_big:
 	nlmsg_free(msg);
 	return mt_seterr(-EMSGSIZE, "netlink: LEAK_ATTACH message too large (%zu probes)", n);
@@ -116,14 +113,10 @@ int mt_leak_detach(struct mt_handle *h, pid_t pid)
 	struct req r = { 0 };
 	struct nl_msg *msg;
 
-	msg = req_msg(h, MEMTRACK_CMD_LEAK_DETACH, 0);
+	msg = req_tgid_msg(h, MEMTRACK_CMD_LEAK_DETACH, 0, pid, 0);
 	if (!msg)
-		return mt_seterr(-ENOMEM, "out of memory");
-	if (put_tgid(msg, pid) < 0) {
-		nlmsg_free(msg);
-		return mt_seterr(-ENOMEM, "out of memory");
-	}
-	return leak_err(req_run(h, msg, &r), pid);
+		return -ENOMEM;
+	return req_leak_run(h, msg, pid, &r);
 }
 
 struct stack_list {
@@ -163,19 +156,18 @@ int mt_leak_stacks(struct mt_handle *h, pid_t pid, uint32_t min_age_ms,
 
 	*out = NULL;
 	*n = 0;
-	msg = req_msg(h, MEMTRACK_CMD_LEAK_STACKS, NLM_F_DUMP);
+	msg = req_tgid_msg(h, MEMTRACK_CMD_LEAK_STACKS, NLM_F_DUMP, pid, 0);
 	if (!msg)
-		return mt_seterr(-ENOMEM, "out of memory");
-	if (put_tgid(msg, pid) < 0 ||
-	    (min_age_ms && nla_put_u32(msg, MEMTRACK_ATTR_MIN_AGE_MS, min_age_ms) < 0) ||
+		return -ENOMEM;
+	if ((min_age_ms && nla_put_u32(msg, MEMTRACK_ATTR_MIN_AGE_MS, min_age_ms) < 0) ||
 	    (all && nla_put_flag(msg, MEMTRACK_ATTR_LEAK_ALL) < 0)) {
 		nlmsg_free(msg);
 		return mt_seterr(-ENOMEM, "out of memory");
 	}
-	err = req_run(h, msg, &r);
+	err = req_leak_run(h, msg, pid, &r);
 	if (err) {
 		free(l.v);
-		return leak_err(err, pid);
+		return err;
 	}
 	*out = l.v;
 	*n = l.n;
@@ -212,15 +204,11 @@ int mt_leak_stats(struct mt_handle *h, pid_t pid, struct memtrack_leak_stats *st
 	int err;
 
 	memset(st, 0, sizeof(*st));
-	msg = req_msg(h, MEMTRACK_CMD_LEAK_STATS, 0);
+	msg = req_tgid_msg(h, MEMTRACK_CMD_LEAK_STATS, 0, pid, 0);
 	if (!msg)
-		return mt_seterr(-ENOMEM, "out of memory");
-	if (put_tgid(msg, pid) < 0) {
-		nlmsg_free(msg);
-		return mt_seterr(-ENOMEM, "out of memory");
-	}
-	err = req_run(h, msg, &r);
+		return -ENOMEM;
+	err = req_leak_run(h, msg, pid, &r);
 	if (!err && !s.got)
 		err = mt_seterr(-EBADMSG, "netlink: no leak stats in the reply");
-	return leak_err(err, pid);
+	return err;
 }

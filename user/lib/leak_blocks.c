@@ -58,20 +58,12 @@ int mt_leak_blocks(struct mt_handle *h, pid_t pid,
 
 	*out = NULL;
 	*n = 0;
-	msg = req_msg(h, MEMTRACK_CMD_LEAK_BLOCKS, NLM_F_DUMP);
+	msg = req_tgid_msg(h, MEMTRACK_CMD_LEAK_BLOCKS, NLM_F_DUMP, pid, 0);
 	if (!msg)
-		return mt_seterr(-ENOMEM, "out of memory");
-	if (nla_put_u32(msg, MEMTRACK_ATTR_TGID, (uint32_t)pid) < 0) {
-		nlmsg_free(msg);
-		return mt_seterr(-ENOMEM, "out of memory");
-	}
-	err = req_run(h, msg, &r);
+		return -ENOMEM;
+	err = req_leak_run(h, msg, pid, &r);
 	if (err) {
 		free(l.v);
-		if (err == -EPERM || err == -EACCES)
-			return mt_seterr(err,
-					 "permission denied: tracing %d needs the rights of ptrace",
-					 (int)pid);
 		return err;
 	}
 	*out = l.v;

@@ -223,6 +223,20 @@ struct nl_msg *req_msg_size(struct mt_handle *h, int cmd, int flags,
 	return msg;
 }
 
+struct nl_msg *req_tgid_msg(struct mt_handle *h, int cmd, int flags,
+			    pid_t pid, size_t size)
+{
+	struct nl_msg *msg = req_msg_size(h, cmd, flags, size);
+
+	if (msg && nla_put_u32(msg, MEMTRACK_ATTR_TGID, (uint32_t)pid) < 0) {
+		nlmsg_free(msg);
+		msg = NULL;
+	}
+	if (!msg)
+		mt_seterr(-ENOMEM, "out of memory");
+	return msg;
+}
+
 /* Send msg (consumed) and collect replies until ACK, error or DONE. */
 int req_run(struct mt_handle *h, struct nl_msg *msg, struct req *r)
 {
@@ -416,13 +430,9 @@ int mt_dump_threads(struct mt_handle *h, pid_t tgid,
 
 	*out = NULL;
 	*n = 0;
-	msg = req_msg(h, MEMTRACK_CMD_GET_THREADS, NLM_F_DUMP);
+	msg = req_tgid_msg(h, MEMTRACK_CMD_GET_THREADS, NLM_F_DUMP, tgid, 0);
 	if (!msg)
-		return mt_seterr(-ENOMEM, "out of memory");
-	if (nla_put_u32(msg, MEMTRACK_ATTR_TGID, tgid) < 0) {
-		nlmsg_free(msg);
-		return mt_seterr(-ENOMEM, "out of memory");
-	}
+		return -ENOMEM;
 	return dump(h, msg, out, n);
 }
 

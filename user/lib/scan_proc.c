@@ -141,56 +141,39 @@ struct map {
 
 static int read_maps(pid_t pid, struct map **out, size_t *n)
 {
-	char path[64], *line = NULL;
-	struct map *v = NULL;
-	size_t cap = 0, len = 0;
-	FILE *f;
+	struct mt_procmap *pm;
+	struct map *v;
+	size_t npm, i;
+	int err;
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return mt_seterr(-errno, "%s: %s", path, strerror(errno));
-	*n = 0;
-	while (getline(&line, &len, f) > 0) {
-		char perms[8] = "", name[4096] = "";
-		unsigned long long lo, hi, ino;
-		struct map *m;
+	err = mt_procmaps_read(pid, &pm, &npm);
+	if (err)
+		return err;
+	v = calloc(npm ? npm : 1, sizeof(*v));
+	if (!v) {
+		mt_procmaps_free(pm, npm);
+		return mt_seterr(-ENOMEM, "out of memory");
+	}
+	for (i = 0; i < npm; i++) {
+		struct map *m = &v[i];
 
-		if (sscanf(line, "%llx-%llx %7s %*s %*s %llu %4095[^\n]",
-			   &lo, &hi, perms, &ino, name) < 4)
-			continue;
-		if (*n == cap) {
-			struct map *nv;
-
-			cap = cap ? 2 * cap : 64;
-			nv = realloc(v, cap * sizeof(*v));
-			if (!nv) {
-				free(v);
-				free(line);
-				fclose(f);
-				return mt_seterr(-ENOMEM, "out of memory");
-			}
-			v = nv;
-		}
-		m = &v[(*n)++];
-		memset(m, 0, sizeof(*m));
-		m->lo = lo;
-		m->hi = hi;
-		m->from = lo;
-		m->rw = perms[0] == 'r' && perms[1] == 'w';
-		m->file = ino != 0;
-		m->heap = !strcmp(name, "[heap]");
+		m->lo = pm[i].start;
+		m->hi = pm[i].end;
+		m->from = m->lo;
+		m->rw = pm[i].perms[0] == 'r' && pm[i].perms[1] == 'w';
+		m->file = pm[i].inode != 0;
+		m->heap = !strcmp(pm[i].path, "[heap]");
 		/* a data segment's bss: anonymous, right after the file's rw part */
-		if (!ino && !name[0] && *n > 1 && v[*n - 2].file &&
-		    v[*n - 2].rw && v[*n - 2].hi == lo)
+		if (!pm[i].inode && !pm[i].path[0] && i && v[i - 1].file &&
+		    v[i - 1].rw && v[i - 1].hi == m->lo)
 			m->root = true;
 		if (m->rw && (m->file || m->heap))
 			m->root = true;
 		m->wanted = m->rw && m->root;
 	}
-	free(line);
-	fclose(f);
+	mt_procmaps_free(pm, npm);
 	*out = v;
+	*n = npm;
 	return 0;
 }
 

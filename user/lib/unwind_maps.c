@@ -6,8 +6,6 @@
  * keyed by device and inode, whatever address it is mapped at.
  */
 #include <errno.h>
-#include <inttypes.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -54,13 +52,12 @@ int mt_leak_unwind(struct mt_handle *h, pid_t pid, uint64_t start,
 
 		chunk = n - first < MEMTRACK_UNWIND_MAX_CHUNK ?
 			n - first : MEMTRACK_UNWIND_MAX_CHUNK;
-		msg = req_msg_size(h, MEMTRACK_CMD_LEAK_UNWIND, 0,
+		msg = req_tgid_msg(h, MEMTRACK_CMD_LEAK_UNWIND, 0, pid,
 				   chunk * sizeof(*rows) + 256);
 		if (!msg)
-			return mt_seterr(-ENOMEM, "out of memory");
+			return -ENOMEM;
 		nest = NULL;
-		if (nla_put_u32(msg, MEMTRACK_ATTR_TGID, (uint32_t)pid) < 0 ||
-		    !(nest = nla_nest_start(msg, MEMTRACK_ATTR_LEAK_UNWIND)) ||
+		if (!(nest = nla_nest_start(msg, MEMTRACK_ATTR_LEAK_UNWIND)) ||
 		    nla_put_u64(msg, MEMTRACK_UNWIND_ATTR_START, start) < 0 ||
 		    nla_put_u64(msg, MEMTRACK_UNWIND_ATTR_END, end) < 0 ||
 		    nla_put_u64(msg, MEMTRACK_UNWIND_ATTR_BIAS, bias) < 0 ||
@@ -145,36 +142,22 @@ static bool was_sent(const struct mt_unwinder *u, uint64_t start,
 
 int mt_unwinder_sync(struct mt_unwinder *u, struct mt_handle *h)
 {
-	char maps[64], *line = NULL;
-	size_t cap = 0;
-	int err = 0, nr = 0;
-	FILE *f;
+	struct mt_procmap *maps;
+	size_t nmaps, i;
+	int err, nr = 0;
 
-	snprintf(maps, sizeof(maps), "/proc/%d/maps", (int)u->pid);
-	f = fopen(maps, "re");
-	if (!f)
-		return mt_seterr(errno == ENOENT ? -ESRCH : -errno, "%s: %s",
-				 maps, strerror(errno));
-	while (!err && getline(&line, &cap, f) > 0) {
-		uint64_t start, end, off, ino;
-		unsigned int maj, min;
-		char perms[8], *path;
+	err = mt_procmaps_read(u->pid, &maps, &nmaps);
+	if (err)
+		return err;
+	for (i = 0; i < nmaps && !err; i++) {
+		const struct mt_procmap *m = &maps[i];
 		struct object *o;
 		struct sent *s;
-		size_t len;
 
-		path = strchr(line, '/');
-		if (!path || sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64
-				    " %x:%x %" SCNu64, &start, &end, perms, &off,
-				    &maj, &min, &ino) != 7 || perms[2] != 'x')
+		if (m->path[0] != '/' || m->perms[2] != 'x' || m->deleted ||
+		    was_sent(u, m->start, m->end, m->inode))
 			continue;
-		len = strcspn(path, "\n");
-		path[len] = '\0';
-		if (len > 10 && !strcmp(path + len - 10, " (deleted)"))
-			continue;
-		if (was_sent(u, start, end, ino))
-			continue;
-		o = object_of(u, path, maj, min, ino);
+		o = object_of(u, m->path, m->dev_major, m->dev_minor, m->inode);
 		if (!o) {
 			err = mt_seterr(-ENOMEM, "out of memory");
 			break;
@@ -187,17 +170,16 @@ int mt_unwinder_sync(struct mt_unwinder *u, struct mt_handle *h)
 			break;
 		}
 		u->sent = s;
-		u->sent[u->nsent++] = (struct sent){ start, end, ino };
+		u->sent[u->nsent++] = (struct sent){ m->start, m->end, m->inode };
 		/* Not ELF, no CFI: its frames fall back to frame pointers. */
 		if (o->err)
 			continue;
-		err = mt_leak_unwind(h, u->pid, start, end,
-				     start - off - o->t.vaddr_off, o->t.rows,
-				     o->t.nr);
+		err = mt_leak_unwind(h, u->pid, m->start, m->end,
+				     m->start - m->offset - o->t.vaddr_off,
+				     o->t.rows, o->t.nr);
 		if (!err)
 			nr++;
 	}
-	fclose(f);
-	free(line);
+	mt_procmaps_free(maps, nmaps);
 	return err ? err : nr;
 }

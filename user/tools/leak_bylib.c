@@ -6,27 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "leak_json.h"
 #include "leak_modes.h"
-
-void mode_json_str(FILE *o, const char *s)
-{
-	if (!s) {
-		fputs("null", o);
-		return;
-	}
-	fputc('"', o);
-	for (; *s; s++) {
-		unsigned char c = *s;
-
-		if (c == '"' || c == '\\')
-			fprintf(o, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(o, "\\u%04x", c);
-		else
-			fputc(c, o);
-	}
-	fputc('"', o);
-}
 
 void mode_frames(struct mode_out *m, const struct mt_leak_stack *s,
 		 unsigned int max)
@@ -49,16 +30,8 @@ void mode_frames(struct mode_out *m, const struct mt_leak_stack *s,
 				fputs(f[k].inlined ? " (inlined)\n" : "\n", m->o);
 				continue;
 			}
-			fprintf(m->o, "%s{\"address\":%llu,\"function\":",
-				first ? "" : ",", (unsigned long long)s->frames[j]);
+			json_frame(m->o, !first, s->frames[j], &f[k]);
 			first = false;
-			mode_json_str(m->o, f[k].function);
-			fputs(",\"file\":", m->o);
-			mode_json_str(m->o, f[k].file);
-			fprintf(m->o, ",\"line\":%d,\"inlined\":%s,\"module\":",
-				f[k].line, f[k].inlined ? "true" : "false");
-			mode_json_str(m->o, f[k].module);
-			fputc('}', m->o);
 		}
 	}
 }
@@ -86,9 +59,9 @@ int bylib_report(struct mode_out *m, const struct mt_leak_stack *v, size_t n)
 
 		if (m->json) {
 			fprintf(m->o, "%s{\"object\":", i ? "," : "");
-			mode_json_str(m->o, r->object);
+			json_str(m->o, r->object);
 			fputs(",\"api\":", m->o);
-			mode_json_str(m->o, mt_leak_api_name(r->api));
+			json_str(m->o, mt_leak_api_name(r->api));
 			fprintf(m->o, ",\"bytes\":%llu,\"blocks\":%llu,\"calls\":%llu,"
 				"\"call_bytes\":%llu,\"stacks\":%u}",
 				(unsigned long long)r->bytes,

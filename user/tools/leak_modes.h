@@ -22,8 +22,7 @@ int scan_report(struct mode_out *m, struct mt_handle *h,
 		const struct mt_leak_stack *v, size_t n);
 int bylib_report(struct mode_out *m, const struct mt_leak_stack *v, size_t n);
 
-/* Shared by both: JSON string (null for NULL), a stack's frames. */
-void mode_json_str(FILE *o, const char *s);
+/* A stack's frames (text lines or JSON frames array members). */
 void mode_frames(struct mode_out *m, const struct mt_leak_stack *s,
 		 unsigned int max);
 

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "leak_json.h"
 #include "leak_modes.h"
 #include "scan.h"
 
@@ -92,7 +93,7 @@ static void print_stacks(struct mode_out *m, struct mt_scan_block *b,
 		if (m->json) {
 			fprintf(m->o, "%s{\"stack_id\":%u,\"api\":", k++ ? "," : "",
 				b[i].stack_id);
-			mode_json_str(m->o, mt_leak_api_name(b[i].api));
+			json_str(m->o, mt_leak_api_name(b[i].api));
 			fprintf(m->o, ",\"bytes\":%llu,\"blocks\":%zu,",
 				(unsigned long long)bytes, j - i);
 			print_classes(m, &sum, "");

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "memtrack.h"
+#include "leak_json.h"
 #include "leak_modes.h"
 
 static const char *prog = "memtrack-leak";
@@ -224,16 +225,7 @@ static void print_frames(struct report *r, const struct mt_leak_stack *s)
 				text_frame(o, &f[k], s->frames[j]);
 				continue;
 			}
-			fprintf(o, "%s{\"address\":%llu,\"function\":",
-				j || k ? "," : "",
-				(unsigned long long)s->frames[j]);
-			mode_json_str(o, f[k].function);
-			fputs(",\"file\":", o);
-			mode_json_str(o, f[k].file);
-			fprintf(o, ",\"line\":%d,\"inlined\":%s,\"module\":",
-				f[k].line, f[k].inlined ? "true" : "false");
-			mode_json_str(o, f[k].module);
-			fputc('}', o);
+			json_frame(o, j || k, s->frames[j], &f[k]);
 		}
 	}
 }
@@ -271,9 +263,9 @@ static void print_mismatches(struct report *r, const struct mt_leak_stack *v,
 		if (r->fmt == FMT_JSON) {
 			fprintf(o, "%s{\"alloc_stack_id\":%u,\"alloc_api\":",
 				nr++ ? "," : "", s->stack_id);
-			mode_json_str(o, mt_leak_api_name(s->api));
+			json_str(o, mt_leak_api_name(s->api));
 			fputs(",\"free_api\":", o);
-			mode_json_str(o, mt_leak_api_name(s->free_api));
+			json_str(o, mt_leak_api_name(s->free_api));
 			fprintf(o, ",\"count\":%u,\"free_stack_id\":%u,\"alloc_frames\":[",
 				s->mismatched, fs ? fs->stack_id : 0);
 			print_frames(r, s);
@@ -358,7 +350,7 @@ static void print_report(struct report *r, struct mt_leak_stack *v, size_t n,
 				i ? "," : "", s->stack_id, (int)s->tgid,
 				(unsigned long long)s->blocks,
 				age_s(now, s->oldest_ns), (long long)growth);
-			mode_json_str(o, mt_leak_api_name(s->api));
+			json_str(o, mt_leak_api_name(s->api));
 			fputs(",\"frames\":[", o);
 		} else if (r->fmt == FMT_JSON) {
 			fprintf(o, "%s{\"stack_id\":%u,\"pid\":%d,\"bytes\":%llu,\"blocks\":%llu,"
@@ -367,7 +359,7 @@ static void print_report(struct report *r, struct mt_leak_stack *v, size_t n,
 				(unsigned long long)s->bytes,
 				(unsigned long long)s->blocks,
 				age_s(now, s->oldest_ns), (long long)growth);
-			mode_json_str(o, mt_leak_api_name(s->api));
+			json_str(o, mt_leak_api_name(s->api));
 			fprintf(o, ",\"mismatched\":%u,\"frames\":[", s->mismatched);
 		} else if (r->fmt == FMT_TEXT && fds_mode) {
 			fprintf(o, "  #%zu %llu fds (%s)",

@@ -1,0 +1,148 @@
+"""Fixture helpers of the memtrack-leak suites (test_leak.py,
+test_leak_tool.py): the LEAK(name): N x SIZE markers of
+tests/progs/leaks, a fixture traced with memtrack-leak -p, and exact
+checks of a report's stacks against the markers and of their callers."""
+import json
+import os
+import re
+import subprocess
+import time
+
+from mtlib import ROOT, check
+
+LEAKS = os.path.join(ROOT, "tests", "progs", "leaks")
+TOOL = os.path.join(ROOT, "build", "bin", "memtrack-leak")
+# The fixture builds every test runs on.
+VARIANTS = ("fp", "nofp")
+
+
+def source(name):
+    """A fixture's source (name: a fixture, or a source path under
+    tests/progs/leaks)."""
+    return [os.path.join(LEAKS, name + ext) for ext in ("", ".c", ".cc")
+            if os.path.isfile(os.path.join(LEAKS, name + ext))][0]
+
+
+def markers(name, kind="LEAK"):
+    """{leak name: (file, line, blocks, size)} from the fixture's source."""
+    path = source(name)
+    out = {}
+    with open(path) as f:
+        for n, line in enumerate(f, 1):
+            m = re.search(kind + r"\((\w+)\): (\d+) x (\d+)", line)
+            if m:
+                out[m.group(1)] = (os.path.basename(path), n, int(m.group(2)), int(m.group(3)))
+    return out
+
+
+def mismatch_markers(name):
+    """{name: (file, alloc line, blocks, alloc api, free line, free api)}:
+    MISMATCH(name): N x SIZE by API and MISMATCH_FREE(name): API."""
+    out = {}
+    with open(source(name)) as f:
+        lines = list(enumerate(f, 1))
+    for n, line in lines:
+        m = re.search(r"MISMATCH\((\w+)\): (\d+) x \d+ by (\S+)", line)
+        if not m:
+            continue
+        frees = [(k, re.search(r"MISMATCH_FREE\(" + m.group(1) + r"\): (\S+)", ln))
+                 for k, ln in lines]
+        (k, fm), = [(k, fm) for k, fm in frees if fm]
+        out[m.group(1)] = (os.path.basename(source(name)), n, int(m.group(2)),
+                           m.group(3), k, fm.group(1))
+    return out
+
+
+def run_attached(path, args, attached, env=None, timeout=120):
+    """The fixture at path with `memtrack-leak -p PID args` on it: once
+    attached(fixture, tool) returns, the fixture's "go" ... "done", the
+    tool's end (exit 0), the fixture's second "go".  (The tool's stdout and
+    stderr, the fixture's output after "done", its exit status.)"""
+    fx = subprocess.Popen([path], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                          text=True, env=env)
+    check(fx.stdout.readline().strip() == "ready", "fixture did not start")
+    tool = subprocess.Popen([TOOL, "-p", str(fx.pid)] + args, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    attached(fx, tool)
+    fx.stdin.write("go\n")
+    fx.stdin.flush()
+    check(fx.stdout.readline().strip() == "done", "fixture did not finish")
+    out, err = tool.communicate(timeout=timeout)
+    check(tool.returncode == 0, f"memtrack-leak exit {tool.returncode}: {err.strip()}")
+    fx.stdin.write("go\n")
+    fx.stdin.close()
+    rest = fx.stdout.read()
+    fx.wait(timeout=30)
+    return out, err, rest, fx.returncode
+
+
+def until_first_report(fx, tool):
+    """Until the tool waits for its first report: attached, tables sent
+    (allocations before the tables arrive stop at the first libc frame)."""
+    end = time.monotonic() + 60
+    while time.monotonic() < end and tool.poll() is None:
+        with open(f"/proc/{tool.pid}/syscall") as f:
+            if f.read().split()[0] in ("35", "230"):  # nanosleep, clock_nanosleep
+                break
+        time.sleep(0.1)
+
+
+def trace(name, variant="fp"):
+    """Run the fixture under memtrack-leak -p; the last JSON report."""
+    out, err, _, _ = run_attached(os.path.join(ROOT, "build", "tests", "leaks", variant, name),
+                                  ["-i", "2", "-n", "2", "--json"], until_first_report)
+    docs = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    check(docs, f"no JSON report: {out[:200]} {err[:200]}")
+    return docs[-1]
+
+
+def frame_at(stack, file, line):
+    """Does the stack's first non-allocator frame sit at file:line?"""
+    for fr in stack["frames"]:
+        if fr.get("file") and os.path.basename(fr["file"]) == file:
+            return fr.get("line") == line
+    return False
+
+
+def check_markers(report, name, only=None):
+    for leak, (file, line, blocks, size) in markers(name).items():
+        if only and leak not in only:
+            continue
+        hits = [s for s in report["stacks"] if frame_at(s, file, line)]
+        check(hits, f"{name}: no stack at {file}:{line} ({leak})")
+        got_b = sum(s["blocks"] for s in hits)
+        got = sum(s["bytes"] for s in hits)
+        check(got_b == blocks and got == blocks * size,
+              f"{name}/{leak}: {got_b} blocks {got} bytes, expected {blocks} x {size}")
+
+
+def base(path):
+    return os.path.basename(path) if path else None
+
+
+def check_callers(stack, name, src, thread=False, start=True):
+    """After the allocating frame: main (in src) then libc then _start
+    (start); or, for a thread, libc's start_thread."""
+    fr = [(f.get("function"), base(f.get("file")), base(f.get("module")))
+          for f in stack["frames"]]
+    where = f"{name}: stack {[f[0] for f in fr]}"
+    if thread:
+        check(any(fn == "start_thread" and (mod or "").startswith("libc.so")
+                  for fn, _, mod in fr), f"{where}: no libc start_thread")
+        return
+    mains = [i for i, (fn, file, _) in enumerate(fr) if fn == "main" and file == src]
+    check(mains, f"{where}: no main in {src}")
+    rest = fr[mains[0] + 1:]
+    libc = [i for i, (_, _, mod) in enumerate(rest) if (mod or "").startswith("libc.so")]
+    check(libc, f"{where}: nothing in libc after main")
+    check(not start or any(fn == "_start" for fn, _, _ in rest[libc[0]:]),
+          f"{where}: no _start after libc")
+
+
+def check_all_callers(report, name, src=None, thread=False, start=True):
+    """check_callers() on every stack at one of name's markers; src: the
+    file holding main (default: the marker's own file)."""
+    for leak, (file, line, _, _) in markers(name).items():
+        for s in report["stacks"]:
+            if frame_at(s, file, line):
+                check_callers(s, f"{name}/{leak}", src or file, thread, start)
