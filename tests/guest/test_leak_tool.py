@@ -292,7 +292,9 @@ def target_exits_mid_trace():
         out, err = t.communicate(timeout=30)
         check(t.returncode == 3 and f"process {fx.pid} exited" in err,
               f"exit {t.returncode}: {err}")
-        check(time.monotonic() - t0 < 5, "memtrack-leak lingered after the target exited")
+        # It sees the exit at its next interval (1 s); 15 s leaves room
+        # for a loaded emulated guest.
+        check(time.monotonic() - t0 < 15, "memtrack-leak lingered after the target exited")
         check("report 1:" in out, f"no report before the exit: {out[:300]}")
 
 
