@@ -184,6 +184,29 @@ bad_source:
 		if (!parse_uint(value, 4, 1048576, &c->relay_buffer_kb))
 			return 1;
 		why = "must be 4..1048576";
+	} else if (!strcmp(name, "auth")) {
+		if (!strcmp(value, "none"))
+			c->auth.kind = MTD_AUTH_NONE;
+		else if (!strcmp(value, "psk"))
+			c->auth.kind = MTD_AUTH_PSK;
+		else if (!strcmp(value, "cert"))
+			c->auth.kind = MTD_AUTH_CERT;
+		else
+			goto bad_auth;
+		return 1;
+bad_auth:
+		why = "must be none, psk or cert";
+	} else if (!strcmp(name, "psk_file") || !strcmp(name, "ca_file") ||
+		   !strcmp(name, "cert_file") || !strcmp(name, "key_file")) {
+		char *dst = name[0] == 'p' ? c->auth.psk_file :
+			    name[0] == 'c' && name[1] == 'a' ? c->auth.ca_file :
+			    name[0] == 'c' ? c->auth.cert_file :
+			    c->auth.key_file;
+
+		if (value[0] == '/' &&
+		    !copy_str(dst, sizeof(c->auth.psk_file), value))
+			return 1;
+		why = "must be an absolute path of at most 255 characters";
 	} else if (!strcmp(name, "keep_ptrace")) {
 		if (!parse_bool(value, &c->keep_ptrace))
 			return 1;
@@ -230,6 +253,18 @@ int mtd_config_load(const char *path, struct mtd_config *c,
 	}
 	if (line > 0) {
 		snprintf(err, errlen, "%s:%d: %s", path, line, why);
+		return -1;
+	}
+	if (c->auth.kind == MTD_AUTH_PSK && !c->auth.psk_file[0]) {
+		snprintf(err, errlen, "%s: auth = psk needs psk_file", path);
+		return -1;
+	}
+	if (c->auth.kind == MTD_AUTH_CERT &&
+	    (!c->auth.ca_file[0] || !c->auth.cert_file[0] ||
+	     !c->auth.key_file[0])) {
+		snprintf(err, errlen,
+			 "%s: auth = cert needs ca_file, cert_file and key_file",
+			 path);
 		return -1;
 	}
 	/* the relay sends the periodic samples */

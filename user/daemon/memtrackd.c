@@ -36,6 +36,7 @@ struct daemon_ctx {
 	struct mtd_source src;
 	struct mtd_state *st;
 	struct mtd_relay *relay;	/* NULL: no aggregators */
+	struct mtd_creds *creds;	/* the relay's, NULL without it */
 };
 
 static void usage(FILE *f)
@@ -280,6 +281,14 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	d.st->events = d.src.ops->events_fd(&d.src) >= 0;
+	/* key files may be readable by root only */
+	if (d.cfg.nr_aggregators) {
+		d.creds = mtd_creds_load(&d.cfg.auth, false, err, sizeof(err));
+		if (!d.creds) {
+			mtd_log(LOG_ERR, "relay credentials: %s", err);
+			return 1;
+		}
+	}
 	if (mtd_drop_privileges(d.cfg.user, d.cfg.keep_ptrace, err,
 				sizeof(err))) {
 		mtd_log(LOG_ERR, "dropping privileges: %s", err);
@@ -303,7 +312,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (d.cfg.nr_aggregators) {
-		d.relay = mtd_relay_start(&d.cfg);
+		d.relay = mtd_relay_start(&d.cfg, d.creds);
 		if (!d.relay) {
 			mtd_log(LOG_ERR, "cannot start the relay");
 			return 1;
@@ -320,6 +329,7 @@ int main(int argc, char **argv)
 	run(&d, sigfd);
 	mtd_http_stop(http);
 	mtd_relay_stop(d.relay);
+	mtd_creds_free(d.creds);
 	d.src.ops->close(&d.src);
 	mtd_state_free(d.st);
 	return 0;

@@ -14,6 +14,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "conn.h"
+
 #define MTD_DEFAULT_CONFIG	"/etc/memtrack/memtrackd.conf"
 #define MTD_DEFAULT_PORT	9471
 #define MTD_COMM_LEN		16
@@ -50,6 +52,8 @@ struct mtd_config {
 		unsigned int port;
 	} aggregators[MTD_MAX_AGGREGATORS];
 	unsigned int relay_buffer_kb;
+	/* how relay peers prove who they are (conn.h) */
+	struct mtd_auth_config auth;
 };
 
 void mtd_config_defaults(struct mtd_config *c);

@@ -12,8 +12,7 @@
  * says HELLO, sends from the seq the aggregator's WELCOME asks for (all it
  * has if the aggregator knows nothing of this session), and reads ACKs.
  * Anything malformed from the aggregator ends the connection (logged); the
- * thread then reconnects.  No authentication yet: use it on a trusted
- * network only.
+ * thread then reconnects.  The connection authenticates as conn.h says.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -29,6 +28,7 @@
 #include <sys/random.h>
 #include <sys/socket.h>
 
+#include "conn.h"
 #include "relay.h"
 #include "relay_proto.h"
 
@@ -67,6 +67,7 @@ struct mtd_relay {
 	uint64_t next_seq;	/* of the next message pushed */
 	struct relay_peer *peers;
 	unsigned int npeers;
+	struct mtd_creds *creds;
 	bool stop;		/* __atomic: read by the threads */
 };
 
@@ -153,44 +154,6 @@ int mtd_relay_push(struct mtd_relay *r, uint8_t kind, const void *data,
 	return 0;
 }
 
-static int write_all(int fd, const void *buf, size_t len)
-{
-	const uint8_t *p = buf;
-
-	while (len) {
-		ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += n;
-		len -= n;
-	}
-	return 0;
-}
-
-static int read_all(int fd, void *buf, size_t len)
-{
-	uint8_t *p = buf;
-
-	while (len) {
-		ssize_t n = recv(fd, p, len, 0);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (!n)
-			return -ECONNRESET;
-		p += n;
-		len -= n;
-	}
-	return 0;
-}
-
 /* Sleep ms, or until stopped.  Returns true if stopping. */
 static bool nap(struct relay_peer *p, int ms)
 {
@@ -251,7 +214,7 @@ fail:
 }
 
 /* HELLO, WELCOME: returns the seq to send next, or -errno. */
-static int64_t handshake(struct relay_peer *p, int fd)
+static int64_t handshake(struct relay_peer *p, struct mtd_conn *c)
 {
 	struct mtd_relay *r = p->r;
 	size_t nlen = strlen(r->node);
@@ -270,9 +233,9 @@ static int64_t handshake(struct relay_peer *p, int fd)
 	f[MTD_RELAY_HDR_LEN + 16] = nlen >> 8;
 	f[MTD_RELAY_HDR_LEN + 17] = nlen & 0xff;
 	memcpy(f + MTD_RELAY_HDR_LEN + 18, r->node, nlen);
-	err = write_all(fd, f, MTD_RELAY_HDR_LEN + 18 + nlen);
+	err = mtd_conn_write(c, f, MTD_RELAY_HDR_LEN + 18 + nlen);
 	if (!err)
-		err = read_all(fd, in, MTD_RELAY_HDR_LEN + 8);
+		err = mtd_conn_read(c, in, MTD_RELAY_HDR_LEN + 8);
 	if (err)
 		return err;
 	if (mtd_relay_parse_hdr(in, &type, &len) || type != MTD_RELAY_WELCOME)
@@ -295,20 +258,18 @@ static int64_t handshake(struct relay_peer *p, int fd)
  * Read the ACKs waiting (non-blocking); a partial frame is kept in *in.
  * -errno on a malformed one or a closed connection.
  */
-static int read_acks(struct relay_peer *p, int fd, uint8_t *in, size_t *have,
-		     uint64_t sent_upto)
+static int read_acks(struct relay_peer *p, struct mtd_conn *c, uint8_t *in,
+		     size_t *have, uint64_t sent_upto)
 {
 	for (;;) {
-		ssize_t n = recv(fd, in + *have, MTD_RELAY_HDR_LEN + 8 - *have,
-				 MSG_DONTWAIT);
+		ssize_t n = mtd_conn_read_some(c, in + *have,
+					       MTD_RELAY_HDR_LEN + 8 - *have);
 		uint8_t type;
 		uint32_t len;
 		uint64_t seq;
 
-		if (n < 0)
-			return errno == EAGAIN || errno == EINTR ? 0 : -errno;
-		if (!n)
-			return -ECONNRESET;
+		if (n <= 0)
+			return n;
 		*have += n;
 		if (*have >= MTD_RELAY_HDR_LEN &&
 		    (mtd_relay_parse_hdr(in, &type, &len) ||
@@ -352,7 +313,8 @@ static int frame_of(struct mtd_relay *r, uint64_t *seq, uint8_t *buf,
 }
 
 /* One connection, until it fails or the relay stops. */
-static int session(struct relay_peer *p, int fd, uint64_t next, uint8_t *buf)
+static int session(struct relay_peer *p, struct mtd_conn *c, uint64_t next,
+		   uint8_t *buf)
 {
 	uint8_t hb[MTD_RELAY_HDR_LEN], in[MTD_RELAY_HDR_LEN + 8];
 	size_t have = 0, len;
@@ -360,13 +322,13 @@ static int session(struct relay_peer *p, int fd, uint64_t next, uint8_t *buf)
 
 	for (;;) {
 		struct pollfd pfd[2] = {
-			{ .fd = fd, .events = POLLIN },
+			{ .fd = mtd_conn_fd(c), .events = POLLIN },
 			{ .fd = p->wake[0], .events = POLLIN },
 		};
 		int sent = 0;
 
 		while (!stopping(p->r) && frame_of(p->r, &next, buf, &len)) {
-			err = write_all(fd, buf, len);
+			err = mtd_conn_write(c, buf, len);
 			if (err)
 				return err;
 			pthread_mutex_lock(&p->r->lock);
@@ -374,24 +336,26 @@ static int session(struct relay_peer *p, int fd, uint64_t next, uint8_t *buf)
 			pthread_mutex_unlock(&p->r->lock);
 			next++;
 			sent = 1;
-			err = read_acks(p, fd, in, &have, next - 1);
+			err = read_acks(p, c, in, &have, next - 1);
 			if (err)
 				return err;
 		}
 		if (stopping(p->r))
 			return 0;
-		if (poll(pfd, 2, HEARTBEAT_MS) < 0 && errno != EINTR)
+		if (mtd_conn_pending(c))
+			pfd[0].revents = POLLIN;
+		else if (poll(pfd, 2, HEARTBEAT_MS) < 0 && errno != EINTR)
 			return -errno;
 		if (pfd[1].revents)
 			nap(p, 0);
 		if (pfd[0].revents) {
-			err = read_acks(p, fd, in, &have, next - 1);
+			err = read_acks(p, c, in, &have, next - 1);
 			if (err)
 				return err;
 		}
 		if (!sent && !pfd[0].revents && !pfd[1].revents) {
 			mtd_relay_hdr(hb, MTD_RELAY_HEARTBEAT, 0);
-			err = write_all(fd, hb, sizeof(hb));
+			err = mtd_conn_write(c, hb, sizeof(hb));
 			if (err)
 				return err;
 		}
@@ -409,6 +373,8 @@ static void *peer_thread(void *arg)
 		return NULL;
 	}
 	while (!stopping(p->r)) {
+		struct mtd_conn *c;
+		char why[256];
 		int64_t next;
 		int fd = dial(p), err;
 
@@ -416,10 +382,17 @@ static void *peer_thread(void *arg)
 			err = fd;
 			goto retry;
 		}
-		next = handshake(p, fd);
+		c = mtd_conn_open(p->r->creds, fd, why, sizeof(why));
+		if (!c) {
+			mtd_log(LOG_WARNING, "relay: %s port %u: %s", p->addr,
+				p->port, why);
+			err = -EACCES;
+			goto retry;
+		}
+		next = handshake(p, c);
 		if (next < 0) {
 			err = next;
-			close(fd);
+			mtd_conn_close(c);
 			goto retry;
 		}
 		pthread_mutex_lock(&p->r->lock);
@@ -429,8 +402,8 @@ static void *peer_thread(void *arg)
 		mtd_log(LOG_INFO, "relay: connected to %s port %u, from seq %lld",
 			p->addr, p->port, (long long)next);
 		backoff = BACKOFF_MIN_MS;
-		err = session(p, fd, next, buf);
-		close(fd);
+		err = session(p, c, next, buf);
+		mtd_conn_close(c);
 		pthread_mutex_lock(&p->r->lock);
 		p->connected = false;
 		pthread_mutex_unlock(&p->r->lock);
@@ -447,7 +420,8 @@ retry:
 	return NULL;
 }
 
-struct mtd_relay *mtd_relay_start(const struct mtd_config *c)
+struct mtd_relay *mtd_relay_start(const struct mtd_config *c,
+				  struct mtd_creds *creds)
 {
 	struct mtd_relay *r = calloc(1, sizeof(*r));
 	unsigned int i;
@@ -460,6 +434,7 @@ struct mtd_relay *mtd_relay_start(const struct mtd_config *c)
 	    sizeof(r->session))
 		goto fail;
 	r->session |= 1;	/* never 0 */
+	r->creds = creds;
 	r->next_seq = 1;
 	r->max_bytes = (size_t)c->relay_buffer_kb << 10;
 	r->cap = 65536;

@@ -15,8 +15,11 @@
 #include "memtrackd.h"
 
 struct mtd_relay;
+struct mtd_creds;
 
-struct mtd_relay *mtd_relay_start(const struct mtd_config *c);
+/* creds: client credentials (conn.h), kept by the caller until stopped. */
+struct mtd_relay *mtd_relay_start(const struct mtd_config *c,
+				  struct mtd_creds *creds);
 void mtd_relay_stop(struct mtd_relay *r);
 /* Queue one message (a DATA body after seq: kind, payload). */
 int mtd_relay_push(struct mtd_relay *r, uint8_t kind, const void *data,
