@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Relay connections (conn.h).  Plain TCP only so far: a configuration
- * asking for authentication is refused when the credentials are loaded.
+ * Relay connections (conn.h): plain TCP here; with auth = psk or cert,
+ * every call goes to the TLS session (conn_tls.c) over the credentials
+ * conn_creds.c loaded.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -10,53 +11,24 @@
 #include <unistd.h>
 #include <sys/socket.h>
 
-#include "conn.h"
-
-struct mtd_creds {
-	enum mtd_auth_kind kind;
-	bool server;
-};
-
-struct mtd_conn {
-	int fd;
-};
-
-struct mtd_creds *mtd_creds_load(const struct mtd_auth_config *a,
-				 bool server, char *err, size_t errlen)
-{
-	struct mtd_creds *c;
-
-	if (a->kind != MTD_AUTH_NONE) {
-		snprintf(err, errlen, "authentication is not supported yet");
-		return NULL;
-	}
-	c = calloc(1, sizeof(*c));
-	if (!c) {
-		snprintf(err, errlen, "out of memory");
-		return NULL;
-	}
-	c->kind = a->kind;
-	c->server = server;
-	return c;
-}
-
-void mtd_creds_free(struct mtd_creds *c)
-{
-	free(c);
-}
+#include "conn_int.h"
 
 struct mtd_conn *mtd_conn_open(struct mtd_creds *c, int fd,
 			       char *err, size_t errlen)
 {
 	struct mtd_conn *conn = calloc(1, sizeof(*conn));
 
-	(void)c;
 	if (!conn) {
 		snprintf(err, errlen, "out of memory");
 		close(fd);
 		return NULL;
 	}
 	conn->fd = fd;
+	conn->creds = c;
+	if (c->kind != MTD_AUTH_NONE && mtd_tls_open(conn, err, errlen)) {
+		mtd_conn_close(conn);
+		return NULL;
+	}
 	return conn;
 }
 
@@ -64,6 +36,7 @@ void mtd_conn_close(struct mtd_conn *c)
 {
 	if (!c)
 		return;
+	mtd_tls_close(c);
 	close(c->fd);
 	free(c);
 }
@@ -75,14 +48,25 @@ int mtd_conn_fd(const struct mtd_conn *c)
 
 const char *mtd_conn_peer(const struct mtd_conn *c)
 {
-	(void)c;
-	return "";
+	return c->peer;
+}
+
+const char *mtd_conn_desc(const struct mtd_conn *c)
+{
+	return c->desc;
+}
+
+const char *mtd_conn_error(const struct mtd_conn *c)
+{
+	return c->error;
 }
 
 int mtd_conn_write(struct mtd_conn *c, const void *buf, size_t len)
 {
 	const char *p = buf;
 
+	if (c->tls)
+		return mtd_tls_write(c, buf, len);
 	while (len) {
 		ssize_t n = send(c->fd, p, len, MSG_NOSIGNAL);
 
@@ -101,6 +85,8 @@ int mtd_conn_read(struct mtd_conn *c, void *buf, size_t len)
 {
 	char *p = buf;
 
+	if (c->tls)
+		return mtd_tls_read(c, buf, len);
 	while (len) {
 		ssize_t n = recv(c->fd, p, len, 0);
 
@@ -121,6 +107,8 @@ ssize_t mtd_conn_read_some(struct mtd_conn *c, void *buf, size_t len)
 {
 	ssize_t n;
 
+	if (c->tls)
+		return mtd_tls_read_some(c, buf, len);
 	do
 		n = recv(c->fd, buf, len, MSG_DONTWAIT);
 	while (n < 0 && errno == EINTR);
@@ -131,6 +119,5 @@ ssize_t mtd_conn_read_some(struct mtd_conn *c, void *buf, size_t len)
 
 bool mtd_conn_pending(const struct mtd_conn *c)
 {
-	(void)c;
-	return false;
+	return c->tls && mtd_tls_pending(c);
 }

@@ -5,8 +5,21 @@
  * pre-shared key or by X.509 certificates on both sides.  The relay, the
  * aggregator and memtrack-query use only this; none of them knows which.
  *
+ * TLS is 1.3 only.  What is checked:
+ *  - psk: both sides prove they hold the same key, and the handshake adds
+ *    an (EC)DHE exchange (forward secrecy).  psk_file is psktool's format,
+ *    IDENTITY:HEXKEY per line: a server accepts every identity of its
+ *    file, a client uses the first line.  mtd_conn_peer() is the identity.
+ *  - cert: each side sends its certificate and verifies the other's chain
+ *    against ca_file, the dates, and the extended key usage when present
+ *    (TLS client for a node, TLS server for an aggregator).  Peers are
+ *    dialled by numeric address, so no name is matched: any certificate
+ *    the CA signed is accepted, and mtd_conn_peer() is its subject DN.
+ *  The PSK file and the private key must be readable by their owner only.
+ *
  * Sockets are blocking with SO_RCVTIMEO/SO_SNDTIMEO set by the caller, so
- * every call below returns within the socket's timeout.  TLS keeps
+ * every call below returns within the socket's timeout (the whole TLS
+ * handshake within the receive timeout).  TLS keeps
  * decrypted bytes of its own: poll() on mtd_conn_fd() misses them, so ask
  * mtd_conn_pending() before sleeping in poll().
  */
@@ -51,6 +64,14 @@ void mtd_conn_close(struct mtd_conn *c);
 int mtd_conn_fd(const struct mtd_conn *c);
 /* Who the peer proved to be (PSK identity, certificate DN); "" if none. */
 const char *mtd_conn_peer(const struct mtd_conn *c);
+/* The TLS version and algorithms agreed, for logs; "" for plain TCP. */
+const char *mtd_conn_desc(const struct mtd_conn *c);
+/*
+ * Why the last call failed in TLS terms, "" if it did not: with TLS 1.3 a
+ * client whose certificate the server refuses learns it at its first read
+ * after the handshake (mtd_conn_read() -EACCES).
+ */
+const char *mtd_conn_error(const struct mtd_conn *c);
 
 /* All of buf: 0 or -errno. */
 int mtd_conn_write(struct mtd_conn *c, const void *buf, size_t len);

@@ -54,6 +54,7 @@ struct relay_peer {
 	uint64_t acked;		/* every seq <= acked is stored there */
 	uint64_t dropped;	/* gone from the buffer before acked */
 	uint64_t sent, connects;
+	uint64_t auth_failures;	/* TLS handshakes failed or refused */
 	bool connected;
 };
 
@@ -387,12 +388,18 @@ static void *peer_thread(void *arg)
 			mtd_log(LOG_WARNING, "relay: %s port %u: %s", p->addr,
 				p->port, why);
 			err = -EACCES;
-			goto retry;
+			goto auth_failed;
 		}
 		next = handshake(p, c);
 		if (next < 0) {
 			err = next;
+			/* TLS 1.3: a refused certificate shows up here */
+			if (*mtd_conn_error(c))
+				mtd_log(LOG_WARNING, "relay: %s port %u: %s",
+					p->addr, p->port, mtd_conn_error(c));
 			mtd_conn_close(c);
+			if (err == -EACCES)
+				goto auth_failed;
 			goto retry;
 		}
 		pthread_mutex_lock(&p->r->lock);
@@ -409,6 +416,11 @@ static void *peer_thread(void *arg)
 		pthread_mutex_unlock(&p->r->lock);
 		if (stopping(p->r))
 			break;
+		goto retry;
+auth_failed:
+		pthread_mutex_lock(&p->r->lock);
+		p->auth_failures++;
+		pthread_mutex_unlock(&p->r->lock);
 retry:
 		mtd_log(LOG_WARNING, "relay: %s port %u: %s; again in %d ms",
 			p->addr, p->port, strerror(-err), backoff);
@@ -518,6 +530,8 @@ void mtd_relay_metrics(struct mtd_relay *r, const struct mtd_expo_opts *o,
 		  "Highest sequence number the aggregator acknowledged." },
 		{ "memtrack_relay_dropped_total", "counter",
 		  "Messages dropped from the full buffer before the aggregator acknowledged them." },
+		{ "memtrack_relay_auth_failures_total", "counter",
+		  "TLS handshakes with the aggregator that failed or were refused." },
 	};
 	unsigned int f, i;
 
@@ -528,7 +542,7 @@ void mtd_relay_metrics(struct mtd_relay *r, const struct mtd_expo_opts *o,
 		for (i = 0; i < r->npeers; i++) {
 			const struct relay_peer *p = &r->peers[i];
 			uint64_t v[] = { p->connected, p->connects, p->sent,
-					 p->acked, p->dropped };
+					 p->acked, p->dropped, p->auth_failures };
 
 			relay_series(b, fam[f].name, o, p, v[f]);
 		}

@@ -1,0 +1,444 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * TLS sessions of the conn layer (conn.h), through GnuTLS: the handshake,
+ * what to say when it fails, and record I/O on the caller's blocking
+ * socket.
+ *
+ * The socket's timeouts bound every wait; the whole handshake is bounded
+ * by its receive timeout too, so that a peer trickling bytes cannot hold
+ * it.  mtd_conn_read_some() must not wait: its recv() alone uses
+ * MSG_DONTWAIT, and GnuTLS keeps a partial record for the next call.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+
+#include <gnutls/gnutls.h>
+#include <gnutls/x509.h>
+
+#include "conn_int.h"
+
+#define HANDSHAKE_DEFAULT_MS	10000
+
+static ssize_t tls_push(gnutls_transport_ptr_t p, const void *buf, size_t len)
+{
+	struct mtd_conn *c = p;
+	ssize_t n = send(c->fd, buf, len, MSG_NOSIGNAL);
+
+	if (n < 0) {
+		c->wouldblock = errno == EAGAIN;
+		gnutls_transport_set_errno(c->tls, errno);
+	}
+	return n;
+}
+
+static ssize_t tls_pull(gnutls_transport_ptr_t p, void *buf, size_t len)
+{
+	struct mtd_conn *c = p;
+	ssize_t n = recv(c->fd, buf, len, c->dontwait ? MSG_DONTWAIT : 0);
+
+	if (n < 0) {
+		c->wouldblock = errno == EAGAIN;
+		gnutls_transport_set_errno(c->tls, errno);
+	}
+	return n;
+}
+
+/* Only the handshake asks this (it has a timeout of its own). */
+static int tls_pull_timeout(gnutls_transport_ptr_t p, unsigned int ms)
+{
+	struct mtd_conn *c = p;
+	struct pollfd pfd = { .fd = c->fd, .events = POLLIN };
+	int n = poll(&pfd, 1, ms == GNUTLS_INDEFINITE_TIMEOUT ? -1 : (int)ms);
+
+	if (n < 0)
+		gnutls_transport_set_errno(c->tls, errno);
+	return n;
+}
+
+static unsigned int handshake_ms(int fd)
+{
+	struct timeval tv = { 0 };
+	socklen_t len = sizeof(tv);
+	unsigned int ms;
+
+	if (getsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, &len))
+		return HANDSHAKE_DEFAULT_MS;
+	ms = tv.tv_sec * 1000 + tv.tv_usec / 1000;
+	return ms ? ms : HANDSHAKE_DEFAULT_MS;
+}
+
+/* The first certificate the peer sent, as an RFC 4514 DN, into out. */
+static void peer_dn(struct mtd_conn *c, char *out, size_t outlen)
+{
+	const gnutls_datum_t *certs;
+	gnutls_x509_crt_t crt;
+	gnutls_datum_t dn;
+	unsigned int n = 0;
+
+	out[0] = '\0';
+	certs = gnutls_certificate_get_peers(c->tls, &n);
+	if (!certs || !n || gnutls_x509_crt_init(&crt) < 0)
+		return;
+	if (gnutls_x509_crt_import(crt, &certs[0], GNUTLS_X509_FMT_DER) >= 0 &&
+	    gnutls_x509_crt_get_dn3(crt, &dn, 0) >= 0) {
+		snprintf(out, outlen, "%.*s", (int)dn.size, dn.data);
+		gnutls_free(dn.data);
+	}
+	gnutls_x509_crt_deinit(crt);
+}
+
+static const char *alert_hint(gnutls_alert_description_t a, bool psk)
+{
+	switch (a) {
+	case GNUTLS_A_DECRYPT_ERROR:
+	case GNUTLS_A_ILLEGAL_PARAMETER:
+		return psk ? ": wrong pre-shared key?" : "";
+	case GNUTLS_A_UNKNOWN_PSK_IDENTITY:
+		return ": our identity is not in its PSK file";
+	case GNUTLS_A_CERTIFICATE_REQUIRED:
+		return ": it requires a client certificate";
+	case GNUTLS_A_BAD_CERTIFICATE:
+	case GNUTLS_A_UNSUPPORTED_CERTIFICATE:
+	case GNUTLS_A_CERTIFICATE_REVOKED:
+	case GNUTLS_A_CERTIFICATE_EXPIRED:
+	case GNUTLS_A_CERTIFICATE_UNKNOWN:
+	case GNUTLS_A_UNKNOWN_CA:
+		return ": it refused our certificate";
+	case GNUTLS_A_PROTOCOL_VERSION:
+	case GNUTLS_A_HANDSHAKE_FAILURE:
+	case GNUTLS_A_INSUFFICIENT_SECURITY:
+		return ": no common TLS version or authentication (psk vs cert?)";
+	default:
+		return "";
+	}
+}
+
+/* What failed, for the log: err gets the reason for ret. */
+static void describe(struct mtd_conn *c, int ret, unsigned int ms, char *err,
+		     size_t errlen)
+{
+	bool psk = c->creds->kind == MTD_AUTH_PSK;
+	gnutls_alert_description_t a;
+	gnutls_datum_t status;
+	char dn[256];
+
+	switch (ret) {
+	case GNUTLS_E_FATAL_ALERT_RECEIVED:
+		a = gnutls_alert_get(c->tls);
+		snprintf(err, errlen, "TLS handshake: the peer refused: %s%s",
+			 gnutls_alert_get_name(a), alert_hint(a, psk));
+		return;
+	case GNUTLS_E_CERTIFICATE_VERIFICATION_ERROR:
+		peer_dn(c, dn, sizeof(dn));
+		if (gnutls_certificate_verification_status_print(
+			gnutls_session_get_verify_cert_status(c->tls),
+			GNUTLS_CRT_X509, &status, 0) < 0)
+			status.data = NULL;
+		while (status.data && status.size &&
+		       status.data[status.size - 1] == ' ')
+			status.data[--status.size] = '\0';
+		snprintf(err, errlen,
+			 "TLS handshake: peer certificate \"%s\" refused: %s",
+			 dn, status.data ? (char *)status.data : "not trusted");
+		gnutls_free(status.data);
+		return;
+	case GNUTLS_E_CERTIFICATE_REQUIRED:
+	case GNUTLS_E_NO_CERTIFICATE_FOUND:
+		snprintf(err, errlen,
+			 "TLS handshake: the peer sent no certificate");
+		return;
+	case GNUTLS_E_TIMEDOUT:
+	case GNUTLS_E_AGAIN:
+		snprintf(err, errlen, "TLS handshake: timed out after %u ms",
+			 ms);
+		return;
+	case GNUTLS_E_PREMATURE_TERMINATION:
+	case GNUTLS_E_SESSION_EOF:
+	case GNUTLS_E_PULL_ERROR:
+	case GNUTLS_E_PUSH_ERROR:
+		snprintf(err, errlen,
+			 "TLS handshake: the peer closed the connection (%s)%s",
+			 gnutls_strerror(ret),
+			 c->creds->server ? "" : ": not a TLS server?");
+		return;
+	case GNUTLS_E_UNEXPECTED_PACKET:
+	case GNUTLS_E_UNEXPECTED_PACKET_LENGTH:
+	case GNUTLS_E_UNSUPPORTED_VERSION_PACKET:
+	case GNUTLS_E_UNEXPECTED_HANDSHAKE_PACKET:
+	case GNUTLS_E_RECORD_OVERFLOW:
+		snprintf(err, errlen,
+			 "TLS handshake: not TLS from the peer (plain TCP or garbage): %s",
+			 gnutls_strerror(ret));
+		return;
+	}
+	if (psk && c->unknown_id)
+		snprintf(err, errlen,
+			 "TLS handshake: unknown PSK identity \"%s\" (not in psk_file)",
+			 c->peer);
+	else if (psk && c->creds->server &&
+		 (ret == GNUTLS_E_RECEIVED_ILLEGAL_PARAMETER ||
+		  ret == GNUTLS_E_DECRYPTION_FAILED))
+		snprintf(err, errlen,
+			 "TLS handshake: bad pre-shared key for identity \"%s\" (%s)",
+			 c->peer, gnutls_strerror(ret));
+	else if (ret == GNUTLS_E_INSUFFICIENT_CREDENTIALS ||
+		 ret == GNUTLS_E_NO_CIPHER_SUITES ||
+		 ret == GNUTLS_E_NO_COMMON_KEY_SHARE)
+		snprintf(err, errlen,
+			 "TLS handshake: the peer does not authenticate with %s (%s)",
+			 psk ? "a pre-shared key" : "certificates",
+			 gnutls_strerror(ret));
+	else
+		snprintf(err, errlen, "TLS handshake: %s", gnutls_strerror(ret));
+}
+
+/* What a peer's certificate must be for, if it says (extended key usage) */
+static gnutls_typed_vdata_st client_purpose = {
+	GNUTLS_DT_KEY_PURPOSE_OID, (unsigned char *)GNUTLS_KP_TLS_WWW_CLIENT, 0
+};
+static gnutls_typed_vdata_st server_purpose = {
+	GNUTLS_DT_KEY_PURPOSE_OID, (unsigned char *)GNUTLS_KP_TLS_WWW_SERVER, 0
+};
+
+static int setup(struct mtd_conn *c, unsigned int ms)
+{
+	struct mtd_creds *cr = c->creds;
+	int ret;
+
+	ret = gnutls_init(&c->tls, (cr->server ? GNUTLS_SERVER : GNUTLS_CLIENT) |
+			  GNUTLS_NO_TICKETS);
+	if (ret < 0) {
+		c->tls = NULL;
+		return ret;
+	}
+	gnutls_session_set_ptr(c->tls, c);
+	gnutls_transport_set_ptr(c->tls, c);
+	gnutls_transport_set_push_function(c->tls, tls_push);
+	gnutls_transport_set_pull_function(c->tls, tls_pull);
+	gnutls_transport_set_pull_timeout_function(c->tls, tls_pull_timeout);
+	gnutls_handshake_set_timeout(c->tls, ms);
+	ret = gnutls_priority_set(c->tls, cr->prio);
+	if (ret < 0)
+		return ret;
+	if (cr->kind == MTD_AUTH_PSK)
+		return gnutls_credentials_set(c->tls, GNUTLS_CRD_PSK,
+					      cr->server ? (void *)cr->psk_server :
+					      (void *)cr->psk_client);
+	ret = gnutls_credentials_set(c->tls, GNUTLS_CRD_CERTIFICATE, cr->cert);
+	if (ret < 0)
+		return ret;
+	/* the chain against ca_file, dates, and what the peer is for */
+	if (cr->server) {
+		gnutls_certificate_server_set_request(c->tls, GNUTLS_CERT_REQUIRE);
+		/*
+		 * Name no CA: a client then sends its certificate even when
+		 * another CA signed it, and the log says so, instead of
+		 * "no certificate".
+		 */
+		gnutls_certificate_send_x509_rdn_sequence(c->tls, 1);
+	}
+	gnutls_session_set_verify_cert2(c->tls, cr->server ? &client_purpose :
+					&server_purpose, 1, 0);
+	return 0;
+}
+
+static const char *or_dash(const char *s)
+{
+	return s ? s : "-";
+}
+
+static void identify(struct mtd_conn *c)
+{
+	gnutls_datum_t id;
+
+	if (c->creds->kind == MTD_AUTH_CERT)
+		peer_dn(c, c->peer, sizeof(c->peer));
+	else if (!c->creds->server)
+		snprintf(c->peer, sizeof(c->peer), "%s", c->creds->psk[0].id);
+	else if (gnutls_psk_server_get_username2(c->tls, &id) >= 0)
+		snprintf(c->peer, sizeof(c->peer), "%.*s", (int)id.size,
+			 id.data);
+	snprintf(c->desc, sizeof(c->desc), "%s %s %s %s",
+		 or_dash(gnutls_protocol_get_name(gnutls_protocol_get_version(c->tls))),
+		 or_dash(gnutls_kx_get_name(gnutls_kx_get(c->tls))),
+		 or_dash(gnutls_group_get_name(gnutls_group_get(c->tls))),
+		 or_dash(gnutls_cipher_get_name(gnutls_cipher_get(c->tls))));
+}
+
+/* Tell the peer why, unless the link itself failed. */
+static void refuse(struct mtd_conn *c, int ret)
+{
+	switch (ret) {
+	case GNUTLS_E_TIMEDOUT:
+	case GNUTLS_E_AGAIN:
+	case GNUTLS_E_PREMATURE_TERMINATION:
+	case GNUTLS_E_SESSION_EOF:
+	case GNUTLS_E_PULL_ERROR:
+	case GNUTLS_E_PUSH_ERROR:
+	case GNUTLS_E_FATAL_ALERT_RECEIVED:
+		return;
+	}
+	char buf[4096];
+
+	if (c->unknown_id)
+		gnutls_alert_send(c->tls, GNUTLS_AL_FATAL,
+				  GNUTLS_A_UNKNOWN_PSK_IDENTITY);
+	else
+		gnutls_alert_send_appropriate(c->tls, ret);
+	/*
+	 * Unread bytes at close() would reset the connection, and the peer
+	 * could lose the alert: take what is there (the peer's last flight).
+	 */
+	while (recv(c->fd, buf, sizeof(buf), MSG_DONTWAIT) > 0)
+		;
+}
+
+int mtd_tls_open(struct mtd_conn *c, char *err, size_t errlen)
+{
+	unsigned int ms = handshake_ms(c->fd);
+	int ret = setup(c, ms);
+
+	if (ret < 0) {
+		snprintf(err, errlen, "TLS session: %s", gnutls_strerror(ret));
+		return -1;
+	}
+	do
+		ret = gnutls_handshake(c->tls);
+	while (ret == GNUTLS_E_INTERRUPTED ||
+	       ret == GNUTLS_E_WARNING_ALERT_RECEIVED);
+	if (ret < 0) {
+		describe(c, ret, ms, err, errlen);
+		snprintf(c->error, sizeof(c->error), "%s", err);
+		refuse(c, ret);
+		return -1;
+	}
+	c->up = true;
+	identify(c);
+	return 0;
+}
+
+void mtd_tls_close(struct mtd_conn *c)
+{
+	if (!c->tls)
+		return;
+	/* close_notify, without waiting for the peer's */
+	if (c->up)
+		gnutls_bye(c->tls, GNUTLS_SHUT_WR);
+	gnutls_deinit(c->tls);
+	c->tls = NULL;
+}
+
+/* -errno for ret, and what GnuTLS said into c->error. */
+static int to_errno(struct mtd_conn *c, int ret)
+{
+	gnutls_alert_description_t a;
+
+	if (ret == GNUTLS_E_FATAL_ALERT_RECEIVED) {
+		/* TLS 1.3: a client learns its certificate was refused here */
+		a = gnutls_alert_get(c->tls);
+		snprintf(c->error, sizeof(c->error), "TLS: the peer refused: %s%s",
+			 gnutls_alert_get_name(a),
+			 alert_hint(a, c->creds->kind == MTD_AUTH_PSK));
+		return -EACCES;
+	}
+	if (ret != GNUTLS_E_AGAIN)
+		snprintf(c->error, sizeof(c->error), "TLS: %s",
+			 gnutls_strerror(ret));
+	switch (ret) {
+	case GNUTLS_E_AGAIN:
+		return -EAGAIN;
+	case GNUTLS_E_PREMATURE_TERMINATION:
+	case GNUTLS_E_PULL_ERROR:
+	case GNUTLS_E_PUSH_ERROR:
+		return -ECONNRESET;
+	case GNUTLS_E_MEMORY_ERROR:
+		return -ENOMEM;
+	default:
+		return -EPROTO;
+	}
+}
+
+/*
+ * GNUTLS_E_AGAIN is the socket's timeout (or, for read_some, no data yet)
+ * only if the socket said so: GnuTLS also returns it after a record that
+ * carried no data (a TLS 1.3 session ticket, a key update).
+ */
+static ssize_t retry_send(struct mtd_conn *c, const void *buf, size_t len)
+{
+	ssize_t n;
+
+	do {
+		c->wouldblock = false;
+		n = gnutls_record_send(c->tls, buf, len);
+	} while (n == GNUTLS_E_INTERRUPTED ||
+		 (n == GNUTLS_E_AGAIN && !c->wouldblock));
+	return n;
+}
+
+static ssize_t retry_recv(struct mtd_conn *c, void *buf, size_t len)
+{
+	ssize_t n;
+
+	do {
+		c->wouldblock = false;
+		n = gnutls_record_recv(c->tls, buf, len);
+	} while (n == GNUTLS_E_INTERRUPTED ||
+		 (n == GNUTLS_E_AGAIN && !c->wouldblock));
+	return n;
+}
+
+int mtd_tls_write(struct mtd_conn *c, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len) {
+		ssize_t n = retry_send(c, p, len);
+
+		if (n < 0)
+			return to_errno(c, n);
+		p += n;
+		len -= n;
+	}
+	return 0;
+}
+
+int mtd_tls_read(struct mtd_conn *c, void *buf, size_t len)
+{
+	char *p = buf;
+
+	while (len) {
+		ssize_t n = retry_recv(c, p, len);
+
+		if (n < 0)
+			return to_errno(c, n);
+		if (!n)
+			return -ECONNRESET;
+		p += n;
+		len -= n;
+	}
+	return 0;
+}
+
+ssize_t mtd_tls_read_some(struct mtd_conn *c, void *buf, size_t len)
+{
+	ssize_t n;
+
+	c->dontwait = true;
+	n = retry_recv(c, buf, len);
+	c->dontwait = false;
+	if (n == GNUTLS_E_AGAIN)
+		return 0;
+	if (n < 0)
+		return to_errno(c, n);
+	return n ? n : -ECONNRESET;
+}
+
+bool mtd_tls_pending(const struct mtd_conn *c)
+{
+	return gnutls_record_check_pending(c->tls) > 0;
+}
