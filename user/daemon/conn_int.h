@@ -40,6 +40,7 @@ struct mtd_conn {
 	bool up;			/* the handshake succeeded */
 	bool dontwait;			/* the next recv must not wait */
 	bool wouldblock;		/* the last send/recv said EAGAIN */
+	bool eof;			/* the last recv saw the end */
 	bool unknown_id;		/* a PSK server met an unknown identity */
 	char peer[256];
 	char desc[128];

@@ -45,6 +45,7 @@ static ssize_t tls_pull(gnutls_transport_ptr_t p, void *buf, size_t len)
 		c->wouldblock = errno == EAGAIN;
 		gnutls_transport_set_errno(c->tls, errno);
 	}
+	c->eof = !n;
 	return n;
 }
 
@@ -154,6 +155,9 @@ static void describe(struct mtd_conn *c, int ret, unsigned int ms, char *err,
 		return;
 	case GNUTLS_E_TIMEDOUT:
 	case GNUTLS_E_AGAIN:
+		/* GnuTLS says so too when the stream ends inside a record */
+		if (c->eof)
+			break;
 		snprintf(err, errlen, "TLS handshake: timed out after %u ms",
 			 ms);
 		return;
@@ -161,11 +165,7 @@ static void describe(struct mtd_conn *c, int ret, unsigned int ms, char *err,
 	case GNUTLS_E_SESSION_EOF:
 	case GNUTLS_E_PULL_ERROR:
 	case GNUTLS_E_PUSH_ERROR:
-		snprintf(err, errlen,
-			 "TLS handshake: the peer closed the connection (%s)%s",
-			 gnutls_strerror(ret),
-			 c->creds->server ? "" : ": not a TLS server?");
-		return;
+		break;
 	case GNUTLS_E_UNEXPECTED_PACKET:
 	case GNUTLS_E_UNEXPECTED_PACKET_LENGTH:
 	case GNUTLS_E_UNSUPPORTED_VERSION_PACKET:
@@ -176,7 +176,14 @@ static void describe(struct mtd_conn *c, int ret, unsigned int ms, char *err,
 			 gnutls_strerror(ret));
 		return;
 	}
-	if (psk && c->unknown_id)
+	if (c->eof || ret == GNUTLS_E_PREMATURE_TERMINATION ||
+	    ret == GNUTLS_E_SESSION_EOF || ret == GNUTLS_E_PULL_ERROR ||
+	    ret == GNUTLS_E_PUSH_ERROR)
+		snprintf(err, errlen,
+			 "TLS handshake: the peer closed the connection (%s)%s",
+			 c->eof ? "end of stream" : gnutls_strerror(ret),
+			 c->creds->server ? "" : ": not a TLS server?");
+	else if (psk && c->unknown_id)
 		snprintf(err, errlen,
 			 "TLS handshake: unknown PSK identity \"%s\" (not in psk_file)",
 			 c->peer);
@@ -273,6 +280,8 @@ static void identify(struct mtd_conn *c)
 /* Tell the peer why, unless the link itself failed. */
 static void refuse(struct mtd_conn *c, int ret)
 {
+	if (c->eof)
+		return;
 	switch (ret) {
 	case GNUTLS_E_TIMEDOUT:
 	case GNUTLS_E_AGAIN:
@@ -307,10 +316,12 @@ int mtd_tls_open(struct mtd_conn *c, char *err, size_t errlen)
 		snprintf(err, errlen, "TLS session: %s", gnutls_strerror(ret));
 		return -1;
 	}
-	do
+	do {
+		c->wouldblock = false;
 		ret = gnutls_handshake(c->tls);
-	while (ret == GNUTLS_E_INTERRUPTED ||
-	       ret == GNUTLS_E_WARNING_ALERT_RECEIVED);
+	} while (ret == GNUTLS_E_INTERRUPTED ||
+		 ret == GNUTLS_E_WARNING_ALERT_RECEIVED ||
+		 (ret == GNUTLS_E_AGAIN && !c->wouldblock && !c->eof));
 	if (ret < 0) {
 		describe(c, ret, ms, err, errlen);
 		snprintf(c->error, sizeof(c->error), "%s", err);
@@ -399,6 +410,16 @@ int mtd_tls_write(struct mtd_conn *c, const void *buf, size_t len)
 	while (len) {
 		ssize_t n = retry_send(c, p, len);
 
+		if (n == GNUTLS_E_PUSH_ERROR && !c->wouldblock) {
+			/* the peer may have said why before it closed */
+			char why[64];
+
+			c->dontwait = true;
+			if (retry_recv(c, why, sizeof(why)) ==
+			    GNUTLS_E_FATAL_ALERT_RECEIVED)
+				n = GNUTLS_E_FATAL_ALERT_RECEIVED;
+			c->dontwait = false;
+		}
 		if (n < 0)
 			return to_errno(c, n);
 		p += n;

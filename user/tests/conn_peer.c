@@ -11,7 +11,8 @@
  *	send MESSAGE and expect it back
  *
  * AUTH: -a none|psk|cert, -p PSK_FILE, -C CA_FILE, -c CERT_FILE,
- * -k KEY_FILE; -t SECONDS, the socket timeouts (5).
+ * -k KEY_FILE; -t SECONDS, the socket timeouts (5); -n N: a server exits
+ * after N connections, freeing all (for valgrind).
  *
  * Prints one tab-separated line per event: "listening", "accepted PEER
  * TLS", "refused WHY", "closed WHY", "connected PEER TLS", "echo MESSAGE".
@@ -32,11 +33,12 @@
 #include "../daemon/conn.h"
 
 static int timeout_s = 5;
+static int max_conns = -1;
 
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: conn_peer [-a none|psk|cert] [-p PSK] [-C CA] [-c CERT] [-k KEY] [-t S]\n"
+		"usage: conn_peer [-a none|psk|cert] [-p PSK] [-C CA] [-c CERT] [-k KEY] [-t S] [-n N]\n"
 		"       server ADDR PORT [TO_ADDR TO_PORT] | client ADDR PORT MESSAGE\n");
 	exit(2);
 }
@@ -161,7 +163,7 @@ static int serve(struct mtd_creds *cr, char **argv, int argc)
 	freeaddrinfo(ai);
 	printf("listening\n");
 	fflush(stdout);
-	for (;;) {
+	for (; max_conns; max_conns -= max_conns > 0) {
 		int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC), to = -1;
 		struct mtd_conn *c;
 		const char *why;
@@ -195,6 +197,8 @@ static int serve(struct mtd_creds *cr, char **argv, int argc)
 		if (to >= 0)
 			close(to);
 	}
+	close(lfd);
+	return 0;
 }
 
 static int client(struct mtd_creds *cr, char **argv)
@@ -239,7 +243,7 @@ int main(int argc, char **argv)
 	bool server;
 	int opt, ret;
 
-	while ((opt = getopt(argc, argv, "a:p:C:c:k:t:")) != -1) {
+	while ((opt = getopt(argc, argv, "a:p:C:c:k:t:n:")) != -1) {
 		char *dst = opt == 'p' ? a.psk_file : opt == 'C' ? a.ca_file :
 			    opt == 'c' ? a.cert_file : opt == 'k' ? a.key_file :
 			    NULL;
@@ -255,6 +259,8 @@ int main(int argc, char **argv)
 				usage();
 		} else if (opt == 't') {
 			timeout_s = atoi(optarg);
+		} else if (opt == 'n') {
+			max_conns = atoi(optarg);
 		} else {
 			usage();
 		}

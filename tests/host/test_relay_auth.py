@@ -1,0 +1,695 @@
+#!/usr/bin/env python3
+"""Host tests of memtrackd's authenticated relay connections (the conn layer,
+user/daemon/conn*.c, GnuTLS).  Everything runs in a network namespace of
+its own (loopback only, fixed ports): memtrackd as a node (/proc mode),
+build/tests/user/conn_peer as a TLS server (echo, or a TLS front that
+forwards to tests/host/relay_agg.py, a plain aggregator), and GnuTLS's own
+gnutls-serv and gnutls-cli for interoperability.  Keys and certificates
+are made with certtool and psktool in a temporary directory: a CA, node and
+aggregator certificates, another CA's, an expired one, one not valid yet, a
+self-signed one, and PSK files.
+
+Needs root, iproute2, gnutls-bin.  Prints PASS/FAIL lines; exits 1 if any
+failed.  Test names on the command line run only those."""
+import os
+import queue
+import re
+import shutil
+import socket
+import ssl
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import traceback
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "guest"))
+from mtdlib import Daemon, DAEMON, ROOT, value  # noqa: E402
+
+PEER = os.path.join(ROOT, "build", "tests", "user", "conn_peer")
+NS = f"mtdauth{os.getpid()}"
+LO = "127.0.0.1"
+TLS_PORT, AGG_PORT, GNUTLS_PORT = 9601, 9602, 9603
+# what memtrackd offers, for GnuTLS's tools
+PSK_PRIO = "NORMAL:-VERS-ALL:+VERS-TLS1.3:-KX-ALL:+ECDHE-PSK:+DHE-PSK"
+TESTS = []
+K = None        # the credentials directory, made in main()
+
+
+def test(fn):
+    TESTS.append(fn)
+    return fn
+
+
+def check(cond, msg):
+    if not cond:
+        raise AssertionError(msg)
+
+
+def in_ns(*args):
+    return ["ip", "netns", "exec", NS] + list(args)
+
+
+def sh(*args, **kw):
+    return subprocess.run(args, check=True, capture_output=True, text=True, **kw)
+
+
+def k(name):
+    return os.path.join(K, name)
+
+
+# ---- credentials ----------------------------------------------------------
+
+def certtool(*args):
+    sh("certtool", *args)
+
+
+def template(name, lines):
+    path = k(name + ".tmpl")
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    return path
+
+
+def make_ca(name, cn):
+    certtool("--generate-privkey", "--key-type", "ecdsa", "--outfile", k(name + ".key"))
+    certtool("--generate-self-signed", "--load-privkey", k(name + ".key"),
+             "--template", template(name, [f'cn = "{cn}"', "ca", "cert_signing_key",
+                                           "expiration_days = 3650"]),
+             "--outfile", k(name + ".pem"))
+
+
+def make_cert(name, cn, ca="ca", dates=("expiration_days = 365",), purposes=("tls_www_client", "tls_www_server")):
+    certtool("--generate-privkey", "--key-type", "ecdsa", "--outfile", k(name + ".key"))
+    os.chmod(k(name + ".key"), 0o600)
+    tmpl = template(name, [f'cn = "{cn}"', 'organization = "memtrack test"', "signing_key",
+                           *purposes, *dates])
+    if ca is None:
+        certtool("--generate-self-signed", "--load-privkey", k(name + ".key"),
+                 "--template", tmpl, "--outfile", k(name + ".pem"))
+    else:
+        certtool("--generate-certificate", "--load-privkey", k(name + ".key"),
+                 "--load-ca-certificate", k(ca + ".pem"), "--load-ca-privkey", k(ca + ".key"),
+                 "--template", tmpl, "--outfile", k(name + ".pem"))
+
+
+def psk_key(path, ident):
+    """psktool's line for ident in path: (identity, hex key)."""
+    for line in open(path):
+        i, h = line.strip().split(":")
+        if i == ident:
+            return i, h
+    raise KeyError(ident)
+
+
+def make_credentials():
+    make_ca("ca", "memtrack test CA")
+    make_ca("other-ca", "another CA")
+    make_cert("agg", "aggregator-1", purposes=("tls_www_server",))
+    make_cert("node", "node-1", purposes=("tls_www_client",))
+    make_cert("wrongca", "node-wrong-ca", ca="other-ca")
+    make_cert("expired", "node-expired",
+              dates=('activation_date = "2020-01-01 00:00:00 UTC"',
+                     'expiration_date = "2021-01-01 00:00:00 UTC"'))
+    make_cert("future", "node-future",
+              dates=('activation_date = "2090-01-01 00:00:00 UTC"',
+                     'expiration_date = "2091-01-01 00:00:00 UTC"'))
+    make_cert("selfsigned", "node-self-signed", ca=None)
+    make_cert("agg-expired", "aggregator-expired", purposes=("tls_www_server",),
+              dates=('activation_date = "2020-01-01 00:00:00 UTC"',
+                     'expiration_date = "2021-01-01 00:00:00 UTC"'))
+    # a node certificate is not good for an aggregator
+    make_cert("agg-clientonly", "aggregator-client-only", purposes=("tls_www_client",))
+    # the aggregator's file knows node-a and node-b; each node has its line
+    sh("psktool", "-u", "node-a", "-p", k("agg.psk"))
+    sh("psktool", "-u", "node-b", "-p", k("agg.psk"))
+    for ident in ("node-a", "node-b"):
+        with open(k(ident + ".psk"), "w") as f:
+            f.write(":".join(psk_key(k("agg.psk"), ident)) + "\n")
+    sh("psktool", "-u", "node-a", "-p", k("wrongkey.psk"))       # same name, other key
+    sh("psktool", "-u", "node-x", "-p", k("unknown.psk"))
+    for f in os.listdir(K):
+        if f.endswith(".psk"):
+            os.chmod(k(f), 0o600)
+
+
+# ---- processes ------------------------------------------------------------
+
+class Lines:
+    """A process in the namespace; its stdout lines in a queue."""
+
+    def __init__(self, args, stdin=None, wait_for=None):
+        self.p = subprocess.Popen(in_ns(*args), stdout=subprocess.PIPE,
+                                  stderr=subprocess.STDOUT, stdin=stdin, text=True)
+        self.lines = []
+        self.q = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+        if wait_for:
+            self.wait(wait_for, 10)
+
+    def _read(self):
+        for line in self.p.stdout:
+            line = line.rstrip("\n")
+            self.lines.append(line)
+            self.q.put(line)
+
+    def wait(self, pattern, timeout):
+        """The first line from now on matching the regex pattern."""
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            try:
+                line = self.q.get(timeout=max(0.01, deadline - time.time()))
+            except queue.Empty:
+                break
+            if re.search(pattern, line):
+                return line
+        raise AssertionError(f"{self.p.args[4]}: no line matching {pattern!r} within "
+                             f"{timeout} s; got {self.lines[-8:]}")
+
+    def matching(self, pattern):
+        return [l for l in self.lines if re.search(pattern, l)]
+
+    def alive(self):
+        return self.p.poll() is None
+
+    def stop(self):
+        if self.p.poll() is None:
+            self.p.kill()
+        self.p.wait()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+
+
+def auth_args(auth, psk=None, cert=None, ca="ca"):
+    if auth == "psk":
+        return ["-a", "psk", "-p", k(psk)]
+    if auth == "cert":
+        return ["-a", "cert", "-C", k(ca + ".pem"), "-c", k(cert + ".pem"), "-k", k(cert + ".key")]
+    return ["-a", "none"]
+
+
+def tls_server(*auth, forward=True, extra=(), port=TLS_PORT):
+    """conn_peer as a TLS server: a front for relay_agg.py, or an echo."""
+    fwd = [LO, str(AGG_PORT)] if forward else []
+    return Lines([PEER, "-t", "3", *extra, *auth_args(*auth), "server", LO, str(port), *fwd],
+                 wait_for="^listening")
+
+
+def plain_agg():
+    return Lines([sys.executable, os.path.join(HERE, "relay_agg.py"), LO, str(AGG_PORT)],
+                 wait_for='"listening"')
+
+
+def node(auth, port=TLS_PORT, **keys):
+    keys.setdefault("source", "proc")
+    keys.setdefault("sample_interval_ms", 200)
+    keys.setdefault("node", "node-a")
+    keys["auth"] = auth
+    return Daemon(netns=NS, aggregators=f"{LO}:{port}", **keys)
+
+
+def psk_node(psk_file, **keys):
+    return node("psk", psk_file=k(psk_file), **keys)
+
+
+def cert_node(cert, ca="ca", **keys):
+    return node("cert", ca_file=k(ca + ".pem"), cert_file=k(cert + ".pem"),
+                key_file=k(cert + ".key"), **keys)
+
+
+def data_seqs(agg):
+    return [int(m.group(1)) for m in
+            (re.search(r'"ev": "data", "seq": (\d+)', l) for l in agg.lines) if m]
+
+
+def backoffs(log):
+    return [int(x) for x in re.findall(r"again in (\d+) ms", log)]
+
+
+def wait_log(d, pattern, timeout):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if re.search(pattern, d.stderr()):
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"node log: nothing matching {pattern!r}: {d.stderr()[-600:]}")
+
+
+def assert_refused_and_retrying(d, server_lines, node_says, min_tries=3):
+    """The node was refused (and said node_says) at least min_tries times,
+    backing off 100, 200, 400... ms, is alive, counts it, and got nowhere."""
+    wait_log(d, r"again in 400 ms", 30)
+    server_lines = server_lines()
+    log = d.stderr()
+    check(d.alive(), "node died")
+    check(re.search(node_says, log), f"node log lacks {node_says!r}: {log[-800:]}")
+    b = backoffs(log)
+    check(b[:3] == [100, 200, 400], f"backoff {b}")
+    check(len(server_lines) >= min_tries, f"server saw {len(server_lines)} tries")
+    m = d.metrics()
+    agg = f"{LO}:{TLS_PORT}"
+    check(value(m, "memtrack_relay_connected", aggregator=agg) == 0, "connected")
+    check(value(m, "memtrack_relay_connects_total", aggregator=agg) == 0, "connects")
+    fails = value(m, "memtrack_relay_auth_failures_total", aggregator=agg)
+    check(fails is not None and fails >= min_tries, f"auth failures {fails}")
+
+
+# ---- data flows -----------------------------------------------------------
+
+def data_flows(agg, front, d, identity, kx):
+    acc = front.wait(r"^accepted", 30).split("\t")
+    check(acc[1] == identity, f"peer identity {acc[1]!r}, want {identity!r}")
+    check(acc[2].startswith("TLS1.3 ") and kx in acc[2].split(), f"TLS {acc[2]!r}")
+    agg.wait(r'"ev": "data", "seq": 10,', 30)
+    seqs = data_seqs(agg)
+    check(seqs == list(range(1, len(seqs) + 1)), f"seqs {seqs}")
+    hello = agg.matching('"ev": "hello"')
+    check(len(hello) == 1 and '"node": "node-a"' in hello[0], f"hello {hello}")
+    m = d.metrics()
+    a = f"{LO}:{TLS_PORT}"
+    check(value(m, "memtrack_relay_connected", aggregator=a) == 1, "connected")
+    check(value(m, "memtrack_relay_acked_seq", aggregator=a) >= 10, "acked")
+    check(value(m, "memtrack_relay_auth_failures_total", aggregator=a) == 0, "auth failures")
+    check(re.search(r"relay: connected to 127\.0\.0\.1 port 9601", d.stderr()), "log")
+
+
+@test
+def psk_node_data_flows():
+    # the aggregator's file has node-a and node-b: it takes either
+    for ident in ("node-a", "node-b"):
+        with plain_agg() as agg, tls_server("psk", "agg.psk") as front, \
+                psk_node(ident + ".psk") as d:
+            data_flows(agg, front, d, ident, "ECDHE-PSK")
+
+
+@test
+def cert_node_data_flows():
+    with plain_agg() as agg, tls_server("cert", None, "agg") as front, cert_node("node") as d:
+        data_flows(agg, front, d, "CN=node-1,O=memtrack test", "ECDHE-RSA")
+
+
+# ---- refusals -------------------------------------------------------------
+
+REFUSALS = [
+    # (name, server auth, node, server log, node log)
+    ("wrong_psk", ("psk", "agg.psk"), ("psk", "wrongkey.psk"),
+     r'bad pre-shared key for identity "node-a"', r"the peer refused: Illegal parameter: wrong pre-shared key"),
+    ("unknown_identity", ("psk", "agg.psk"), ("psk", "unknown.psk"),
+     r'unknown PSK identity "node-x" \(not in psk_file\)', r"the peer refused: .*: our identity is not in its PSK file"),
+    ("wrong_ca", ("cert", None, "agg"), ("cert", "wrongca"),
+     r'peer certificate "CN=node-wrong-ca,O=memtrack test" refused: .*issuer is unknown',
+     r"TLS: the peer refused: Certificate is bad: it refused our certificate"),
+    ("expired", ("cert", None, "agg"), ("cert", "expired"),
+     r'peer certificate "CN=node-expired,O=memtrack test" refused: .*expired certificate',
+     r"it refused our certificate"),
+    ("not_yet_valid", ("cert", None, "agg"), ("cert", "future"),
+     r'peer certificate "CN=node-future,O=memtrack test" refused: .*not yet valid',
+     r"it refused our certificate"),
+    ("self_signed", ("cert", None, "agg"), ("cert", "selfsigned"),
+     r'peer certificate "CN=node-self-signed,O=memtrack test" refused: .*issuer is unknown',
+     r"it refused our certificate"),
+    # the node refuses the aggregator
+    ("aggregator_wrong_ca", ("cert", None, "wrongca"), ("cert", "node"),
+     r"the peer refused: Certificate is bad: it refused our certificate",
+     r'relay: 127\.0\.0\.1 port 9601: TLS handshake: peer certificate "CN=node-wrong-ca,O=memtrack test" refused: .*issuer is unknown'),
+    ("aggregator_expired", ("cert", None, "agg-expired"), ("cert", "node"),
+     r"it refused our certificate",
+     r'peer certificate "CN=aggregator-expired,O=memtrack test" refused: .*expired certificate'),
+    ("aggregator_not_a_server", ("cert", None, "agg-clientonly"), ("cert", "node"),
+     r"it refused our certificate",
+     r'peer certificate "CN=aggregator-client-only,O=memtrack test" refused: .*does not match the intended purpose'),
+    # one side psk, the other cert
+    ("psk_node_cert_server", ("cert", None, "agg"), ("psk", "node-a.psk"),
+     r"the peer refused: Handshake failed", r"the peer does not authenticate with a pre-shared key"),
+    ("cert_node_psk_server", ("psk", "agg.psk"), ("cert", "node"),
+     r"the peer does not authenticate with a pre-shared key", r"the peer refused: Handshake failed"),
+]
+
+
+def refusal_case(name, server, nodecfg, server_says, node_says):
+    with tls_server(*server) as front, plain_agg() as agg:
+        d = psk_node(nodecfg[1]) if nodecfg[0] == "psk" else cert_node(nodecfg[1])
+        with d:
+            front.wait(r"^refused", 30)
+            assert_refused_and_retrying(d, lambda: front.matching(r"^refused|^accepted"), node_says)
+            tries = front.matching(r"^refused|^accepted")
+            # the TLS 1.3 server only learns after its handshake that a client
+            # refused its certificate: it may count an "accepted" first
+            refused = front.matching(r"^refused")
+            check(all(re.search(server_says, l) for l in refused),
+                  f"{name}: server said {refused[:2]}")
+            check(len(refused) >= 3, f"{name}: {tries}")
+            check(not data_seqs(agg), f"{name}: data went through")
+
+
+for _case in REFUSALS:
+    def _mk(case):
+        def fn():
+            refusal_case(*case)
+        fn.__name__ = "refused_" + case[0]
+        return fn
+    test(_mk(_case))
+
+
+@test
+def refused_no_client_certificate():
+    # memtrackd always sends one: gnutls-cli with only the CA does not
+    with tls_server("cert", None, "agg", forward=False) as srv:
+        r = subprocess.run(in_ns("gnutls-cli", "--x509cafile", k("ca.pem"), "-p", str(TLS_PORT),
+                                 "--verify-hostname", "aggregator-1", LO),
+                           input="ping\n", capture_output=True, text=True, timeout=30)
+        srv.wait(r"^refused\tTLS handshake: the peer sent no certificate$", 10)
+        check("Certificate is required" in r.stdout + r.stderr, f"gnutls-cli: {r.stdout[-300:]}")
+        check(srv.alive(), "server died")
+
+
+@test
+def refused_plain_node_to_tls_server():
+    with tls_server("psk", "agg.psk") as front, plain_agg() as agg, node("none") as d:
+        front.wait(r"^refused\tTLS handshake: not TLS from the peer", 30)
+        wait_log(d, r"again in 400 ms", 30)
+        check(d.alive(), "node died")
+        check(len(front.matching(r"^refused\tTLS handshake: not TLS")) >= 3, "retries")
+        check(re.search(r"relay: 127\.0\.0\.1 port 9601: ", d.stderr()), "node log")
+        check(not data_seqs(agg), "data went through")
+
+
+@test
+def refused_tls_node_to_plain_server():
+    with Lines([sys.executable, os.path.join(HERE, "relay_agg.py"), LO, str(TLS_PORT)],
+               wait_for='"listening"') as agg, psk_node("node-a.psk") as d:
+        agg.wait(r'"ev": "error"', 30)
+        assert_refused_and_retrying(d, lambda: agg.matching(r'"ev": "error"'),
+                                    r"TLS handshake: the peer closed the connection .*not a TLS server\?")
+        check(agg.matching(r'"ev": "error", "what": "bad header'), f"agg: {agg.lines[-3:]}")
+
+
+def client_hello():
+    """A real TLS ClientHello (Python's ssl), as bytes."""
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE
+    inc, out = ssl.MemoryBIO(), ssl.MemoryBIO()
+    obj = ctx.wrap_bio(inc, out)
+    try:
+        obj.do_handshake()
+    except ssl.SSLWantReadError:
+        pass
+    hello = out.read()
+    check(hello[0] == 0x16 and len(hello) > 100, "no ClientHello")
+    return hello
+
+
+def send_raw(data, hold=0.0):
+    """Connect to the TLS server from inside the namespace, send data, then
+    close after hold seconds (a helper process: the socket is in NS)."""
+    code = ("import socket,sys,time\n"
+            f"s=socket.create_connection(('{LO}',{TLS_PORT}))\n"
+            "s.sendall(sys.stdin.buffer.read())\n"
+            f"time.sleep({hold})\n"
+            "s.close()\n")
+    subprocess.run(in_ns(sys.executable, "-c", code), input=data, check=True, timeout=30)
+
+
+@test
+def garbage_to_tls_servers():
+    hello = client_hello()
+    cases = [
+        (os.urandom(1), r"TLS handshake: "),
+        (os.urandom(4096), r"TLS handshake: "),
+        (b"\x16\x03\x01\xff\xff" + os.urandom(100), r"TLS handshake: "),      # claims 64 KiB
+        (b"\x16\x03\x01\x00\x05\x01\x00\x00\x01\x00", r"TLS handshake: "),   # a tiny hello
+        (b"", r"TLS handshake: the peer closed the connection"),
+        (hello[:len(hello) // 2], r"TLS handshake: the peer closed the connection"),
+        (hello + os.urandom(300), r"TLS handshake: "),
+        (b"MTR1" + bytes(8), r"TLS handshake: not TLS from the peer"),
+    ]
+    for auth in (("psk", "agg.psk"), ("cert", None, "agg")):
+        # under valgrind: no invalid access and no leak, for any of it
+        vg = ["valgrind", "-q", "--error-exitcode=99", "--leak-check=full",
+              "--errors-for-leak-kinds=definite", "--show-leak-kinds=definite"]
+        n = len(cases) + 1
+        # valgrind is slow: a timeout long enough for its handshakes
+        srv = Lines([*vg, PEER, "-t", "20", "-n", str(n), *auth_args(*auth), "server", LO,
+                     str(TLS_PORT)], wait_for="^listening")
+        try:
+            for data, says in cases:
+                send_raw(data)
+                line = srv.wait(r"^refused", 30)
+                check(re.search(says, line), f"{auth[0]} {len(data)} bytes {data[:8]!r}: {line}")
+            # and a good client still gets through
+            cl = subprocess.run(in_ns(PEER, "-t", "20", *(auth_args("psk", "node-a.psk") if auth[0] == "psk"
+                                              else auth_args("cert", cert="node")),
+                                      "client", LO, str(TLS_PORT), "still-here"),
+                                capture_output=True, text=True, timeout=30)
+            check(cl.returncode == 0 and "echo\tstill-here" in cl.stdout,
+                  f"client: {cl.stdout}; server: {srv.lines[-3:]}")
+            srv.p.wait(timeout=60)
+            check(srv.p.returncode == 0, f"valgrind/conn_peer exit {srv.p.returncode}: "
+                  f"{srv.lines[-10:]}")
+        finally:
+            srv.stop()
+
+
+@test
+def garbage_from_aggregators():
+    """A node whose aggregator answers with garbage or half a TLS record."""
+    answers = [os.urandom(64), b"\x16\x03\x03\x40\x00" + os.urandom(20), b"\x15\x03\x03\x00\x02\x02\x28", b""]
+    code = ("import socket,sys,os\n"
+            f"s=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)\n"
+            f"s.bind(('{LO}',{TLS_PORT})); s.listen(); print('listening', flush=True)\n"
+            f"answers=[bytes.fromhex(h) for h in sys.argv[1:]]\n"
+            "i=0\n"
+            "while True:\n"
+            "    c,_=s.accept(); c.recv(4096); c.sendall(answers[i % len(answers)]); c.close()\n"
+            "    print('answered', i, flush=True); i+=1\n")
+    with Lines([sys.executable, "-c", code, *[a.hex() for a in answers]], wait_for="^listening") as bad:
+        for auth in ("psk", "cert"):
+            d = psk_node("node-a.psk") if auth == "psk" else cert_node("node")
+            with d:
+                start = len(bad.matching("^answered"))
+                deadline = time.time() + 60
+                while len(bad.matching("^answered")) < start + len(answers) + 1 and time.time() < deadline:
+                    time.sleep(0.2)
+                check(len(bad.matching("^answered")) >= start + len(answers) + 1, f"{auth}: tries")
+                check(d.alive(), f"{auth}: node died")
+                log = d.stderr()
+                check(len(re.findall(r"relay: 127\.0\.0\.1 port 9601: TLS handshake: ", log)) >= len(answers),
+                      f"{auth}: log {log[-600:]}")
+                fails = value(d.metrics(), "memtrack_relay_auth_failures_total")
+                check(fails >= len(answers), f"{auth}: auth failures {fails}")
+
+
+@test
+def handshake_timeout():
+    """Half a ClientHello, then silence: refused after the socket timeout."""
+    hello = client_hello()
+    with tls_server("psk", "agg.psk", forward=False) as srv:      # -t 3
+        t0 = time.time()
+        threading.Thread(target=send_raw, args=(hello[:60], 8), daemon=True).start()
+        srv.wait(r"^refused\tTLS handshake: timed out after 3000 ms$", 30)
+        took = time.time() - t0
+        check(2.5 < took < 6, f"timeout took {took:.1f} s")
+        rc, out = peer_client(auth_args("psk", "node-a.psk"), TLS_PORT, "next")
+        check(rc == 0 and "echo\tnext" in out, out)
+
+
+# ---- interoperability with GnuTLS's tools ---------------------------------
+
+def peer_client(auth_list, port, msg):
+    r = subprocess.run(in_ns(PEER, "-t", "5", *auth_list, "client", LO, str(port), msg),
+                       capture_output=True, text=True, timeout=30)
+    return r.returncode, r.stdout
+
+
+@test
+def interop_gnutls_serv():
+    """conn_peer's client (memtrackd's conn layer) against gnutls-serv."""
+    cases = [
+        (["--pskpasswd", k("agg.psk"), "--priority", PSK_PRIO],
+         auth_args("psk", "node-b.psk"), "node-b", "PSK authentication. Connected as 'node-b'"),
+        (["--x509cafile", k("ca.pem"), "--x509certfile", k("agg.pem"), "--x509keyfile", k("agg.key"),
+          "--require-client-cert", "--verify-client-cert"],
+         auth_args("cert", cert="node"), "CN=aggregator-1,O=memtrack test", "Subject: CN=node-1,O=memtrack test"),
+    ]
+    for serv_args, cl_auth, server_id, serv_says in cases:
+        with Lines(["gnutls-serv", "--echo", "-p", str(GNUTLS_PORT), *serv_args],
+                   wait_for="listening on IPv4") as gs:
+            rc, out = peer_client(cl_auth, GNUTLS_PORT, "ping memtrack\n")
+            check(rc == 0, f"client: {out}")
+            lines = out.splitlines()
+            con = lines[0].split("\t")
+            check(con[0] == "connected" and con[1] == server_id and con[2].startswith("TLS1.3 "), out)
+            check(lines[1] == "echo\tping memtrack", out)
+            gs.wait(re.escape(serv_says), 10)
+    # and a wrong key is refused by gnutls-serv too
+    with Lines(["gnutls-serv", "--echo", "-p", str(GNUTLS_PORT), "--pskpasswd", k("agg.psk"),
+                "--priority", PSK_PRIO], wait_for="listening on IPv4"):
+        rc, out = peer_client(auth_args("psk", "wrongkey.psk"), GNUTLS_PORT, "x\n")
+        check(rc == 1 and out.startswith("refused\tTLS handshake: the peer refused: "), out)
+
+
+@test
+def interop_gnutls_cli():
+    """gnutls-cli against conn_peer's server (memtrackd's conn layer)."""
+    ident, key = psk_key(k("agg.psk"), "node-a")
+    cases = [
+        (("psk", "agg.psk"), ["--pskusername", ident, "--pskkey", key, "--priority", PSK_PRIO],
+         "node-a", "ECDHE-PSK"),
+        (("cert", None, "agg"), ["--x509cafile", k("ca.pem"), "--x509certfile", k("node.pem"),
+                                 "--x509keyfile", k("node.key"), "--verify-hostname", "aggregator-1"],
+         "CN=node-1,O=memtrack test", "ECDHE-RSA"),
+    ]
+    for srv_auth, cli_args, identity, kx in cases:
+        with tls_server(*srv_auth, forward=False) as srv:
+            cli = Lines(["gnutls-cli", "-p", str(TLS_PORT), *cli_args, LO], stdin=subprocess.PIPE)
+            try:
+                acc = srv.wait(r"^accepted", 20).split("\t")
+                check(acc[1] == identity and acc[2].startswith("TLS1.3 ") and kx in acc[2], f"{acc}")
+                cli.p.stdin.write("ping from gnutls-cli\n")
+                cli.p.stdin.flush()
+                cli.wait(r"^ping from gnutls-cli$", 10)
+                if srv_auth[0] == "cert":
+                    check(cli.matching(r"Subject: .*CN=aggregator-1|subject `CN=aggregator-1"),
+                          f"gnutls-cli did not see the aggregator's certificate: {cli.lines[:20]}")
+            finally:
+                cli.p.stdin.close()
+                cli.stop()
+            srv.wait(r"^closed\t", 10)
+    # gnutls-cli with a wrong key: conn_peer says which
+    _, bad = psk_key(k("wrongkey.psk"), "node-a")
+    with tls_server("psk", "agg.psk", forward=False) as srv:
+        r = subprocess.run(in_ns("gnutls-cli", "-p", str(TLS_PORT), "--pskusername", "node-a",
+                                 "--pskkey", bad, "--priority", PSK_PRIO, LO),
+                           input="", capture_output=True, text=True, timeout=30)
+        srv.wait(r'^refused\tTLS handshake: bad pre-shared key for identity "node-a"', 10)
+        check(r.returncode != 0, "gnutls-cli got in with a wrong key")
+
+
+# ---- key files and configuration ------------------------------------------
+
+def start_fails(lines):
+    """memtrackd with this config must exit at once: its stderr."""
+    d = tempfile.mkdtemp(prefix="mtdauth.")
+    conf = os.path.join(d, "memtrackd.conf")
+    with open(conf, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    try:
+        r = subprocess.run(in_ns(DAEMON, "-f", "-c", conf), capture_output=True, text=True,
+                           timeout=30)
+        check(r.returncode != 0, f"memtrackd started with {lines}")
+        return r.stderr.replace(conf, "CONF")
+    finally:
+        shutil.rmtree(d)
+
+
+BASE = ["[memtrackd]", "source = proc", "sample_interval_ms = 200", "port = 9609",
+        f"aggregators = {LO}:{TLS_PORT}"]
+
+
+@test
+def key_file_permissions():
+    for mode in (0o644, 0o640, 0o604):
+        shutil.copy(k("node-a.psk"), k("open.psk"))
+        os.chmod(k("open.psk"), mode)
+        err = start_fails(BASE + ["auth = psk", f"psk_file = {k('open.psk')}"])
+        want = (f"relay credentials: psk_file {k('open.psk')}: permissions {mode:04o} are too open: "
+                "it must be readable by its owner only (chmod 600)")
+        check(want in err, f"{mode:o}: {err}")
+        shutil.copy(k("node.key"), k("open.key"))
+        os.chmod(k("open.key"), mode)
+        err = start_fails(BASE + ["auth = cert", f"ca_file = {k('ca.pem')}", f"cert_file = {k('node.pem')}",
+                                  f"key_file = {k('open.key')}"])
+        check(f"key_file {k('open.key')}: permissions {mode:04o} are too open" in err, err)
+        # the conn layer refuses it for any user of it
+        rc, out = peer_client(auth_args("psk", "open.psk"), TLS_PORT, "x")
+        check(rc == 1 and "permissions" in out and "too open" in out, out)
+    # 0600 and 0400 are fine
+    for mode in (0o600, 0o400):
+        os.chmod(k("open.psk"), mode)
+        with psk_node("open.psk") as d:
+            check(d.alive(), f"{mode:o}")
+
+
+@test
+def config_errors():
+    cases = [
+        (["auth = tls"], r'CONF:6: auth = "tls": must be none, psk or cert'),
+        (["auth = psk"], r"CONF: auth = psk needs psk_file"),
+        (["auth = cert", f"ca_file = {k('ca.pem')}", f"cert_file = {k('node.pem')}"],
+         r"CONF: auth = cert needs ca_file, cert_file and key_file"),
+        (["auth = psk", "psk_file = relay.psk"],
+         r'CONF:7: psk_file = "relay.psk": must be an absolute path'),
+        (["auth = psk", f"psk_file = {k('absent.psk')}"],
+         re.escape(f"relay credentials: psk_file {k('absent.psk')}: No such file or directory")),
+        (["auth = cert", f"ca_file = {k('absent.pem')}", f"cert_file = {k('node.pem')}",
+          f"key_file = {k('node.key')}"],
+         re.escape(f"relay credentials: ca_file {k('absent.pem')}: ")),
+        # a certificate with another's key
+        (["auth = cert", f"ca_file = {k('ca.pem')}", f"cert_file = {k('node.pem')}",
+          f"key_file = {k('agg.key')}"],
+         re.escape(f"relay credentials: cert_file {k('node.pem')}, key_file {k('agg.key')}: ")),
+    ]
+    for extra, want in cases:
+        err = start_fails(BASE + extra)
+        check(re.search(want, err), f"{extra}: {err}")
+    bad_psk = [
+        ("node-a\n", "line 1: expected IDENTITY:HEXKEY, as psktool writes"),
+        ("node-a:00112233445566778899aabbccddeeff\nnode-a:00112233445566778899aabbccddeeff\n",
+         "line 2: identity listed twice"),
+        ("node-a:0011223344556677\n", "line 1: key shorter than 128 bits"),
+        ("node-a:00112233445566778899aabbccddeefg\n", "line 1: the key must be 16 to 64 bytes in hexadecimal"),
+        ("\n\n", "no key in it"),
+    ]
+    for text, want in bad_psk:
+        with open(k("bad.psk"), "w") as f:
+            f.write(text)
+        os.chmod(k("bad.psk"), 0o600)
+        err = start_fails(BASE + ["auth = psk", f"psk_file = {k('bad.psk')}"])
+        check(f"psk_file {k('bad.psk')} {want}" in err or f"psk_file {k('bad.psk')}: {want}" in err,
+              f"{text!r}: {err}")
+
+
+def main(argv):
+    global K
+    names = set(argv[1:])
+    if os.geteuid() != 0:
+        print("FAIL relay-auth: must run as root")
+        return 1
+    for tool in ("certtool", "psktool", "gnutls-serv", "gnutls-cli", "valgrind"):
+        if not shutil.which(tool):
+            print(f"FAIL relay-auth: {tool} is missing (scripts/install-deps)")
+            return 1
+    failed = 0
+    K = tempfile.mkdtemp(prefix="mtdkeys.")
+    try:
+        sh("ip", "netns", "add", NS)
+        sh("ip", "-n", NS, "link", "set", "lo", "up")
+        make_credentials()
+        for fn in TESTS:
+            if names and fn.__name__ not in names:
+                continue
+            try:
+                fn()
+                print(f"PASS {fn.__name__}", flush=True)
+            except Exception as e:
+                failed += 1
+                print(f"FAIL {fn.__name__}: {e}", flush=True)
+                traceback.print_exc()
+    except subprocess.CalledProcessError as e:
+        print(f"FAIL relay-auth-setup: {e} {e.stderr}", flush=True)
+        failed += 1
+    finally:
+        subprocess.run(["ip", "netns", "del", NS], stderr=subprocess.DEVNULL)
+        shutil.rmtree(K, ignore_errors=True)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
