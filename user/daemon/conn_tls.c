@@ -87,7 +87,13 @@ static void peer_dn(struct mtd_conn *c, char *out, size_t outlen)
 		return;
 	if (gnutls_x509_crt_import(crt, &certs[0], GNUTLS_X509_FMT_DER) >= 0 &&
 	    gnutls_x509_crt_get_dn3(crt, &dn, 0) >= 0) {
-		snprintf(out, outlen, "%.*s", (int)dn.size, dn.data);
+		unsigned int i;
+
+		/* the peer wrote it: no control characters into the log */
+		for (i = 0; i < dn.size && i < outlen - 1; i++)
+			out[i] = dn.data[i] < 0x20 || dn.data[i] == 0x7f ?
+				 '?' : dn.data[i];
+		out[i] = '\0';
 		gnutls_free(dn.data);
 	}
 	gnutls_x509_crt_deinit(crt);
@@ -119,15 +125,47 @@ static const char *alert_hint(gnutls_alert_description_t a, bool psk)
 	}
 }
 
+/* The connection ended (or broke) under the handshake. */
+static bool peer_closed(const struct mtd_conn *c, int ret)
+{
+	/* GnuTLS may say GNUTLS_E_AGAIN when the stream ends in a record */
+	return c->eof || ret == GNUTLS_E_PREMATURE_TERMINATION ||
+	       ret == GNUTLS_E_SESSION_EOF || ret == GNUTLS_E_PULL_ERROR ||
+	       ret == GNUTLS_E_PUSH_ERROR;
+}
+
+static void describe_cert(struct mtd_conn *c, char *err, size_t errlen)
+{
+	gnutls_datum_t status;
+	char dn[256];
+
+	peer_dn(c, dn, sizeof(dn));
+	if (gnutls_certificate_verification_status_print(
+		gnutls_session_get_verify_cert_status(c->tls),
+		GNUTLS_CRT_X509, &status, 0) < 0)
+		status.data = NULL;
+	while (status.data && status.size &&
+	       status.data[status.size - 1] == ' ')
+		status.data[--status.size] = '\0';
+	snprintf(err, errlen, "TLS handshake: peer certificate \"%s\" refused: %s",
+		 dn, status.data ? (char *)status.data : "not trusted");
+	gnutls_free(status.data);
+}
+
 /* What failed, for the log: err gets the reason for ret. */
 static void describe(struct mtd_conn *c, int ret, unsigned int ms, char *err,
 		     size_t errlen)
 {
 	bool psk = c->creds->kind == MTD_AUTH_PSK;
 	gnutls_alert_description_t a;
-	gnutls_datum_t status;
-	char dn[256];
 
+	if (peer_closed(c, ret)) {
+		snprintf(err, errlen,
+			 "TLS handshake: the peer closed the connection (%s)%s",
+			 c->eof ? "end of stream" : gnutls_strerror(ret),
+			 c->creds->server ? "" : ": not a TLS server?");
+		return;
+	}
 	switch (ret) {
 	case GNUTLS_E_FATAL_ALERT_RECEIVED:
 		a = gnutls_alert_get(c->tls);
@@ -135,18 +173,7 @@ static void describe(struct mtd_conn *c, int ret, unsigned int ms, char *err,
 			 gnutls_alert_get_name(a), alert_hint(a, psk));
 		return;
 	case GNUTLS_E_CERTIFICATE_VERIFICATION_ERROR:
-		peer_dn(c, dn, sizeof(dn));
-		if (gnutls_certificate_verification_status_print(
-			gnutls_session_get_verify_cert_status(c->tls),
-			GNUTLS_CRT_X509, &status, 0) < 0)
-			status.data = NULL;
-		while (status.data && status.size &&
-		       status.data[status.size - 1] == ' ')
-			status.data[--status.size] = '\0';
-		snprintf(err, errlen,
-			 "TLS handshake: peer certificate \"%s\" refused: %s",
-			 dn, status.data ? (char *)status.data : "not trusted");
-		gnutls_free(status.data);
+		describe_cert(c, err, errlen);
 		return;
 	case GNUTLS_E_CERTIFICATE_REQUIRED:
 	case GNUTLS_E_NO_CERTIFICATE_FOUND:
@@ -155,17 +182,9 @@ static void describe(struct mtd_conn *c, int ret, unsigned int ms, char *err,
 		return;
 	case GNUTLS_E_TIMEDOUT:
 	case GNUTLS_E_AGAIN:
-		/* GnuTLS says so too when the stream ends inside a record */
-		if (c->eof)
-			break;
 		snprintf(err, errlen, "TLS handshake: timed out after %u ms",
 			 ms);
 		return;
-	case GNUTLS_E_PREMATURE_TERMINATION:
-	case GNUTLS_E_SESSION_EOF:
-	case GNUTLS_E_PULL_ERROR:
-	case GNUTLS_E_PUSH_ERROR:
-		break;
 	case GNUTLS_E_UNEXPECTED_PACKET:
 	case GNUTLS_E_UNEXPECTED_PACKET_LENGTH:
 	case GNUTLS_E_UNSUPPORTED_VERSION_PACKET:
@@ -175,15 +194,18 @@ static void describe(struct mtd_conn *c, int ret, unsigned int ms, char *err,
 			 "TLS handshake: not TLS from the peer (plain TCP or garbage): %s",
 			 gnutls_strerror(ret));
 		return;
-	}
-	if (c->eof || ret == GNUTLS_E_PREMATURE_TERMINATION ||
-	    ret == GNUTLS_E_SESSION_EOF || ret == GNUTLS_E_PULL_ERROR ||
-	    ret == GNUTLS_E_PUSH_ERROR)
+	case GNUTLS_E_INSUFFICIENT_CREDENTIALS:
+	case GNUTLS_E_NO_CIPHER_SUITES:
+	case GNUTLS_E_NO_COMMON_KEY_SHARE:
+		if (psk && c->unknown_id)
+			break;
 		snprintf(err, errlen,
-			 "TLS handshake: the peer closed the connection (%s)%s",
-			 c->eof ? "end of stream" : gnutls_strerror(ret),
-			 c->creds->server ? "" : ": not a TLS server?");
-	else if (psk && c->unknown_id)
+			 "TLS handshake: the peer does not authenticate with %s (%s)",
+			 psk ? "a pre-shared key" : "certificates",
+			 gnutls_strerror(ret));
+		return;
+	}
+	if (psk && c->unknown_id)
 		snprintf(err, errlen,
 			 "TLS handshake: unknown PSK identity \"%s\" (not in psk_file)",
 			 c->peer);
@@ -193,13 +215,6 @@ static void describe(struct mtd_conn *c, int ret, unsigned int ms, char *err,
 		snprintf(err, errlen,
 			 "TLS handshake: bad pre-shared key for identity \"%s\" (%s)",
 			 c->peer, gnutls_strerror(ret));
-	else if (ret == GNUTLS_E_INSUFFICIENT_CREDENTIALS ||
-		 ret == GNUTLS_E_NO_CIPHER_SUITES ||
-		 ret == GNUTLS_E_NO_COMMON_KEY_SHARE)
-		snprintf(err, errlen,
-			 "TLS handshake: the peer does not authenticate with %s (%s)",
-			 psk ? "a pre-shared key" : "certificates",
-			 gnutls_strerror(ret));
 	else
 		snprintf(err, errlen, "TLS handshake: %s", gnutls_strerror(ret));
 }
