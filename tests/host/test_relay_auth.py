@@ -282,9 +282,10 @@ def data_flows(agg, front, d, identity, kx):
 @test
 def psk_node_data_flows():
     # the aggregator's file has node-a and node-b: it takes either
-    for ident in ("node-a", "node-b"):
+    # and a node given the whole file uses its first line
+    for ident, f in (("node-a", "node-a.psk"), ("node-b", "node-b.psk"), ("node-a", "agg.psk")):
         with plain_agg() as agg, tls_server("psk", "agg.psk") as front, \
-                psk_node(ident + ".psk") as d:
+                psk_node(f) as d:
             data_flows(agg, front, d, ident, "ECDHE-PSK")
 
 
@@ -621,9 +622,11 @@ def key_file_permissions():
 def config_errors():
     cases = [
         (["auth = tls"], r'CONF:6: auth = "tls": must be none, psk or cert'),
-        (["auth = psk"], r"CONF: auth = psk needs psk_file"),
-        (["auth = cert", f"ca_file = {k('ca.pem')}", f"cert_file = {k('node.pem')}"],
-         r"CONF: auth = cert needs ca_file, cert_file and key_file"),
+        (["auth = psk"], r"CONF:6: auth = psk needs psk_file"),
+        # the line of auth, after comments and blank lines
+        (["; a comment", "", "# another", "auth = cert", f"ca_file = {k('ca.pem')}",
+          f"cert_file = {k('node.pem')}"],
+         r"CONF:9: auth = cert needs ca_file, cert_file and key_file"),
         (["auth = psk", "psk_file = relay.psk"],
          r'CONF:7: psk_file = "relay.psk": must be an absolute path'),
         (["auth = psk", f"psk_file = {k('absent.psk')}"],

@@ -33,7 +33,27 @@ struct parse_ctx {
 	char *err;
 	size_t errlen;
 	bool failed;		/* inih goes on after an error: keep the first */
+	FILE *f;
+	int line;		/* the line inih is at */
+	bool line_ended;	/* the last read ended a line */
+	int auth_line;		/* where auth was set, for what it lacks */
 };
+
+/*
+ * inih's reader: fgets, counting lines, so that a check made after the
+ * whole file can still name the line of the key it is about.
+ */
+static char *read_line(char *str, int num, void *stream)
+{
+	struct parse_ctx *x = stream;
+	char *s = fgets(str, num, x->f);
+
+	if (s) {
+		x->line += x->line_ended;
+		x->line_ended = strchr(s, '\n') != NULL;
+	}
+	return s;
+}
 
 static int parse_uint(const char *v, unsigned long min, unsigned long max,
 		      unsigned int *out)
@@ -193,6 +213,7 @@ bad_source:
 			c->auth.kind = MTD_AUTH_CERT;
 		else
 			goto bad_auth;
+		x->auth_line = x->line;
 		return 1;
 bad_auth:
 		why = "must be none, psk or cert";
@@ -236,17 +257,18 @@ int mtd_config_load(const char *path, struct mtd_config *c,
 		    char *err, size_t errlen)
 {
 	char why[512] = "syntax error";
-	struct parse_ctx x = { c, why, sizeof(why), false };
-	FILE *f;
+	struct parse_ctx x = {
+		.c = c, .err = why, .errlen = sizeof(why), .line_ended = true,
+	};
 	int line;
 
-	f = fopen(path, "r");
-	if (!f) {
+	x.f = fopen(path, "r");
+	if (!x.f) {
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
 		return -1;
 	}
-	line = ini_parse_file(f, handle, &x);
-	fclose(f);
+	line = ini_parse_stream(read_line, &x, handle, &x);
+	fclose(x.f);
 	if (line < 0) {
 		snprintf(err, errlen, "%s: out of memory", path);
 		return -1;
@@ -256,15 +278,16 @@ int mtd_config_load(const char *path, struct mtd_config *c,
 		return -1;
 	}
 	if (c->auth.kind == MTD_AUTH_PSK && !c->auth.psk_file[0]) {
-		snprintf(err, errlen, "%s: auth = psk needs psk_file", path);
+		snprintf(err, errlen, "%s:%d: auth = psk needs psk_file", path,
+			 x.auth_line);
 		return -1;
 	}
 	if (c->auth.kind == MTD_AUTH_CERT &&
 	    (!c->auth.ca_file[0] || !c->auth.cert_file[0] ||
 	     !c->auth.key_file[0])) {
 		snprintf(err, errlen,
-			 "%s: auth = cert needs ca_file, cert_file and key_file",
-			 path);
+			 "%s:%d: auth = cert needs ca_file, cert_file and key_file",
+			 path, x.auth_line);
 		return -1;
 	}
 	/* the relay sends the periodic samples */
