@@ -15,7 +15,6 @@ import os
 import queue
 import re
 import shutil
-import socket
 import ssl
 import subprocess
 import sys
@@ -445,10 +444,9 @@ def garbage_to_tls_servers():
                 line = srv.wait(r"^refused", 30)
                 check(re.search(says, line), f"{auth[0]} {len(data)} bytes {data[:8]!r}: {line}")
             # and a good client still gets through
-            cl = subprocess.run(in_ns(PEER, "-t", "20", *(auth_args("psk", "node-a.psk") if auth[0] == "psk"
-                                              else auth_args("cert", cert="node")),
-                                      "client", LO, str(TLS_PORT), "still-here"),
-                                capture_output=True, text=True, timeout=30)
+            good = auth_args("psk", "node-a.psk") if auth[0] == "psk" else auth_args("cert", cert="node")
+            cl = subprocess.run(in_ns(PEER, "-t", "20", *good, "client", LO, str(TLS_PORT), "still-here"),
+                                capture_output=True, text=True, timeout=60)
             check(cl.returncode == 0 and "echo\tstill-here" in cl.stdout,
                   f"client: {cl.stdout}; server: {srv.lines[-3:]}")
             srv.p.wait(timeout=60)
@@ -483,6 +481,11 @@ def garbage_from_aggregators():
                 log = d.stderr()
                 check(len(re.findall(r"relay: 127\.0\.0\.1 port 9601: TLS handshake: ", log)) >= len(answers),
                       f"{auth}: log {log[-600:]}")
+                # the alert, the record cut short, nothing at all
+                for says in (r"TLS handshake: the peer refused: Handshake failed",
+                             r"TLS handshake: the peer closed the connection \(end of stream\): "
+                             r"not a TLS server\?"):
+                    check(re.search(says, log), f"{auth}: no {says!r} in {log[-800:]}")
                 fails = value(d.metrics(), "memtrack_relay_auth_failures_total")
                 check(fails >= len(answers), f"{auth}: auth failures {fails}")
 
