@@ -6,14 +6,17 @@
  *
  * thread_group_cputime_adjusted(), which /proc/PID/stat uses, is not
  * exported; the per-thread task_cputime_adjusted() is.  A process's time is
- * therefore the sum of its live threads' adjusted times and the raw times its
- * dead threads left in signal_struct: utime + stime is the same total, the
- * split between them may differ from /proc by the rounding of one tick.
+ * therefore the sum of its live threads' adjusted times and of what its dead
+ * threads left in signal_struct, adjusted the same way: their exact run time
+ * split as their sampled ticks split.  The ticks alone can fall well short
+ * of the run time when ticks are irregular (a loaded VM).  The total is
+ * /proc's; the split between user and system may differ by rounding.
  */
 #include <linux/sched.h>
 #include <linux/sched/cputime.h>
 #include <linux/sched/signal.h>
 #include <linux/cgroup.h>
+#include <linux/math64.h>
 #include "memtrack.h"
 
 /* Caller holds rcu_read_lock(). */
@@ -52,11 +55,22 @@ void mtr_stat_identity_of_thread(struct task_struct *task, struct mtr_stat *st)
 void mtr_stat_of_proc(struct task_struct *task, struct mtr_stat *st)
 {
 	struct signal_struct *sig;
+	u64 utime, stime, rtime;
 
 	mtr_stat_identity(task, task->group_leader, st);
 	if (!pid_alive(task))
 		return;
 	sig = task->signal;
-	st->utime_ns += READ_ONCE(sig->utime);
-	st->stime_ns += READ_ONCE(sig->stime);
+	utime = READ_ONCE(sig->utime);
+	stime = READ_ONCE(sig->stime);
+	rtime = READ_ONCE(sig->sum_sched_runtime);
+	/* as cputime_adjust() does */
+	if (stime && utime)
+		stime = mul_u64_u64_div_u64(stime, rtime, utime + stime);
+	else if (stime)
+		stime = rtime;
+	else
+		stime = 0;
+	st->utime_ns += rtime - stime;
+	st->stime_ns += stime;
 }
