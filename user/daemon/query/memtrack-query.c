@@ -152,15 +152,27 @@ struct rec_out {
 static int print_record(const struct memtrack_rec_hdr *rec, void *arg)
 {
 	struct rec_out *o = arg;
-	char line[1024];
+	char line[2048], *p = line;
+	int n;
 
-	if (o->json) {
-		mt_format_json(rec, line, sizeof(line));
-		printf("%s%s", o->n ? ",\n " : "", line);
-	} else {
+	n = o->json ? mt_format_json(rec, line, sizeof(line)) :
 		mt_format_text(rec, line, sizeof(line));
-		printf("%s\n", line);
+	/* a record with many counters may not fit the stack buffer */
+	if (n >= (int)sizeof(line)) {
+		p = malloc(n + 1);
+		if (!p)
+			return -ENOMEM;
+		if (o->json)
+			mt_format_json(rec, p, n + 1);
+		else
+			mt_format_text(rec, p, n + 1);
 	}
+	if (o->json)
+		printf("%s%s", o->n ? ",\n " : "", p);
+	else
+		printf("%s\n", p);
+	if (p != line)
+		free(p);
 	o->n++;
 	return 0;
 }
