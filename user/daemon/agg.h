@@ -34,6 +34,7 @@ struct agg_snapshot {
 int agg_snapshot_parse(const char *text, size_t len, struct agg_snapshot *s,
 		       char *err, size_t errlen);
 void agg_snapshot_free(struct agg_snapshot *s);
+void agg_snapshot_swap(struct agg_snapshot *a, struct agg_snapshot *b);
 
 struct agg_node {
 	pthread_mutex_t lock;
@@ -68,8 +69,11 @@ int64_t agg_real_ms(void);
 
 /* agg_node.c: the node named name (created), NULL when the table is full. */
 struct agg_node *agg_node_get(struct agg *a, const char *name);
-/* Store one DATA body (after the seq); 0 or -EBADMSG with err set.  The
- * caller holds n->lock. */
+/*
+ * Store the module records of one DATA body (after seq and kind; snapshots
+ * are parsed and swapped in by the caller): 0 or -EBADMSG/-ENOMEM with err
+ * set.  The caller holds n->lock.
+ */
 int agg_node_store(struct agg *a, struct agg_node *n, uint8_t kind,
 		   const uint8_t *data, size_t len, char *err, size_t errlen);
 

@@ -14,6 +14,7 @@
 #include <linux/memtrack.h>
 
 #include "agg.h"
+#include "frame_io.h"
 #include "memtrack.h"
 
 int64_t agg_real_ms(void)
@@ -47,6 +48,9 @@ struct agg_node *agg_node_get(struct agg *a, const char *name)
 	}
 	pthread_mutex_init(&n->lock, NULL);
 	strcpy(n->name, name);
+	/* up from its HELLO on: not "down" before its first frame */
+	n->last_seen_ms = mtd_mono_ms();
+	n->last_seen_real_ms = agg_real_ms();
 	a->nodes[a->nnodes++] = n;
 out:
 	pthread_mutex_unlock(&a->lock);
@@ -94,32 +98,21 @@ static int keep_record(const struct memtrack_rec_hdr *rec, void *arg)
 int agg_node_store(struct agg *a, struct agg_node *n, uint8_t kind,
 		   const uint8_t *data, size_t len, char *err, size_t errlen)
 {
-	struct agg_snapshot s;
 	struct rec_ctx x = { a, n, 0 };
 	int ret;
 
-	switch (kind) {
-	case MTD_RELAY_SNAPSHOT:
-		ret = agg_snapshot_parse((const char *)data, len, &s, err,
-					 errlen);
-		if (ret)
-			return ret;
-		agg_snapshot_free(&n->snap);
-		n->snap = s;
-		return 0;
-	case MTD_RELAY_RECORDS:
-		/* all or nothing: check the whole message first */
-		ret = mt_walk_records(data, len, check_only, NULL);
-		if (ret < 0 || (!ret && len)) {
-			snprintf(err, errlen, "malformed module records");
-			return -EBADMSG;
-		}
-		mt_walk_records(data, len, keep_record, &x);
-		if (x.err)
-			snprintf(err, errlen, "out of memory");
-		return x.err;
-	default:
+	if (kind != MTD_RELAY_RECORDS) {
 		snprintf(err, errlen, "unknown data kind %u", kind);
 		return -EBADMSG;
 	}
+	/* all or nothing: check the whole message first */
+	ret = mt_walk_records(data, len, check_only, NULL);
+	if (ret < 0 || (!ret && len)) {
+		snprintf(err, errlen, "malformed module records");
+		return -EBADMSG;
+	}
+	mt_walk_records(data, len, keep_record, &x);
+	if (x.err)
+		snprintf(err, errlen, "out of memory");
+	return x.err;
 }

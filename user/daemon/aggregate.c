@@ -100,6 +100,7 @@ static void node_loop(struct conn_ctx *x, struct agg_node *n, uint64_t session,
 	pthread_mutex_unlock(&n->lock);
 	send_ack(x, MTD_RELAY_WELCOME, want, &err);
 	while (!err) {
+		struct agg_snapshot snap = { 0 };
 		uint8_t type, *body;
 		uint32_t len;
 		uint64_t seq, ack;
@@ -112,6 +113,22 @@ static void node_loop(struct conn_ctx *x, struct agg_node *n, uint64_t session,
 				conn_log(x, n->name, errstr(err));
 			break;
 		}
+		/* parse a snapshot before locking: queries wait less */
+		seq = type == MTD_RELAY_DATA ? mtd_get_be64(body) : 0;
+		if (type == MTD_RELAY_DATA && !seq) {
+			free(body);
+			conn_log(x, n->name, "sequence number 0");
+			break;
+		}
+		if (type == MTD_RELAY_DATA && body[8] == MTD_RELAY_SNAPSHOT) {
+			err = agg_snapshot_parse((const char *)body + 9, len - 9,
+						 &snap, why, sizeof(why));
+			if (err) {
+				free(body);
+				conn_log(x, n->name, why);
+				break;
+			}
+		}
 		pthread_mutex_lock(&n->lock);
 		n->last_seen_ms = mtd_mono_ms();
 		n->last_seen_real_ms = agg_real_ms();
@@ -122,17 +139,18 @@ static void node_loop(struct conn_ctx *x, struct agg_node *n, uint64_t session,
 		if (type != MTD_RELAY_DATA || n->session != session) {
 			pthread_mutex_unlock(&n->lock);
 			free(body);
+			agg_snapshot_free(&snap);
 			conn_log(x, n->name, type != MTD_RELAY_DATA ?
 				 "unexpected frame type" :
 				 "superseded by a new session");
 			break;
 		}
-		seq = mtd_get_be64(body);
-		if (!seq) {
-			err = -EBADMSG;
-		} else if (seq >= n->want) {
-			err = agg_node_store(a, n, body[8], body + 9, len - 9,
-					     why, sizeof(why));
+		if (seq >= n->want) {
+			if (body[8] == MTD_RELAY_SNAPSHOT)
+				agg_snapshot_swap(&n->snap, &snap);
+			else
+				err = agg_node_store(a, n, body[8], body + 9,
+						     len - 9, why, sizeof(why));
 			if (!err) {
 				n->gaps += seq - n->want;
 				n->want = seq + 1;
@@ -144,9 +162,9 @@ static void node_loop(struct conn_ctx *x, struct agg_node *n, uint64_t session,
 		ack = n->want - 1;
 		pthread_mutex_unlock(&n->lock);
 		free(body);
+		agg_snapshot_free(&snap);	/* the old one, or unused */
 		if (err) {
-			conn_log(x, n->name, err == -EBADMSG && !seq ?
-				 "sequence number 0" : why);
+			conn_log(x, n->name, why);
 			break;
 		}
 		send_ack(x, MTD_RELAY_ACK, ack, &err);

@@ -155,3 +155,11 @@ void agg_snapshot_free(struct agg_snapshot *s)
 	s->progs = s->procs = NULL;
 	s->nprogs = s->nprocs = 0;
 }
+
+void agg_snapshot_swap(struct agg_snapshot *a, struct agg_snapshot *b)
+{
+	struct agg_snapshot t = *a;
+
+	*a = *b;
+	*b = t;
+}
