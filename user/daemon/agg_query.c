@@ -403,13 +403,11 @@ static int by_field_desc(const void *x, const void *y, void *arg)
 	const struct group *a = x, *b = y;
 	const enum field *f = arg;
 	uint64_t va = a->v[*f], vb = b->v[*f];
-	int c;
+	int c = a->node && b->node ? strcmp(a->node, b->node) : 0;
 
 	if (va != vb)
 		return va < vb ? 1 : -1;
-	if (a->node && b->node && (c = strcmp(a->node, b->node)))
-		return c;
-	return strcmp(a->comm, b->comm);
+	return c ? c : strcmp(a->comm, b->comm);
 }
 
 static void q_sum(struct agg *a, const struct query *q, struct mtd_buf *b)
@@ -589,7 +587,7 @@ oom:
 static void q_events(struct agg *a, const struct query *q, struct mtd_buf *b)
 {
 	struct agg_node **v, *n = NULL;
-	size_t nn, i, from;
+	size_t nn, i, from, size;
 
 	v = nodes_of(a, &nn);
 	if (!v) {
@@ -607,7 +605,16 @@ static void q_events(struct agg *a, const struct query *q, struct mtd_buf *b)
 	b->p[1] = MTD_RESULT_RECORDS;	/* after the status byte */
 	pthread_mutex_lock(&n->lock);
 	from = q->n && q->n < n->rec_count ? n->rec_count - q->n : 0;
-	for (i = from; i < n->rec_count; i++) {
+	/* the latest that fit in one RESULT */
+	for (i = n->rec_count, size = 2; i > from; i--) {
+		const struct memtrack_rec_hdr *r =
+			n->recs[(n->rec_first + i - 1) % a->cfg->records_keep];
+
+		if (size + r->size > MTD_RELAY_MAX_RESULT)
+			break;
+		size += r->size;
+	}
+	for (; i < n->rec_count; i++) {
 		const struct memtrack_rec_hdr *r =
 			n->recs[(n->rec_first + i) % a->cfg->records_keep];
 
@@ -632,7 +639,7 @@ void agg_query(struct agg *a, const char *text, size_t len, struct mtd_buf *b)
 		goto out;
 	}
 	mtd_buf_append(b, "\0\0", 2);		/* ok, table: changed below */
-	if (parse(q, &qu, b))
+	if (b->oom || parse(q, &qu, b))
 		goto out;
 	switch (qu.kind) {
 	case Q_NODES:
@@ -649,5 +656,8 @@ void agg_query(struct agg *a, const char *text, size_t len, struct mtd_buf *b)
 		break;
 	}
 out:
+	if (!b->oom && b->len > MTD_RELAY_MAX_RESULT)
+		fail(b, "the result has %zu bytes, more than a RESULT holds (%u): narrow the query",
+		     b->len, MTD_RELAY_MAX_RESULT);
 	free(q);
 }
