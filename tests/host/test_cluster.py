@@ -553,9 +553,10 @@ def main(argv):
         for fn in TESTS:
             if names and fn.__name__ not in names:
                 continue
+            t0 = time.time()
             try:
                 fn()
-                print(f"PASS {fn.__name__}", flush=True)
+                print(f"PASS {fn.__name__} ({time.time() - t0:.1f}s)", flush=True)
             except Exception as e:
                 failed += 1
                 print(f"FAIL {fn.__name__}: {e}", flush=True)
