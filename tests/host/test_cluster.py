@@ -532,6 +532,16 @@ def bad_queries_exit_2():
         check(r.returncode == 1 and "connecting" in r.stderr, f"no aggregator: {r.stderr}")
         r = subprocess.run([QUERY, "-s", "nonsense", "nodes"], capture_output=True, text=True)
         check(r.returncode == 2, f"bad -s: {r.returncode}")
+    # an aggregator that never answers: the client gives up on time
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(4)
+        t0 = time.time()
+        r = subprocess.run([QUERY, "-s", f"127.0.0.1:{silent.getsockname()[1]}", "-t", "700",
+                            "nodes"], capture_output=True, text=True)
+        took = time.time() - t0
+        check(r.returncode == 1 and "timed out" in r.stderr, f"silent: {r.returncode} {r.stderr}")
+        check(0.6 <= took < 2.0, f"-t 700 took {took:.2f} s")
 
 
 def main(argv):
