@@ -135,6 +135,9 @@ install-memtrackd:
 	install -d $(DESTDIR)/lib/systemd/system
 	sed -e 's|@BINDIR@|$(PREFIX)/bin|' -e 's|@DOCDIR@|$(PREFIX)/share/doc/memtrack|' \
 		packaging/memtrackd.service >$(DESTDIR)/lib/systemd/system/memtrackd.service
+	sed -e 's|@BINDIR@|$(PREFIX)/bin|' -e 's|@DOCDIR@|$(PREFIX)/share/doc/memtrack|' \
+		packaging/memtrackd-aggregate.service \
+		>$(DESTDIR)/lib/systemd/system/memtrackd-aggregate.service
 	install -D -m 0644 README.md $(DESTDIR)$(PREFIX)/share/doc/memtrack/README.md
 	@if [ ! -e $(DESTDIR)/etc/memtrack/memtrackd.conf ]; then \
 		install -D -m 0644 packaging/memtrackd.conf \

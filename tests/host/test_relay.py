@@ -124,12 +124,20 @@ def snapshots_arrive_in_order():
         seqs = [e["seq"] for e in a.of("data")]
         check(seqs == list(range(1, len(seqs) + 1)), f"seqs {seqs}")
         last = a.of("data")[-1]["body"]
-        check(last.startswith("snapshot proc "), last[:40])
+        check(last.startswith("snapshot/2 proc "), last[:40])
+        head = last.splitlines()[0].split()
         lines = [l.split(" ") for l in last.splitlines()[1:]]
-        check(int(last.splitlines()[0].split()[2]) == len(lines), "program count")
-        mine = [l for l in lines if l[6] == "mtdrelay"]
+        progs = [l for l in lines if l[0] == "p"]
+        procs = [l for l in lines if l[0] == "t"]
+        check(int(head[2]) == len(progs) and int(head[3]) == len(procs) and
+              len(progs) + len(procs) == len(lines), "program and process counts")
+        mine = [l for l in progs if l[6] == "mtdrelay"]
         check(len(mine) == 1 and mine[0][1] == "1", f"workload line {mine}")
         check(abs(int(mine[0][2]) - status_bytes(p.pid, "RssAnon")) <= PAGE, "rss_anon")
+        mine = [l for l in procs if l[6] == "mtdrelay"]
+        check(len(mine) == 1 and mine[0][1] == str(p.pid), f"workload process {mine}")
+        check(abs(int(mine[0][2]) - status_bytes(p.pid, "RssAnon")) <= PAGE,
+              "process rss_anon")
         m = d.metrics()
         agg = f"{AGG_IP}:{PORT}"
         check(value(m, "memtrack_relay_connected", aggregator=agg) == 1, "connected")
@@ -172,8 +180,9 @@ def aggregator_restart_loses_nothing():
 
 @test
 def full_buffer_drops_are_counted():
-    # a snapshot is about 2 KiB here: 4 KiB holds one or two
-    with node(relay_buffer_kb=4) as d:
+    # a snapshot is about 6 KiB here (a line per process): 24 KiB holds a
+    # few
+    with node(relay_buffer_kb=24) as d:
         with Agg() as a1:
             a1.wait_for(lambda e: e["ev"] == "data" and e["seq"] >= 3, 30)
         acked1 = {e["seq"] for e in a1.of("acked")}

@@ -26,6 +26,7 @@ void mtd_config_defaults(struct mtd_config *c)
 	c->sample_interval_ms = 5000;
 	strcpy(c->user, "nobody");
 	c->relay_buffer_kb = 4096;
+	mtd_agg_config_defaults(&c->agg);
 }
 
 struct parse_ctx {
@@ -149,6 +150,19 @@ static int handle_line(void *user, const char *section, const char *name,
 	if (x->failed)
 		return 0;
 	x->failed = true;
+	if (!strcmp(section, "aggregate")) {
+		int r = mtd_agg_config_key(&c->agg, name, value, &why);
+
+		if (r > 0)
+			return 1;
+		if (r < 0) {
+			snprintf(x->err, x->errlen, "unknown key \"%s\" in [aggregate]",
+				 name);
+			return 0;
+		}
+		snprintf(x->err, x->errlen, "%s = \"%s\": %s", name, value, why);
+		return 0;
+	}
 	if (strcmp(section, "memtrackd")) {
 		snprintf(x->err, x->errlen, "unknown section [%s]", section);
 		return 0;

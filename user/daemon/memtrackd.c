@@ -41,9 +41,10 @@ struct daemon_ctx {
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: memtrackd [-c FILE] [-f]\n"
+	fprintf(f, "usage: memtrackd [-c FILE] [-f] [--aggregate]\n"
 		"  -c FILE  configuration (default " MTD_DEFAULT_CONFIG ")\n"
-		"  -f       stay in the foreground, log to stderr\n");
+		"  -f       stay in the foreground, log to stderr\n"
+		"  -a, --aggregate  be an aggregator ([aggregate] section)\n");
 }
 
 /* Take a sample and fold it in; the caller holds the lock. */
@@ -223,15 +224,22 @@ static void run(struct daemon_ctx *d, int sigfd)
 int main(int argc, char **argv)
 {
 	static struct daemon_ctx d = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	static const struct option longopts[] = {
+		{ "aggregate", no_argument, NULL, 'a' },
+		{ NULL, 0, NULL, 0 }
+	};
 	const char *cfgpath = NULL;
-	bool foreground = false;
+	bool foreground = false, aggregate = false;
 	struct mtd_http *http;
 	char err[512];
 	sigset_t sigs;
 	int opt, lfd, sigfd;
 
-	while ((opt = getopt(argc, argv, "c:fh")) != -1) {
+	while ((opt = getopt_long(argc, argv, "ac:fh", longopts, NULL)) != -1) {
 		switch (opt) {
+		case 'a':
+			aggregate = true;
+			break;
 		case 'c':
 			cfgpath = optarg;
 			break;
@@ -259,6 +267,8 @@ int main(int argc, char **argv)
 		mtd_log(LOG_ERR, "%s", err);
 		return 2;
 	}
+	if (aggregate)
+		return mtd_aggregate_main(&d.cfg, foreground);
 
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGTERM);

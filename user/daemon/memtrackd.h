@@ -32,6 +32,27 @@ void mtd_log_init(bool to_stderr);
 void mtd_log(int prio, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/* ---- agg_config.c: the [aggregate] section ---- */
+#define MTD_AGG_DEFAULT_PORT	9472
+
+struct mtd_agg_config {
+	char listen[64];		/* numeric IPv4 or IPv6 address */
+	unsigned int port;
+	unsigned int down_after_ms;	/* no frame for this long: down */
+	unsigned int idle_timeout_ms;	/* no frame for this long: close */
+	unsigned int max_nodes;
+	unsigned int max_conns;		/* nodes and query clients */
+	unsigned int records_keep;	/* module records kept per node */
+};
+
+void mtd_agg_config_defaults(struct mtd_agg_config *c);
+/* One key: 1 fine, 0 bad value (*why says why), -1 unknown key. */
+int mtd_agg_config_key(struct mtd_agg_config *c, const char *name,
+		       const char *value, const char **why);
+struct mtd_config;
+/* memtrackd --aggregate, until SIGTERM/SIGINT: the exit status. */
+int mtd_aggregate_main(const struct mtd_config *c, bool foreground);
+
 /* ---- config.c ---- */
 enum mtd_source_kind { MTD_SOURCE_AUTO, MTD_SOURCE_MODULE, MTD_SOURCE_PROC };
 
@@ -54,6 +75,8 @@ struct mtd_config {
 	unsigned int relay_buffer_kb;
 	/* how relay peers prove who they are (conn.h) */
 	struct mtd_auth_config auth;
+	/* memtrackd --aggregate: section [aggregate] (agg_config.c) */
+	struct mtd_agg_config agg;
 };
 
 void mtd_config_defaults(struct mtd_config *c);

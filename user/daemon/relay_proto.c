@@ -22,7 +22,7 @@ uint64_t mtd_get_be64(const uint8_t *p)
 	return v;
 }
 
-static void put_be32(uint8_t *p, uint32_t v)
+void mtd_put_be32(uint8_t *p, uint32_t v)
 {
 	p[0] = v >> 24;
 	p[1] = v >> 16;
@@ -38,10 +38,10 @@ static uint32_t get_be32(const uint8_t *p)
 
 void mtd_relay_hdr(uint8_t *out, uint8_t type, uint32_t len)
 {
-	put_be32(out, MTD_RELAY_MAGIC);
+	mtd_put_be32(out, MTD_RELAY_MAGIC);
 	out[4] = type;
 	out[5] = out[6] = out[7] = 0;
-	put_be32(out + 8, len);
+	mtd_put_be32(out + 8, len);
 }
 
 int mtd_relay_parse_hdr(const uint8_t *in, uint8_t *type, uint32_t *len)
@@ -61,6 +61,10 @@ int mtd_relay_parse_hdr(const uint8_t *in, uint8_t *type, uint32_t *len)
 		return *len >= 9 && *len <= MTD_RELAY_MAX_BODY ? 0 : -EBADMSG;
 	case MTD_RELAY_HEARTBEAT:
 		return *len == 0 ? 0 : -EBADMSG;
+	case MTD_RELAY_QUERY:
+		return *len >= 1 && *len <= MTD_RELAY_MAX_QUERY ? 0 : -EBADMSG;
+	case MTD_RELAY_RESULT:
+		return *len >= 2 && *len <= MTD_RELAY_MAX_RESULT ? 0 : -EBADMSG;
 	default:
 		return -EBADMSG;
 	}

@@ -1,0 +1,580 @@
+#!/usr/bin/env python3
+"""Host tests of memtrackd --aggregate and memtrack-query with network
+namespaces: three nodes and an aggregator, each node joined to the
+aggregator's namespace by its own veth pair.  Each node's memtrackd runs in
+/proc mode inside the node's own pid namespace (tests/host/cluster_node.py)
+with a workload of known RSS: copies of memload named mtdclus, a different
+number per node, each with its own size.
+
+Asserts: the cluster sum for the program equals the sum of the three nodes'
+own /metrics figures and the sum of VmRSS; top returns the right rows; a
+killed node is marked down within down_after_ms; a cut link and a restarted
+aggregator lose no sequence number; hostile input to the aggregator's port
+(random bytes, truncated and oversized frames, QUERY before HELLO, garbage
+queries) is refused, logged with the peer, and the aggregator goes on.
+
+Needs root, iproute2 and util-linux (unshare).  Prints PASS/FAIL lines;
+exits 1 if any failed."""
+import json
+import os
+import random
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import traceback
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "guest"))
+from mtdlib import parse, value  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+DAEMON = os.path.join(ROOT, "build", "bin", "memtrackd")
+QUERY = os.path.join(ROOT, "build", "bin", "memtrack-query")
+SUFFIX = str(os.getpid())
+AGG_NS = f"mtca{SUFFIX}"
+PORT = 9472
+NODE_PORT = 9471
+DOWN_AFTER_MS = 1500
+COMM = "mtdclus"
+MiB = 1 << 20
+# node i: processes of these sizes (all different: top has one right order)
+SIZES = [[12 * MiB, 20 * MiB], [14 * MiB, 22 * MiB, 30 * MiB],
+         [16 * MiB, 18 * MiB, 24 * MiB, 28 * MiB]]
+NODES = [f"node-{i}" for i in range(len(SIZES))]
+TESTS = []
+
+MAGIC = 0x4D545231
+HELLO, WELCOME, DATA, ACK, HEARTBEAT, QUERY_T, RESULT = range(1, 8)
+
+
+def test(fn):
+    TESTS.append(fn)
+    return fn
+
+
+def check(cond, msg):
+    if not cond:
+        raise AssertionError(msg)
+
+
+def sh(*args):
+    subprocess.run(args, check=True)
+
+
+def node_ns(i):
+    return f"mtcn{i}{SUFFIX}"
+
+
+def node_if(i):
+    return f"vcn{i}{SUFFIX}"[:15], f"vca{i}{SUFFIX}"[:15]
+
+
+def node_ip(i):
+    return f"10.214.{i}.1", f"10.214.{i}.2"
+
+
+def netns_up():
+    sh("ip", "netns", "add", AGG_NS)
+    sh("ip", "-n", AGG_NS, "link", "set", "lo", "up")
+    for i in range(len(NODES)):
+        ns, (nif, aif), (nip, aip) = node_ns(i), node_if(i), node_ip(i)
+        sh("ip", "netns", "add", ns)
+        sh("ip", "link", "add", nif, "netns", ns, "type", "veth",
+           "peer", "name", aif, "netns", AGG_NS)
+        for n, ifc, ip in ((ns, nif, nip), (AGG_NS, aif, aip)):
+            sh("ip", "-n", n, "addr", "add", f"{ip}/24", "dev", ifc)
+            sh("ip", "-n", n, "link", "set", ifc, "up")
+        sh("ip", "-n", ns, "link", "set", "lo", "up")
+
+
+def netns_down():
+    for ns in [AGG_NS] + [node_ns(i) for i in range(len(NODES))]:
+        subprocess.run(["ip", "netns", "del", ns], stderr=subprocess.DEVNULL)
+
+
+class Aggregator:
+    """memtrackd --aggregate in the aggregator namespace."""
+
+    def __init__(self, **keys):
+        self.dir = tempfile.mkdtemp(prefix="mtdagg.")
+        self.conf = os.path.join(self.dir, "agg.conf")
+        keys.setdefault("listen", "0.0.0.0")
+        keys.setdefault("port", PORT)
+        keys.setdefault("down_after_ms", DOWN_AFTER_MS)
+        with open(self.conf, "w") as f:
+            f.write("[aggregate]\n")
+            for k, v in keys.items():
+                f.write(f"{k} = {v}\n")
+        self.log = os.path.join(self.dir, "stderr")
+        with open(self.log, "w") as err:
+            self.p = subprocess.Popen(["ip", "netns", "exec", AGG_NS, DAEMON, "-f",
+                                       "--aggregate", "-c", self.conf],
+                                      stdout=subprocess.DEVNULL, stderr=err)
+        deadline = time.time() + 10
+        while True:
+            r = query_raw("nodes")
+            if r.returncode == 0:
+                break
+            if self.p.poll() is not None or time.time() > deadline:
+                raise RuntimeError(f"aggregator did not start: {self.stderr()}")
+            time.sleep(0.05)
+
+    def stderr(self):
+        with open(self.log) as f:
+            return f.read()
+
+    def alive(self):
+        return self.p.poll() is None
+
+    def stop(self):
+        if self.p.poll() is None:
+            self.p.terminate()
+            self.p.wait(timeout=10)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+
+
+class Node:
+    """cluster_node.py in node i's netns and its own pid namespace."""
+
+    def __init__(self, i, sizes):
+        self.i, self.name = i, NODES[i]
+        self.dir = tempfile.mkdtemp(prefix="mtdnode.")
+        self.conf = os.path.join(self.dir, "node.conf")
+        with open(self.conf, "w") as f:
+            f.write("[memtrackd]\n"
+                    f"node = {self.name}\nport = {NODE_PORT}\nsource = proc\n"
+                    "sample_interval_ms = 300\n"
+                    f"aggregators = {node_ip(i)[1]}:{PORT}\n")
+        self.p = subprocess.Popen(["ip", "netns", "exec", node_ns(i), "unshare", "--pid",
+                                   "--fork", "--mount-proc", sys.executable,
+                                   os.path.join(HERE, "cluster_node.py"), self.conf,
+                                   str(NODE_PORT), COMM, ",".join(map(str, sizes))],
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                                  bufsize=1)
+        self.ready = self._reply()
+        check(self.ready.get("ev") == "ready", f"{self.name}: {self.ready}")
+
+    def _reply(self):
+        line = self.p.stdout.readline()
+        if not line:
+            raise RuntimeError(f"{self.name}: runner died: {self.stderr()}")
+        return json.loads(line)
+
+    def cmd(self, c):
+        self.p.stdin.write(c + "\n")
+        self.p.stdin.flush()
+        return self._reply()
+
+    def stderr(self):
+        try:
+            with open(self.conf + ".stderr") as f:
+                return f.read()
+        except OSError:
+            return ""
+
+    def metrics(self):
+        return parse(self.cmd("metrics")["text"])
+
+    def close(self):
+        if self.p.poll() is None:
+            try:
+                self.p.stdin.write("quit\n")
+                self.p.stdin.flush()
+                self.p.wait(timeout=20)
+            except (OSError, subprocess.TimeoutExpired):
+                self.p.kill()
+                self.p.wait()
+
+
+class Cluster:
+    def __init__(self):
+        self.nodes = []
+        try:
+            for i, sizes in enumerate(SIZES):
+                self.nodes.append(Node(i, sizes))
+        except Exception:
+            self.close()
+            raise
+
+    def close(self):
+        for n in self.nodes:
+            n.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def query_raw(*words, json_out=True):
+    args = ["ip", "netns", "exec", AGG_NS, QUERY, "-s", f"127.0.0.1:{PORT}", "-t", "10000"]
+    if json_out:
+        args.append("--json")
+    return subprocess.run(args + list(words), capture_output=True, text=True, timeout=30)
+
+
+def query(*words):
+    r = query_raw(*words)
+    check(r.returncode == 0, f"memtrack-query {' '.join(words)}: {r.returncode} {r.stderr}")
+    return json.loads(r.stdout)
+
+
+def nodes_by_name():
+    return {n["node"]: n for n in query("nodes")}
+
+
+def wait_for(pred, timeout, what):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        v = pred()
+        if v:
+            return v
+        time.sleep(0.1)
+    raise AssertionError(f"not within {timeout} s: {what}")
+
+
+def workload_seen():
+    """Every node up, its latest snapshot with all of its workload."""
+    up = nodes_by_name()
+    if any(up.get(n, {}).get("state") != "up" for n in NODES):
+        return False
+    rows = {r["node"]: r for r in query("sum", "nproc", "by", "node", "where", f"comm={COMM}")}
+    return all(rows.get(n, {}).get("nproc") == len(s) for n, s in zip(NODES, SIZES))
+
+
+FIGS = ("rss", "anon", "file", "shmem", "swap", "nproc")
+
+
+def node_own(n):
+    """The node's own figures for COMM from its /metrics."""
+    m = n.metrics()
+    g = {f: value(m, f"memtrack_program_{k}", comm=COMM, node=n.name) for f, k in
+         (("anon", "rss_anon_bytes"), ("file", "rss_file_bytes"),
+          ("shmem", "rss_shmem_bytes"), ("swap", "swap_bytes"), ("nproc", "processes"))}
+    check(None not in g.values(), f"{n.name}: metrics lack {COMM}: {g}")
+    g = {k: int(v) for k, v in g.items()}
+    g["rss"] = g["anon"] + g["file"] + g["shmem"]
+    return g
+
+
+@test
+def cluster_sum_equals_nodes_and_vmrss():
+    with Aggregator(), Cluster() as c:
+        wait_for(workload_seen, 30, "all nodes up with their workload")
+        # the workload is still: every later sample has the same figures
+        time.sleep(1)
+        own = [node_own(n) for n in c.nodes]
+        vm = [n.cmd("status")["procs"] for n in c.nodes]
+        by_node = {r["node"]: r for r in
+                   query("sum", ",".join(FIGS), "by", "node", "where", f"comm={COMM}")}
+        total = query("sum", ",".join(FIGS), "where", f"comm={COMM}")
+        by_comm = query("sum", "rss", "by", "comm", "where", f"comm={COMM}")
+        for n, o, procs in zip(c.nodes, own, vm):
+            row = by_node[n.name]
+            check(all(row[f] == o[f] for f in FIGS), f"{n.name}: aggregator {row}, node {o}")
+            check(o["rss"] == sum(p["rss"] for p in procs), f"{n.name}: VmRSS {procs}, node {o}")
+        check(len(total) == 1, f"one row: {total}")
+        for f in FIGS:
+            check(total[0][f] == sum(o[f] for o in own), f"{f}: {total[0]} vs {own}")
+        check(total[0]["rss"] == sum(p["rss"] for procs in vm for p in procs), "sum of VmRSS")
+        check(total[0]["nproc"] == sum(len(s) for s in SIZES), "nproc")
+        check(by_comm == [{"comm": COMM, "rss": total[0]["rss"]}], f"by comm: {by_comm}")
+        # each workload process holds at least what it touched
+        for procs, sizes in zip(vm, SIZES):
+            check(all(p["anon"] >= s for p, s in zip(procs, sizes)), f"{procs}")
+        # the human table says the same
+        r = query_raw("sum", "rss", "by", "comm", "where", f"comm={COMM}", json_out=False)
+        check(r.returncode == 0 and r.stdout.split() == ["comm", "rss", COMM,
+                                                          str(total[0]["rss"])], r.stdout)
+
+
+@test
+def top_returns_the_largest_processes():
+    with Aggregator(), Cluster() as c:
+        wait_for(workload_seen, 30, "all nodes up with their workload")
+        time.sleep(1)
+        procs = []
+        for n in c.nodes:
+            for p in n.cmd("status")["procs"]:
+                procs.append({"node": n.name, "pid": p["pid"], "comm": COMM,
+                              "rss": p["rss"], "anon": p["anon"], "file": p["file"],
+                              "shmem": p["shmem"], "swap": 0})
+        procs.sort(key=lambda p: -p["rss"])
+        got = query("top", "5", "where", f"comm={COMM}")
+        check(got == procs[:5], f"top 5: {got}\nexpected {procs[:5]}")
+        # nothing else in these pid namespaces is as large: no filter needed
+        got = query("top", "4")
+        check(got == procs[:4], f"top 4 unfiltered: {got}")
+        got = query("top", "3", "by", "anon", "where", "node=node-2")
+        want = sorted([p for p in procs if p["node"] == "node-2"], key=lambda p: -p["anon"])
+        check(got == want[:3], f"top by anon on node-2: {got}")
+        check(query("top", "3", "where", "comm=nosuchprog") == [], "no match: no rows")
+
+
+@test
+def killed_node_is_marked_down():
+    with Aggregator() as a, Cluster() as c:
+        wait_for(workload_seen, 30, "all nodes up with their workload")
+        victim = c.nodes[1]
+        victim.cmd("kill")
+        t0 = time.time()
+        wait_for(lambda: nodes_by_name()[victim.name]["state"] == "down",
+                 (DOWN_AFTER_MS + 1500) / 1000, f"{victim.name} down")
+        took = time.time() - t0
+        st = nodes_by_name()
+        check(took >= DOWN_AFTER_MS / 1000 - 1.0, f"down after {took:.2f} s only")
+        check(all(st[n]["state"] == "up" for n in NODES if n != victim.name), f"others: {st}")
+        check(st[victim.name]["last_seen_ms_ago"] > DOWN_AFTER_MS, f"{st[victim.name]}")
+        # a down node drops out of the sums
+        rows = query("sum", "nproc", "by", "node", "where", f"comm={COMM}")
+        check(victim.name not in {r["node"] for r in rows}, f"down node summed: {rows}")
+        # and back: a new session
+        victim.cmd("start")
+        wait_for(lambda: nodes_by_name()[victim.name]["state"] == "up", 10, "back up")
+        check(nodes_by_name()[victim.name]["sessions"] == 2, "a second session")
+        check("node-1 down" in a.stderr(), "down not logged")
+
+
+def contiguous(n):
+    """A node's figures: everything from first_seq to last_seq received."""
+    return (n["gaps"] == 0 and n["first_seq"] >= 1 and
+            n["received"] == n["last_seq"] - n["first_seq"] + 1)
+
+
+@test
+def link_cut_and_aggregator_restart_lose_nothing():
+    with Cluster() as c:
+        with Aggregator():
+            wait_for(workload_seen, 30, "all nodes up with their workload")
+            nif, aif = node_if(0)
+            sh("ip", "-n", AGG_NS, "link", "set", aif, "down")
+            time.sleep(4)
+            before = nodes_by_name()[NODES[0]]
+            check(before["state"] == "down", f"cut link: {before}")
+            sh("ip", "-n", AGG_NS, "link", "set", aif, "up")
+            wait_for(lambda: nodes_by_name()[NODES[0]]["last_seq"] >= before["last_seq"] + 20,
+                     60, "node-0 catches up")
+            st = nodes_by_name()
+            check(all(contiguous(st[n]) and st[n]["first_seq"] == 1 for n in NODES),
+                  f"after the cut: {st}")
+        acked = [value(n.metrics(), "memtrack_relay_acked_seq") for n in c.nodes]
+        time.sleep(3)       # the nodes buffer what nobody takes
+        with Aggregator():
+            wait_for(lambda: all(nodes_by_name().get(n, {}).get("last_seq", 0) >= a + 15
+                                 for n, a in zip(NODES, acked)), 60, "all caught up")
+            st = nodes_by_name()
+            for n, a in zip(NODES, acked):
+                check(contiguous(st[n]), f"{n} after the restart: {st[n]}")
+                check(st[n]["first_seq"] <= a + 1,
+                      f"{n}: restarted aggregator starts at {st[n]['first_seq']}, "
+                      f"the first one acknowledged {a}")
+        for n in c.nodes:
+            check(value(n.metrics(), "memtrack_relay_dropped_total") == 0, f"{n.name} dropped")
+
+
+# ---- hostile peers: run inside the aggregator's namespace (--hostile) ----
+
+def _frame(t, body, length=None):
+    return struct.pack(">IB3xI", MAGIC, t, len(body) if length is None else length) + body
+
+
+def _closed_by_peer(s, timeout=15):
+    """True if the aggregator closes the connection within timeout."""
+    s.settimeout(timeout)
+    try:
+        while True:
+            b = s.recv(65536)
+            if not b:
+                return True
+    except ConnectionResetError:
+        return True
+    except socket.timeout:
+        return False
+
+
+def _hello(session, name=b"fuzz"):
+    return _frame(HELLO, struct.pack(">QQH", session, 1, len(name)) + name)
+
+
+def hostile(port):
+    rnd = random.Random(1234)
+    res = {}
+
+    def conn():
+        return socket.create_connection(("127.0.0.1", port), timeout=15)
+
+    def case(name, data, then_close=False):
+        s = conn()
+        try:
+            s.sendall(data)
+            if then_close:
+                s.shutdown(socket.SHUT_WR)
+            res[name] = _closed_by_peer(s)
+        finally:
+            s.close()
+
+    for k in range(5):
+        case(f"random{k}", bytes(rnd.getrandbits(8) for _ in range(rnd.randint(1, 4000))))
+    case("truncated-header", _hello(7)[:7], then_close=True)
+    case("truncated-hello", _hello(7)[:20], then_close=True)
+    case("oversized-data", _hello(7) +
+         _frame(DATA, b"\0" * 9, length=1 << 30))
+    case("query-before-hello", _frame(QUERY_T, b"nodes"))
+    case("data-before-hello", _frame(DATA, struct.pack(">QB", 1, 1) + b"x"))
+    case("bad-magic", b"XXXX" + _hello(7)[4:])
+    case("hello-bad-name", _frame(HELLO, struct.pack(">QQH", 7, 1, 3) + b"a b"))
+    case("query-on-node-conn", _hello(99, b"fuzznode") + _frame(QUERY_T, b"nodes"))
+    case("data-on-query-conn", _hello(0) + _frame(DATA, struct.pack(">QB", 1, 1) + b"x"))
+    case("bad-snapshot", _hello(98, b"fuzzsnap") +
+         _frame(DATA, struct.pack(">QB", 1, 1) + b"snapshot/2 proc 5 5\np 1 2 3\n"))
+    case("bad-snapshot-line", _hello(95, b"fuzzline") +
+         _frame(DATA, struct.pack(">QB", 1, 1) + b"snapshot/2 proc 1 0\np 1 2 3 4 x 5\n"))
+    case("bad-records", _hello(97, b"fuzzrec") +
+         _frame(DATA, struct.pack(">QB", 1, 2) + b"\x07" * 13))
+    case("seq-zero", _hello(96, b"fuzzseq") + _frame(DATA, struct.pack(">QB", 0, 1) + b"x"))
+    # garbage queries: an error RESULT each, on the same connection
+    s = conn()
+    try:
+        s.sendall(_hello(0))
+        s.recv(20)
+        errs = []
+        for q in (b"", b"sum", b"sum bogus", b"top 0", b"top x", b"top 99999999999",
+                  b"events", b"nodes extra", b"sum rss by x", b"sum rss where comm",
+                  b"\xff\xfe\x00", b"top 3 where a=b", b"events nosuchnode", b"x" * 4096):
+            if not q:
+                s.sendall(_frame(QUERY_T, b"", length=0))
+                errs.append(("empty", _closed_by_peer(s, 15)))
+                s.close()
+                s = conn()
+                s.sendall(_hello(0))
+                s.recv(20)
+                continue
+            s.sendall(_frame(QUERY_T, q))
+            hdr = b""
+            while len(hdr) < 12:
+                hdr += s.recv(12 - len(hdr))
+            n = struct.unpack(">I", hdr[8:])[0]
+            body = b""
+            while len(body) < n:
+                body += s.recv(n - len(body))
+            errs.append((q[:20].decode("latin1"), body[0] == 1 and len(body) > 2))
+        res["garbage-queries"] = all(ok for _, ok in errs)
+        res["garbage-detail"] = errs
+    finally:
+        s.close()
+    print(json.dumps(res), flush=True)
+
+
+@test
+def hostile_input_is_refused():
+    with Aggregator() as a, Cluster():
+        wait_for(workload_seen, 30, "all nodes up with their workload")
+        r = subprocess.run(["ip", "netns", "exec", AGG_NS, sys.executable, __file__,
+                            "--hostile", str(PORT)], capture_output=True, text=True,
+                           timeout=600)
+        check(r.returncode == 0, f"hostile client: {r.stderr}")
+        res = json.loads(r.stdout)
+        bad = [k for k, v in res.items() if v is False]
+        check(not bad, f"not refused: {bad} ({res})")
+        check(a.alive(), "the aggregator died")
+        check(workload_seen(), "the aggregator stopped serving the nodes")
+        log = a.stderr()
+        for what in ("the first frame is not HELLO", "malformed frame header",
+                     "unexpected frame type", "malformed HELLO", "snapshot:",
+                     "malformed module records", "sequence number 0",
+                     "snapshot: malformed line"):
+            check(what in log, f"not logged: {what}")
+        check("aggregate: peer 127.0.0.1:" in log, "the log does not name the peer")
+        nodes = nodes_by_name()
+        check("fuzzsnap" in nodes and nodes["fuzzsnap"]["received"] == 0,
+              "a bad snapshot was stored")
+
+
+@test
+def bounds_are_kept():
+    with Aggregator(max_nodes=2) as a, Cluster():
+        time.sleep(3)
+        st = nodes_by_name()
+        check(len(st) == 2, f"max_nodes = 2: {st}")
+        check("too many nodes" in a.stderr(), "refusal not logged")
+    with Aggregator(max_conns=1) as a:
+        # one connection held open, the next one refused
+        r = subprocess.run(["ip", "netns", "exec", AGG_NS, sys.executable, "-c",
+                            "import socket, subprocess, sys, time\n"
+                            f"s = socket.create_connection(('127.0.0.1', {PORT}))\n"
+                            "time.sleep(0.5)\n"
+                            f"r = subprocess.run([{QUERY!r}, '-s', '127.0.0.1:{PORT}', 'nodes'])\n"
+                            "sys.exit(r.returncode)\n"], capture_output=True, text=True)
+        check(r.returncode == 1, f"second connection not refused: {r.returncode} {r.stderr}")
+        check("too many connections" in a.stderr(), "refusal not logged")
+        check(query_raw("nodes").returncode == 0, "not answering afterwards")
+
+
+@test
+def bad_queries_exit_2():
+    with Aggregator():
+        for q in (["sum", "bogus"], ["top", "0"], ["frobnicate"], ["events", "nosuchnode"]):
+            r = query_raw(*q)
+            check(r.returncode == 2 and r.stderr.startswith("memtrack-query: "),
+                  f"{q}: {r.returncode} {r.stderr}")
+        r = subprocess.run(["ip", "netns", "exec", AGG_NS, QUERY, "-s", "127.0.0.1:1", "nodes"],
+                           capture_output=True, text=True)
+        check(r.returncode == 1 and "connecting" in r.stderr, f"no aggregator: {r.stderr}")
+        r = subprocess.run([QUERY, "-s", "nonsense", "nodes"], capture_output=True, text=True)
+        check(r.returncode == 2, f"bad -s: {r.returncode}")
+    # an aggregator that never answers: the client gives up on time
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(4)
+        t0 = time.time()
+        r = subprocess.run([QUERY, "-s", f"127.0.0.1:{silent.getsockname()[1]}", "-t", "700",
+                            "nodes"], capture_output=True, text=True)
+        took = time.time() - t0
+        check(r.returncode == 1 and "timed out" in r.stderr, f"silent: {r.returncode} {r.stderr}")
+        check(0.6 <= took < 2.0, f"-t 700 took {took:.2f} s")
+
+
+def main(argv):
+    if len(argv) == 3 and argv[1] == "--hostile":
+        hostile(int(argv[2]))
+        return 0
+    names = set(argv[1:])
+    if os.geteuid() != 0:
+        print("FAIL cluster: must run as root")
+        return 1
+    failed = 0
+    netns_down()
+    try:
+        try:
+            netns_up()
+        except (subprocess.CalledProcessError, OSError) as e:
+            print(f"FAIL netns-setup: {e}", flush=True)
+            return 1
+        for fn in TESTS:
+            if names and fn.__name__ not in names:
+                continue
+            t0 = time.time()
+            try:
+                fn()
+                print(f"PASS {fn.__name__} ({time.time() - t0:.1f}s)", flush=True)
+            except Exception as e:
+                failed += 1
+                print(f"FAIL {fn.__name__}: {e}", flush=True)
+                traceback.print_exc()
+    finally:
+        netns_down()
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The [aggregate] section of memtrackd.conf: what memtrackd --aggregate
+ * listens on and how much it keeps.  Every bound has a limit so that a
+ * typo cannot ask for unbounded memory.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+
+#include "memtrackd.h"
+
+void mtd_agg_config_defaults(struct mtd_agg_config *c)
+{
+	strcpy(c->listen, "127.0.0.1");
+	c->port = MTD_AGG_DEFAULT_PORT;
+	c->down_after_ms = 3000;
+	c->idle_timeout_ms = 30000;
+	c->max_nodes = 4096;
+	c->max_conns = 8192;
+	c->records_keep = 10000;
+}
+
+static int uint_in(const char *v, unsigned long min, unsigned long max,
+		   unsigned int *out)
+{
+	unsigned long n;
+	char *end;
+
+	if (*v < '0' || *v > '9')
+		return -1;
+	errno = 0;
+	n = strtoul(v, &end, 10);
+	if (errno || *end || n < min || n > max)
+		return -1;
+	*out = n;
+	return 0;
+}
+
+int mtd_agg_config_key(struct mtd_agg_config *c, const char *name,
+		       const char *value, const char **why)
+{
+	static const struct {
+		const char *name;
+		size_t off;
+		unsigned long min, max;
+		const char *why;
+	} keys[] = {
+		{ "port", offsetof(struct mtd_agg_config, port), 1, 65535,
+		  "must be 1..65535" },
+		{ "down_after_ms", offsetof(struct mtd_agg_config, down_after_ms),
+		  100, 3600000, "must be 100..3600000" },
+		{ "idle_timeout_ms",
+		  offsetof(struct mtd_agg_config, idle_timeout_ms), 1000, 3600000,
+		  "must be 1000..3600000" },
+		{ "max_nodes", offsetof(struct mtd_agg_config, max_nodes), 1,
+		  100000, "must be 1..100000" },
+		{ "max_conns", offsetof(struct mtd_agg_config, max_conns), 1,
+		  100000, "must be 1..100000" },
+		{ "records_keep", offsetof(struct mtd_agg_config, records_keep),
+		  0, 1000000, "must be 0..1000000" },
+	};
+	unsigned char a[sizeof(struct in6_addr)];
+	size_t i;
+
+	if (!strcmp(name, "listen")) {
+		*why = "must be a numeric IPv4 or IPv6 address";
+		if (strlen(value) >= sizeof(c->listen) ||
+		    (inet_pton(AF_INET, value, a) != 1 &&
+		     inet_pton(AF_INET6, value, a) != 1))
+			return 0;
+		strcpy(c->listen, value);
+		return 1;
+	}
+	for (i = 0; i < ARRAY_SIZE(keys); i++) {
+		if (strcmp(name, keys[i].name))
+			continue;
+		*why = keys[i].why;
+		return uint_in(value, keys[i].min, keys[i].max,
+			       (unsigned int *)((char *)c + keys[i].off)) ? 0 : 1;
+	}
+	return -1;
+}
