@@ -56,6 +56,8 @@ struct top_table {
 	double interval;		/* since the previous sample; 0 first */
 	struct top_hist *hist;		/* per process, sorted by pid */
 	size_t nhist;
+	struct top_hist *hist_next;	/* the next sample's, being filled */
+	size_t cap;			/* of rows, hist and hist_next */
 	struct top_cgroups cgroups;
 };
 
