@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <malloc.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -173,6 +174,13 @@ int main(int argc, char **argv)
 	rc = parse_args(argc, argv, &o);
 	if (rc)
 		return rc;
+	/*
+	 * Every refresh builds arrays of megabytes (the dump's rows): keep
+	 * their pages in the heap rather than unmap them and fault them in,
+	 * zeroed, again the next time.
+	 */
+	mallopt(M_MMAP_THRESHOLD, 32 << 20);
+	mallopt(M_TRIM_THRESHOLD, 64 << 20);
 	if (!o.batch && (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))) {
 		fprintf(stderr, "memtrack-top: not a terminal: use -b for batch output\n");
 		return 2;
