@@ -122,8 +122,33 @@ static void name##_cell(const struct top_row *r, char *b, size_t n)	\
 }
 RATE_CELL(minflt, minflt_rate)
 RATE_CELL(majflt, majflt_rate)
-RATE_CELL(pgalloc, pgalloc_rate)
-RATE_CELL(kmalloc, kmalloc_rate)
+
+/*
+ * The module's event counters of a process the reader may not see (not its
+ * own, no CAP_SYS_PTRACE: the module's rule, README) are not zero: unknown.
+ */
+#define EVENT_CELL(name, field)						\
+static void name##_cell(const struct top_row *r, char *b, size_t n)	\
+{									\
+	if (r->t.detailed)						\
+		put_fixed(b, n, r->field, 0);				\
+	else								\
+		put_str(b, n, "-", 1);					\
+}
+EVENT_CELL(pgalloc, pgalloc_rate)
+EVENT_CELL(kmalloc, kmalloc_rate)
+
+/* Not read (a thread, a sum, a process not ours to read): "-". */
+#define SMAPS_CELL(name)						\
+static void name##_cell(const struct top_row *r, char *b, size_t n)	\
+{									\
+	if (r->has_smaps)						\
+		put_u64(b, r->name >> 10);				\
+	else								\
+		put_str(b, n, "-", 1);					\
+}
+SMAPS_CELL(pss)
+SMAPS_CELL(uss)
 
 /* The end of a long path says most: keep it. */
 static void cgroup_cell(const struct top_row *r, char *b, size_t n)
@@ -182,24 +207,26 @@ void top_growth_flag(const struct top_row *r, char *b, size_t n)
 }
 
 const struct top_column top_columns[] = {
-	{ "PID", 7, false, TOP_SORT_PID, pid_cell },
-	{ "USER", -8, false, TOP_SORT_NONE, user_cell },
-	{ "COMMAND", -15, false, TOP_SORT_NONE, comm_cell },
-	{ "CGROUP", -20, false, TOP_SORT_NONE, cgroup_cell },
-	{ "%CPU", 5, false, TOP_SORT_CPU, cpu_cell },
-	{ "RSS", 9, false, TOP_SORT_RSS, rss_cell },
-	{ "ANON", 9, false, TOP_SORT_ANON, anon_cell },
-	{ "FILE", 8, false, TOP_SORT_FILE, file_cell },
-	{ "SHMEM", 8, false, TOP_SORT_SHMEM, shmem_cell },
-	{ "SWAP", 8, false, TOP_SORT_SWAP, swap_cell },
-	{ "VIRT", 10, false, TOP_SORT_VIRT, virt_cell },
-	{ "LIMIT", 8, false, TOP_SORT_NONE, limit_cell },
-	{ "MINFLT/s", 8, false, TOP_SORT_MINFLT, minflt_cell },
-	{ "MAJFLT/s", 8, false, TOP_SORT_MAJFLT, majflt_cell },
-	{ "PGALLOC/s", 9, true, TOP_SORT_PGALLOC, pgalloc_cell },
-	{ "KMALLOC/s", 9, true, TOP_SORT_KMALLOC, kmalloc_cell },
-	{ "GROWTH", 8, false, TOP_SORT_GROWTH, growth_cell },
-	{ "FLAG", -16, false, TOP_SORT_NONE, top_growth_flag },
+	{ "PID", 7, 0, TOP_SORT_PID, pid_cell },
+	{ "USER", -8, 0, TOP_SORT_NONE, user_cell },
+	{ "COMMAND", -15, 0, TOP_SORT_NONE, comm_cell },
+	{ "CGROUP", -20, 0, TOP_SORT_NONE, cgroup_cell },
+	{ "%CPU", 5, 0, TOP_SORT_CPU, cpu_cell },
+	{ "RSS", 9, 0, TOP_SORT_RSS, rss_cell },
+	{ "ANON", 9, 0, TOP_SORT_ANON, anon_cell },
+	{ "FILE", 8, 0, TOP_SORT_FILE, file_cell },
+	{ "SHMEM", 8, 0, TOP_SORT_SHMEM, shmem_cell },
+	{ "PSS", 9, TOP_SHOW_SMAPS, TOP_SORT_NONE, pss_cell },
+	{ "USS", 9, TOP_SHOW_SMAPS, TOP_SORT_NONE, uss_cell },
+	{ "SWAP", 8, 0, TOP_SORT_SWAP, swap_cell },
+	{ "VIRT", 10, 0, TOP_SORT_VIRT, virt_cell },
+	{ "LIMIT", 8, 0, TOP_SORT_NONE, limit_cell },
+	{ "MINFLT/s", 8, 0, TOP_SORT_MINFLT, minflt_cell },
+	{ "MAJFLT/s", 8, 0, TOP_SORT_MAJFLT, majflt_cell },
+	{ "PGALLOC/s", 9, TOP_SHOW_MODULE, TOP_SORT_PGALLOC, pgalloc_cell },
+	{ "KMALLOC/s", 9, TOP_SHOW_MODULE, TOP_SORT_KMALLOC, kmalloc_cell },
+	{ "GROWTH", 8, 0, TOP_SORT_GROWTH, growth_cell },
+	{ "FLAG", -16, 0, TOP_SORT_NONE, top_growth_flag },
 };
 const size_t top_nr_columns = sizeof(top_columns) / sizeof(top_columns[0]);
 
@@ -256,21 +283,26 @@ static int trim(char *buf, size_t len, int at)
 	return at;
 }
 
-int top_format_header(char *buf, size_t len, bool module)
+static bool shown(const struct top_column *c, unsigned int show)
+{
+	return (c->needs & show) == c->needs;
+}
+
+int top_format_header(char *buf, size_t len, unsigned int show)
 {
 	int at = 0;
 	size_t i;
 
 	buf[0] = '\0';
 	for (i = 0; i < top_nr_columns; i++)
-		if (module || !top_columns[i].module_only)
+		if (shown(&top_columns[i], show))
 			at = put(buf, len, at, top_columns[i].width,
 				 top_columns[i].title);
 	return trim(buf, len, at);
 }
 
 int top_format_row(const struct top_row *r, char *buf, size_t len,
-		   bool module)
+		   unsigned int show)
 {
 	char cell[64];
 	int at = 0;
@@ -278,7 +310,7 @@ int top_format_row(const struct top_row *r, char *buf, size_t len,
 
 	buf[0] = '\0';
 	for (i = 0; i < top_nr_columns; i++) {
-		if (!module && top_columns[i].module_only)
+		if (!shown(&top_columns[i], show))
 			continue;
 		top_columns[i].cell(r, cell, sizeof(cell));
 		at = put(buf, len, at, top_columns[i].width, cell);
