@@ -11,6 +11,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from mtlib import (NOBODY, PAGE, ROOT, TESTBIN, Stopped, check, drop_privileges,  # noqa: E402
@@ -206,6 +207,81 @@ def smaps_rollup_read_for_printed_rows_only():
               f"({len(known)} rows still there)")
         rows, opened = smaps_opens(["--top", "5"] + flags)
         check(len(rows) == 5 and not opened, f"{want}: without --pss opened {opened}")
+
+
+def screen_table(lines):
+    """(titles, rows as dicts) under the column titles; None if none."""
+    for i, line in enumerate(lines):
+        if line.split()[:3] == ["PID", "USER", "COMMAND"]:
+            titles = line.split()
+            rows = []
+            for row in lines[i + 1:]:
+                if row.startswith("EVENTS"):
+                    break
+                if row.strip():
+                    rows.append(dict(zip(titles, row.split())))
+            return titles, rows
+    return None
+
+
+@test
+def interactive_reads_smaps_of_the_rows_on_screen_only():
+    # Enough processes that reading them all could not pass for the screen's.
+    many = subprocess.Popen([os.path.join(TESTBIN, "manyprocs"), "200"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    try:
+        check(readline(many.stdout, 120).startswith("ready"), "manyprocs did not start")
+        for flags, want in PATHS:
+            screen_reads_smaps(flags, want)
+    finally:
+        many.stdin.close()
+        many.wait()
+
+
+def screen_reads_smaps(flags, want):
+    with tempfile.TemporaryDirectory() as d:
+        log = os.path.join(d, "strace")
+        tmux = ["tmux", "-L", f"mtsmaps{os.getpid()}"]
+        cmd = ["strace", "-f", "-qq", "-e", "trace=openat", "-o", log,
+               TOP, "-d", "1"] + flags
+        # 24 lines: 6 of header, the titles, 11 rows, the events pane
+        subprocess.run(tmux + ["new-session", "-d", "-s", "t", "-x", "200", "-y", "24",
+                               " ".join(cmd)], check=True, timeout=30)
+        try:
+            def screen():
+                return subprocess.run(tmux + ["capture-pane", "-p", "-t", "t"],
+                                      capture_output=True, text=True, timeout=30).stdout.splitlines()
+
+            def wait(pred, what):
+                end = time.monotonic() + 120
+                while not pred(screen()):
+                    check(time.monotonic() < end, f"{want}: {what}: " + "\n".join(screen()))
+                    time.sleep(0.3)
+            wait(lambda ls: screen_table(ls) and screen_table(ls)[1], "no table")
+            check("PSS" not in screen_table(screen())[0], f"{want}: PSS before S")
+            subprocess.run(tmux + ["send-keys", "-t", "t", "S"], check=True, timeout=30)
+            wait(lambda ls: screen_table(ls) and "PSS" in screen_table(ls)[0], "no PSS after S")
+            time.sleep(3)  # a few refreshes and redraws
+            titles, rows = screen_table(screen())
+            subprocess.run(tmux + ["send-keys", "-t", "t", "q"], check=True, timeout=30)
+            end = time.monotonic() + 60
+            while subprocess.run(tmux + ["has-session", "-t", "t"],
+                                 capture_output=True).returncode == 0:
+                check(time.monotonic() < end, f"{want}: memtrack-top did not quit")
+                time.sleep(0.3)
+        finally:
+            subprocess.run(tmux + ["kill-server"], capture_output=True)
+        with open(log) as f:
+            opened = {int(m) for m in re.findall(r'"/proc/(\d+)/smaps_rollup"', f.read())}
+    shown = {int(r["PID"]) for r in rows if r["PSS"] != "-"}
+    nproc = len([p for p in os.listdir("/proc") if p.isdigit()])
+    check(len(rows) == 11 and shown, f"{want}: {len(rows)} rows on screen, {len(shown)} with PSS")
+    check(shown <= opened, f"{want}: PSS shown for {shown - opened} without reading them")
+    # Each redraw reads the 11 rows then on screen; the order by RSS
+    # moves a little between refreshes, never to most of the processes.
+    check(len(opened) <= 3 * len(rows) < nproc,
+          f"{want}: smaps_rollup of {len(opened)} processes opened, {len(rows)} on screen, "
+          f"{nproc} processes")
 
 
 def vm_test(fn):
