@@ -93,6 +93,8 @@ void mtr_thread_exec(struct task_struct *task, pid_t old_tid);
 void mtr_table_reap(u64 now_ns, u64 retention_ns);
 extern struct list_head mtr_thread_list;
 extern struct list_head mtr_proc_list;
+bool mtr_proc_listed(pid_t tgid, const struct list_head *node);	/* RCU */
+bool mtr_thread_listed(pid_t tid, const struct list_head *node);	/* RCU */
 
 struct mtr_table_stats {
 	unsigned int threads, threads_exited;

@@ -234,23 +234,30 @@ fail:
 /*
  * A dump resumes after the entry it sent last.  cb->args: [0] how many list
  * entries were passed, [1] the last one's list node (compared, never
- * dereferenced unless still on the list), [2] its pid.  If that entry was
- * reaped meanwhile, resume by position, as a /proc seq_file would.
+ * dereferenced unless still on the list), [2] its pid.  The table's hash
+ * tells at once whether that entry is still there (a walk from the head for
+ * every skb made a dump of 10,000 processes quadratic).  If it was reaped
+ * meanwhile, resume by position, as a /proc seq_file would.
  */
 enum { MTR_DUMP_IDX, MTR_DUMP_NODE, MTR_DUMP_PID, MTR_DUMP_DONE };
 
 typedef pid_t (*mtr_node_pid_fn)(struct list_head *node);
+typedef bool (*mtr_node_listed_fn)(pid_t pid, const struct list_head *node);
 
 /* Caller holds rcu_read_lock(); returns the node to continue after. */
 static struct list_head *mtr_dump_resume(struct netlink_callback *cb,
 					 struct list_head *head,
-					 mtr_node_pid_fn pid_of)
+					 mtr_node_pid_fn pid_of,
+					 mtr_node_listed_fn listed)
 {
 	struct list_head *pos, *by_idx = head;
 	unsigned long i = 0, idx = cb->args[MTR_DUMP_IDX];
 
 	if (!idx)
 		return head;
+	pos = (struct list_head *)cb->args[MTR_DUMP_NODE];
+	if (listed((pid_t)cb->args[MTR_DUMP_PID], pos))
+		return pos;
 	for (pos = rcu_dereference(list_next_rcu(head)); pos != head;
 	     pos = rcu_dereference(list_next_rcu(pos))) {
 		i++;
@@ -352,8 +359,8 @@ typedef bool (*mtr_dump_fill_fn)(struct mtr_dump_buf *b, struct list_head *pos,
 
 static int mtr_dump_list(struct sk_buff *skb, struct netlink_callback *cb,
 			 struct list_head *head, mtr_node_pid_fn pid_of,
-			 mtr_dump_fill_fn fill, const struct mtr_dump_filter *f,
-			 u8 cmd)
+			 mtr_node_listed_fn listed, mtr_dump_fill_fn fill,
+			 const struct mtr_dump_filter *f, u8 cmd)
 {
 	struct list_head *pos;
 	struct mtr_dump_buf *b;
@@ -364,7 +371,7 @@ static int mtr_dump_list(struct sk_buff *skb, struct netlink_callback *cb,
 	if (!b)
 		return -ENOMEM;
 	rcu_read_lock();
-	pos = mtr_dump_resume(cb, head, pid_of);
+	pos = mtr_dump_resume(cb, head, pid_of, listed);
 	if (!pos)
 		goto done;
 	for (pos = rcu_dereference(list_next_rcu(pos)); pos != head;
@@ -398,7 +405,8 @@ static int mtr_nl_dump_tasks(struct sk_buff *skb, struct netlink_callback *cb)
 
 	mtr_dump_filter_get(cb, &f);
 	return mtr_dump_list(skb, cb, &mtr_proc_list, mtr_proc_node_pid,
-			     mtr_dump_fill_proc, &f, MEMTRACK_CMD_GET_TASKS);
+			     mtr_proc_listed, mtr_dump_fill_proc, &f,
+			     MEMTRACK_CMD_GET_TASKS);
 }
 
 /* Refuse a threads dump without TGID before it starts, with an ack. */
@@ -418,7 +426,8 @@ static int mtr_nl_dump_threads(struct sk_buff *skb, struct netlink_callback *cb)
 	mtr_dump_filter_get(cb, &f);
 	f.comm = NULL;
 	return mtr_dump_list(skb, cb, &mtr_thread_list, mtr_thread_node_pid,
-			     mtr_dump_fill_thread, &f, MEMTRACK_CMD_GET_THREADS);
+			     mtr_thread_listed, mtr_dump_fill_thread, &f,
+			     MEMTRACK_CMD_GET_THREADS);
 }
 
 /* ---- summary ---------------------------------------------------------------- */

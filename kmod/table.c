@@ -72,6 +72,31 @@ static struct mtr_proc *mtr_proc_find(pid_t tgid)
 	return NULL;
 }
 
+/*
+ * Whether @node is still the list node of the entry for @id, live or exited
+ * but not reaped.  RCU.  A dump resumes after such a node without walking
+ * the list from its head again.
+ */
+bool mtr_proc_listed(pid_t tgid, const struct list_head *node)
+{
+	struct mtr_proc *p;
+
+	hash_for_each_possible_rcu(mtr_proc_hash, p, hnode, tgid)
+		if (&p->node == node)
+			return true;
+	return false;
+}
+
+bool mtr_thread_listed(pid_t tid, const struct list_head *node)
+{
+	struct mtr_thread *t;
+
+	hash_for_each_possible_rcu(mtr_thread_hash, t, hnode, tid)
+		if (&t->node == node)
+			return true;
+	return false;
+}
+
 static struct mtr_proc *mtr_proc_alloc(struct task_struct *task, gfp_t gfp)
 {
 	struct mtr_proc *p = kmem_cache_zalloc(mtr_proc_cache, gfp);

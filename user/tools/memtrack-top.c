@@ -4,11 +4,13 @@
  * allocates and who faults, from memtrack.ko when it is loaded and from
  * /proc otherwise.
  *
- *   memtrack-top [-d SECONDS] [-o SORT] [--proc]       interactive
- *   memtrack-top -b [-n ITERATIONS] [-d SECONDS] [--json] [-o SORT] [--proc]
+ *   memtrack-top [-d SECONDS] [-o SORT] [--pss] [--proc]       interactive
+ *   memtrack-top -b [-n ITERATIONS] [-d SECONDS] [--json] [-o SORT]
+ *                   [--top ROWS] [--pss] [--proc]
  */
 #include <errno.h>
 #include <getopt.h>
+#include <malloc.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,19 +18,25 @@
 #include <time.h>
 #include <unistd.h>
 #include "top.h"
+#include "top_columns.h"
+#include "top_smaps.h"
 #include "top_ui.h"
 
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: memtrack-top [-d SECONDS] [-o SORT] [--proc]\n"
-		"       memtrack-top -b [-n ITERATIONS] [-d SECONDS] [--json] [-o SORT] [--proc]\n"
+		"usage: memtrack-top [-d SECONDS] [-o SORT] [--pss] [--proc]\n"
+		"       memtrack-top -b [-n ITERATIONS] [-d SECONDS] [--json] [-o SORT]\n"
+		"                       [--top ROWS] [--pss] [--proc]\n"
 		"  (interactive: h for the keys)\n"
 		"  -b, --batch        print samples as text (like top -b), no terminal\n"
 		"  -n, --iterations N stop after N samples (default: until killed)\n"
 		"  -d, --delay SEC    seconds between samples, 0.1..3600 (default 2)\n"
 		"  -j, --json         JSON lines: a summary object, then one per process\n"
 		"  -o, --sort KEY     rss (default), cpu, time, pid, growth\n"
+		"      --top ROWS     print only the first ROWS processes of each sample\n"
+		"      --pss          PSS and USS columns, from /proc/PID/smaps_rollup of\n"
+		"                     the rows shown only (key S in the interactive view)\n"
 		"      --proc         read /proc even when the memtrack module is loaded\n"
 		"  -h, --help         this help\n");
 }
@@ -40,8 +48,9 @@ static const char *const sort_names[] = {
 };
 
 struct opts {
-	bool batch, json, proc;
+	bool batch, json, proc, smaps;
 	long iterations;		/* 0: for ever */
+	long rows;			/* --top; 0: all */
 	double delay;
 	enum top_sort sort;
 };
@@ -68,6 +77,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{ "json", no_argument, NULL, 'j' },
 		{ "sort", required_argument, NULL, 'o' },
 		{ "proc", no_argument, NULL, 'P' },
+		{ "top", required_argument, NULL, 'T' },
+		{ "pss", no_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -109,6 +120,17 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		case 'P':
 			o->proc = true;
 			break;
+		case 'T':
+			errno = 0;
+			o->rows = strtol(optarg, &end, 10);
+			if (errno || *end || end == optarg || o->rows <= 0) {
+				fprintf(stderr, "memtrack-top: --top: not a positive count: %s\n", optarg);
+				return 2;
+			}
+			break;
+		case 'S':
+			o->smaps = true;
+			break;
 		case 'h':
 			usage(stdout);
 			exit(0);
@@ -119,6 +141,10 @@ static int parse_args(int argc, char **argv, struct opts *o)
 	}
 	if (optind < argc) {
 		fprintf(stderr, "memtrack-top: unexpected argument: %s\n", argv[optind]);
+		return 2;
+	}
+	if (o->rows && !o->batch) {
+		fprintf(stderr, "memtrack-top: --top needs -b (the terminal shows what fits)\n");
 		return 2;
 	}
 	if (o->json && !o->batch) {
@@ -140,6 +166,8 @@ static void sleep_for(double sec)
 static int run_batch(struct mt_source *src, const struct opts *o)
 {
 	struct top_table tb;
+	unsigned int show;
+	size_t rows;
 	long i;
 	int err = 0;
 
@@ -153,10 +181,18 @@ static int run_batch(struct mt_source *src, const struct opts *o)
 			break;
 		}
 		top_table_sort(&tb, o->sort, false);
+		show = (tb.si.module ? TOP_SHOW_MODULE : 0) |
+		       (o->smaps ? TOP_SHOW_SMAPS : 0);
+		rows = o->rows ? (size_t)o->rows : tb.n;
+		/* the printed rows only: each file is a walk of page tables */
+		if (o->smaps)
+			top_rows_smaps(tb.rows, rows < tb.n ? rows : tb.n);
 		if (o->json)
-			top_batch_json(stdout, &tb, mt_source_name(src));
+			top_batch_json(stdout, &tb, mt_source_name(src), show,
+				       rows);
 		else
-			top_batch_text(stdout, &tb, mt_source_name(src));
+			top_batch_text(stdout, &tb, mt_source_name(src), show,
+				       rows);
 		if (fflush(stdout) == EOF)
 			break;		/* reader gone: nothing to print to */
 	}
@@ -173,6 +209,13 @@ int main(int argc, char **argv)
 	rc = parse_args(argc, argv, &o);
 	if (rc)
 		return rc;
+	/*
+	 * Every refresh builds arrays of megabytes (the dump's rows): keep
+	 * their pages in the heap rather than unmap them and fault them in,
+	 * zeroed, again the next time.
+	 */
+	mallopt(M_MMAP_THRESHOLD, 32 << 20);
+	mallopt(M_TRIM_THRESHOLD, 64 << 20);
 	if (!o.batch && (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))) {
 		fprintf(stderr, "memtrack-top: not a terminal: use -b for batch output\n");
 		return 2;
@@ -186,7 +229,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "memtrack-top: %s\n", mt_errmsg());
 		return 1;
 	}
-	rc = o.batch ? run_batch(src, &o) : top_ui_run(src, o.delay, o.sort);
+	rc = o.batch ? run_batch(src, &o) : top_ui_run(src, o.delay, o.sort, o.smaps);
 	mt_source_close(src);
 	return rc;
 }

@@ -38,6 +38,9 @@ struct top_row {
 	/* the process's cgroup: path under the cgroup2 root, memory.max */
 	char cgroup[128];
 	uint64_t cg_max;
+	/* from smaps_rollup, read for shown rows only (top_smaps.c) */
+	uint64_t pss, uss;
+	bool has_smaps;
 };
 
 static inline uint64_t top_rss(const struct memtrack_task *t)
@@ -56,6 +59,8 @@ struct top_table {
 	double interval;		/* since the previous sample; 0 first */
 	struct top_hist *hist;		/* per process, sorted by pid */
 	size_t nhist;
+	struct top_hist *hist_next;	/* the next sample's, being filled */
+	size_t cap;			/* of rows, hist and hist_next */
 	struct top_cgroups cgroups;
 };
 
@@ -86,8 +91,13 @@ void top_table_sort(struct top_table *tb, enum top_sort by, bool reverse);
 void top_rows_sort(struct top_row *rows, size_t n, enum top_sort by,
 		   bool reverse);
 
-/* Batch output of one sample (top_batch.c). */
-void top_batch_text(FILE *f, const struct top_table *tb, const char *source);
-void top_batch_json(FILE *f, const struct top_table *tb, const char *source);
+/*
+ * Batch output of one sample (top_batch.c): the first nrows rows, the
+ * columns in show (TOP_SHOW_* of top_columns.h).
+ */
+void top_batch_text(FILE *f, const struct top_table *tb, const char *source,
+		    unsigned int show, size_t nrows);
+void top_batch_json(FILE *f, const struct top_table *tb, const char *source,
+		    unsigned int show, size_t nrows);
 
 #endif

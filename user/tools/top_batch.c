@@ -25,12 +25,14 @@ static uint64_t used_bytes(const struct memtrack_summary *s)
 	return s->mem_total > free_cache ? s->mem_total - free_cache : 0;
 }
 
-void top_batch_text(FILE *f, const struct top_table *tb, const char *source)
+void top_batch_text(FILE *f, const struct top_table *tb, const char *source,
+		    unsigned int show, size_t nrows)
 {
 	const struct memtrack_summary *s = &tb->si.sum;
 	char line[512], when[16];
 	time_t now = time(NULL);
 	size_t i;
+	int len;
 
 	strftime(when, sizeof(when), "%H:%M:%S", localtime(&now));
 	fprintf(f, "memtrack-top - %s, source: %s, processes: %zu\n", when,
@@ -58,11 +60,12 @@ void top_batch_text(FILE *f, const struct top_table *tb, const char *source)
 			(uint64_t)s->direct_reclaim_stalls,
 			(uint64_t)s->oom_kills);
 	fputc('\n', f);
-	top_format_header(line, sizeof(line), tb->si.module);
+	top_format_header(line, sizeof(line), show);
 	fprintf(f, "%s\n", line);
-	for (i = 0; i < tb->n; i++) {
-		top_format_row(&tb->rows[i], line, sizeof(line), tb->si.module);
-		fprintf(f, "%s\n", line);
+	for (i = 0; i < tb->n && i < nrows; i++) {
+		len = top_format_row(&tb->rows[i], line, sizeof(line), show);
+		line[len++] = '\n';
+		fwrite(line, 1, len, f);
 	}
 	fputc('\n', f);
 }
@@ -81,7 +84,7 @@ static void json_string(FILE *f, const char *s)
 	fputc('"', f);
 }
 
-static void json_row(FILE *f, const struct top_row *r, bool module)
+static void json_row(FILE *f, const struct top_row *r, unsigned int show)
 {
 	const struct memtrack_task *t = &r->t;
 
@@ -110,15 +113,25 @@ static void json_row(FILE *f, const struct top_row *r, bool module)
 		(unsigned long long)t->counters[MEMTRACK_CTR_MIN_FLT],
 		(unsigned long long)t->counters[MEMTRACK_CTR_MAJ_FLT],
 		r->minflt_rate, r->majflt_rate);
-	if (module)
+	/* null: the module keeps them from this reader (not its process) */
+	if ((show & TOP_SHOW_MODULE) && r->t.detailed)
 		fprintf(f, "\"pgalloc_rate\":%.1f,\"kmalloc_rate\":%.1f,",
 			r->pgalloc_rate, r->kmalloc_rate);
+	else if (show & TOP_SHOW_MODULE)
+		fprintf(f, "\"pgalloc_rate\":null,\"kmalloc_rate\":null,");
+	/* null: no smaps_rollup (a kernel thread, not ours to read) */
+	if ((show & TOP_SHOW_SMAPS) && r->has_smaps)
+		fprintf(f, "\"pss\":%" PRIu64 ",\"uss\":%" PRIu64 ",",
+			r->pss, r->uss);
+	else if (show & TOP_SHOW_SMAPS)
+		fprintf(f, "\"pss\":null,\"uss\":null,");
 	fprintf(f, "\"rss_growth\":%" PRId64 ",\"growth_rate\":%.1f,"
 		"\"growing\":%s}\n", r->rss_growth, r->growth_rate,
 		r->growing ? "true" : "false");
 }
 
-void top_batch_json(FILE *f, const struct top_table *tb, const char *source)
+void top_batch_json(FILE *f, const struct top_table *tb, const char *source,
+		    unsigned int show, size_t nrows)
 {
 	const struct memtrack_summary *s = &tb->si.sum;
 	size_t i;
@@ -150,6 +163,6 @@ void top_batch_json(FILE *f, const struct top_table *tb, const char *source)
 		fprintf(f, ",\"alloc_failures\":%llu",
 			(unsigned long long)s->page_alloc_failures);
 	fprintf(f, "}\n");
-	for (i = 0; i < tb->n; i++)
-		json_row(f, &tb->rows[i], tb->si.module);
+	for (i = 0; i < tb->n && i < nrows; i++)
+		json_row(f, &tb->rows[i], show);
 }

@@ -4,42 +4,109 @@
  * over the last interval, RSS growth over the window in KiB.
  */
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include "top_columns.h"
 
+/*
+ * The cells of every row of every refresh: with 10,000 processes snprintf()
+ * was most of a refresh's CPU, so numbers are written by hand.  b has room
+ * for any number (the callers' cells are 64 bytes).
+ */
+static size_t put_u64(char *b, uint64_t v)
+{
+	char tmp[20];
+	size_t n = 0, i;
+
+	do {
+		tmp[n++] = '0' + v % 10;
+		v /= 10;
+	} while (v);
+	for (i = 0; i < n; i++)
+		b[i] = tmp[n - 1 - i];
+	b[n] = '\0';
+	return n;
+}
+
+/* v with d (0 or 1) decimals, rounded to nearest like printf's %.*f. */
+static void put_fixed(char *b, size_t n, double v, int d)
+{
+	uint64_t x;
+	size_t k;
+
+	if (!(v >= 0 && v < 1e15)) {
+		snprintf(b, n, "%.*f", d, v);
+		return;
+	}
+	x = (uint64_t)rint(d ? v * 10 : v);
+	if (!d) {
+		put_u64(b, x);
+		return;
+	}
+	k = put_u64(b, x / 10);
+	b[k++] = '.';
+	b[k++] = '0' + x % 10;
+	b[k] = '\0';
+}
+
+/* At most max characters of s. */
+static void put_str(char *b, size_t n, const char *s, size_t max)
+{
+	size_t i;
+
+	if (max > n - 1)
+		max = n - 1;
+	for (i = 0; i < max && s[i]; i++)
+		b[i] = s[i];
+	b[i] = '\0';
+}
+
 /* A per-program row has no pid: it shows how many processes it sums. */
 static void pid_cell(const struct top_row *r, char *b, size_t n)
 {
-	if (r->group)
-		snprintf(b, n, "%ux", r->group);
-	else
-		snprintf(b, n, "%d", r->t.pid);
+	size_t k;
+
+	(void)n;
+	if (r->group) {
+		k = put_u64(b, r->group);
+		b[k++] = 'x';
+		b[k] = '\0';
+	} else if (r->t.pid >= 0) {
+		put_u64(b, r->t.pid);
+	} else {
+		b[0] = '-';
+		put_u64(b + 1, -(int64_t)r->t.pid);
+	}
 }
 
 static void user_cell(const struct top_row *r, char *b, size_t n)
 {
-	snprintf(b, n, "%.8s", r->user);
+	put_str(b, n, r->user, 8);
 }
 
 /* A comm may hold spaces; a column of text may not. */
 static void comm_cell(const struct top_row *r, char *b, size_t n)
 {
 	unsigned int depth = r->depth < 8 ? r->depth : 8;
-	size_t i;
+	size_t i, k = 0;
 
 	/* Tree depth as indentation, a thread under its process. */
-	snprintf(b, n, "%*s%s%s", (int)depth * 2, "",
-		 r->thread ? "`" : "", r->t.comm);
-	for (i = depth * 2; b[i]; i++)
-		if (b[i] == ' ' || b[i] == '\t')
-			b[i] = '_';
+	for (i = 0; i < depth * 2; i++)
+		b[k++] = ' ';
+	if (r->thread)
+		b[k++] = '`';
+	for (i = 0; i < sizeof(r->t.comm) && r->t.comm[i] && k < n - 1; i++)
+		b[k++] = r->t.comm[i] == ' ' || r->t.comm[i] == '\t' ?
+			 '_' : r->t.comm[i];
+	b[k] = '\0';
 }
 
 #define KIB_CELL(name, expr)						\
 static void name##_cell(const struct top_row *r, char *b, size_t n)	\
 {									\
-	snprintf(b, n, "%" PRIu64, (uint64_t)(expr) >> 10);		\
+	(void)n;							\
+	put_u64(b, (uint64_t)(expr) >> 10);				\
 }
 KIB_CELL(rss, top_rss(&r->t))
 KIB_CELL(anon, r->t.mm.rss_anon)
@@ -51,40 +118,71 @@ KIB_CELL(virt, r->t.mm.vm_total)
 #define RATE_CELL(name, field)						\
 static void name##_cell(const struct top_row *r, char *b, size_t n)	\
 {									\
-	snprintf(b, n, "%.0f", r->field);				\
+	put_fixed(b, n, r->field, 0);					\
 }
 RATE_CELL(minflt, minflt_rate)
 RATE_CELL(majflt, majflt_rate)
-RATE_CELL(pgalloc, pgalloc_rate)
-RATE_CELL(kmalloc, kmalloc_rate)
+
+/*
+ * The module's event counters of a process the reader may not see (not its
+ * own, no CAP_SYS_PTRACE: the module's rule, README) are not zero: unknown.
+ */
+#define EVENT_CELL(name, field)						\
+static void name##_cell(const struct top_row *r, char *b, size_t n)	\
+{									\
+	if (r->t.detailed)						\
+		put_fixed(b, n, r->field, 0);				\
+	else								\
+		put_str(b, n, "-", 1);					\
+}
+EVENT_CELL(pgalloc, pgalloc_rate)
+EVENT_CELL(kmalloc, kmalloc_rate)
+
+/* Not read (a thread, a sum, a process not ours to read): "-". */
+#define SMAPS_CELL(name)						\
+static void name##_cell(const struct top_row *r, char *b, size_t n)	\
+{									\
+	if (r->has_smaps)						\
+		put_u64(b, r->name >> 10);				\
+	else								\
+		put_str(b, n, "-", 1);					\
+}
+SMAPS_CELL(pss)
+SMAPS_CELL(uss)
 
 /* The end of a long path says most: keep it. */
 static void cgroup_cell(const struct top_row *r, char *b, size_t n)
 {
 	size_t len = strlen(r->cgroup);
 
-	if (len > 20)
-		snprintf(b, n, "..%s", r->cgroup + len - 18);
-	else
-		snprintf(b, n, "%s", r->cgroup);
+	if (len > 20) {
+		b[0] = b[1] = '.';
+		put_str(b + 2, n - 2, r->cgroup + len - 18, 18);
+	} else {
+		put_str(b, n, r->cgroup, len);
+	}
 }
 
 static void limit_cell(const struct top_row *r, char *b, size_t n)
 {
 	if (r->cg_max)
-		snprintf(b, n, "%" PRIu64, r->cg_max >> 10);
+		put_u64(b, r->cg_max >> 10);
 	else
-		snprintf(b, n, "-");
+		put_str(b, n, "-", 1);
 }
 
 static void cpu_cell(const struct top_row *r, char *b, size_t n)
 {
-	snprintf(b, n, "%.1f", r->cpu_pct);
+	put_fixed(b, n, r->cpu_pct, 1);
 }
 
 static void growth_cell(const struct top_row *r, char *b, size_t n)
 {
-	snprintf(b, n, "%+" PRId64, r->rss_growth / 1024);
+	int64_t k = r->rss_growth / 1024;
+
+	(void)n;
+	b[0] = k < 0 ? '-' : '+';
+	put_u64(b + 1, k < 0 ? -(uint64_t)k : (uint64_t)k);
 }
 
 /* Human-sized rate: K, M or G per second. */
@@ -94,7 +192,7 @@ void top_growth_flag(const struct top_row *r, char *b, size_t n)
 	const char *unit = "K";
 
 	if (!r->growing) {
-		snprintf(b, n, "-");
+		put_str(b, n, "-", 1);
 		return;
 	}
 	if (v >= 1024) {
@@ -109,35 +207,70 @@ void top_growth_flag(const struct top_row *r, char *b, size_t n)
 }
 
 const struct top_column top_columns[] = {
-	{ "PID", 7, false, TOP_SORT_PID, pid_cell },
-	{ "USER", -8, false, TOP_SORT_NONE, user_cell },
-	{ "COMMAND", -15, false, TOP_SORT_NONE, comm_cell },
-	{ "CGROUP", -20, false, TOP_SORT_NONE, cgroup_cell },
-	{ "%CPU", 5, false, TOP_SORT_CPU, cpu_cell },
-	{ "RSS", 9, false, TOP_SORT_RSS, rss_cell },
-	{ "ANON", 9, false, TOP_SORT_ANON, anon_cell },
-	{ "FILE", 8, false, TOP_SORT_FILE, file_cell },
-	{ "SHMEM", 8, false, TOP_SORT_SHMEM, shmem_cell },
-	{ "SWAP", 8, false, TOP_SORT_SWAP, swap_cell },
-	{ "VIRT", 10, false, TOP_SORT_VIRT, virt_cell },
-	{ "LIMIT", 8, false, TOP_SORT_NONE, limit_cell },
-	{ "MINFLT/s", 8, false, TOP_SORT_MINFLT, minflt_cell },
-	{ "MAJFLT/s", 8, false, TOP_SORT_MAJFLT, majflt_cell },
-	{ "PGALLOC/s", 9, true, TOP_SORT_PGALLOC, pgalloc_cell },
-	{ "KMALLOC/s", 9, true, TOP_SORT_KMALLOC, kmalloc_cell },
-	{ "GROWTH", 8, false, TOP_SORT_GROWTH, growth_cell },
-	{ "FLAG", -16, false, TOP_SORT_NONE, top_growth_flag },
+	{ "PID", 7, 0, TOP_SORT_PID, pid_cell },
+	{ "USER", -8, 0, TOP_SORT_NONE, user_cell },
+	{ "COMMAND", -15, 0, TOP_SORT_NONE, comm_cell },
+	{ "CGROUP", -20, 0, TOP_SORT_NONE, cgroup_cell },
+	{ "%CPU", 5, 0, TOP_SORT_CPU, cpu_cell },
+	{ "RSS", 9, 0, TOP_SORT_RSS, rss_cell },
+	{ "ANON", 9, 0, TOP_SORT_ANON, anon_cell },
+	{ "FILE", 8, 0, TOP_SORT_FILE, file_cell },
+	{ "SHMEM", 8, 0, TOP_SORT_SHMEM, shmem_cell },
+	{ "PSS", 9, TOP_SHOW_SMAPS, TOP_SORT_NONE, pss_cell },
+	{ "USS", 9, TOP_SHOW_SMAPS, TOP_SORT_NONE, uss_cell },
+	{ "SWAP", 8, 0, TOP_SORT_SWAP, swap_cell },
+	{ "VIRT", 10, 0, TOP_SORT_VIRT, virt_cell },
+	{ "LIMIT", 8, 0, TOP_SORT_NONE, limit_cell },
+	{ "MINFLT/s", 8, 0, TOP_SORT_MINFLT, minflt_cell },
+	{ "MAJFLT/s", 8, 0, TOP_SORT_MAJFLT, majflt_cell },
+	{ "PGALLOC/s", 9, TOP_SHOW_MODULE, TOP_SORT_PGALLOC, pgalloc_cell },
+	{ "KMALLOC/s", 9, TOP_SHOW_MODULE, TOP_SORT_KMALLOC, kmalloc_cell },
+	{ "GROWTH", 8, 0, TOP_SORT_GROWTH, growth_cell },
+	{ "FLAG", -16, 0, TOP_SORT_NONE, top_growth_flag },
 };
 const size_t top_nr_columns = sizeof(top_columns) / sizeof(top_columns[0]);
 
+/* One character at at, if it fits before the terminating NUL. */
+static void put_char(char *buf, size_t len, size_t at, char c)
+{
+	if (at + 1 < len)
+		buf[at] = c;
+}
+
+/*
+ * A cell never pushes the columns after it: cut to the width.  What does not
+ * fit in buf is cut too, and the returned end is then past len, as with
+ * snprintf().
+ */
 static int put(char *buf, size_t len, int at, int width, const char *s)
 {
-	int w = width < 0 ? -width : width;
-	/* A cell never pushes the columns after it: cut to the width. */
-	int n = snprintf(buf + at, at < (int)len ? len - at : 0, "%s%*.*s",
-			 at ? " " : "", width < 0 ? -w : w, w, s);
+	size_t w = width < 0 ? -width : width, n = strlen(s), i, k = at;
 
-	return at + n;
+	if (n > w)
+		n = w;
+	if (k + 1 + w < len) {		/* the usual case: it fits */
+		if (at)
+			buf[k++] = ' ';
+		if (width >= 0) {
+			memset(buf + k, ' ', w - n);
+			memcpy(buf + k + w - n, s, n);
+		} else {
+			memcpy(buf + k, s, n);
+			memset(buf + k + n, ' ', w - n);
+		}
+		buf[k + w] = '\0';
+		return k + w;
+	}
+	if (at)
+		put_char(buf, len, k++, ' ');
+	for (i = 0; width >= 0 && i < w - n; i++)
+		put_char(buf, len, k++, ' ');
+	for (i = 0; i < n; i++)
+		put_char(buf, len, k++, s[i]);
+	for (i = 0; width < 0 && i < w - n; i++)
+		put_char(buf, len, k++, ' ');
+	buf[k < len ? k : len - 1] = '\0';
+	return k;
 }
 
 /* The last column is left-aligned: no padding after it. */
@@ -150,21 +283,26 @@ static int trim(char *buf, size_t len, int at)
 	return at;
 }
 
-int top_format_header(char *buf, size_t len, bool module)
+static bool shown(const struct top_column *c, unsigned int show)
+{
+	return (c->needs & show) == c->needs;
+}
+
+int top_format_header(char *buf, size_t len, unsigned int show)
 {
 	int at = 0;
 	size_t i;
 
 	buf[0] = '\0';
 	for (i = 0; i < top_nr_columns; i++)
-		if (module || !top_columns[i].module_only)
+		if (shown(&top_columns[i], show))
 			at = put(buf, len, at, top_columns[i].width,
 				 top_columns[i].title);
 	return trim(buf, len, at);
 }
 
 int top_format_row(const struct top_row *r, char *buf, size_t len,
-		   bool module)
+		   unsigned int show)
 {
 	char cell[64];
 	int at = 0;
@@ -172,7 +310,7 @@ int top_format_row(const struct top_row *r, char *buf, size_t len,
 
 	buf[0] = '\0';
 	for (i = 0; i < top_nr_columns; i++) {
-		if (!module && top_columns[i].module_only)
+		if (!shown(&top_columns[i], show))
 			continue;
 		top_columns[i].cell(r, cell, sizeof(cell));
 		at = put(buf, len, at, top_columns[i].width, cell);

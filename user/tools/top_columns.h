@@ -6,10 +6,14 @@
 #include <stddef.h>
 #include "top.h"
 
+/* Columns shown only sometimes: with the module, when asked for. */
+#define TOP_SHOW_MODULE	1U		/* the module's event counters */
+#define TOP_SHOW_SMAPS	2U		/* PSS and USS (top_smaps.c) */
+
 struct top_column {
 	const char *title;
 	int width;			/* negative: left-aligned */
-	bool module_only;		/* shown only with the module */
+	unsigned int needs;		/* TOP_SHOW_*: shown only then; 0 always */
 	enum top_sort sort;		/* what sorting by it means */
 	/* The cell's text, at most len - 1 characters. */
 	void (*cell)(const struct top_row *r, char *buf, size_t len);
@@ -18,10 +22,10 @@ struct top_column {
 extern const struct top_column top_columns[];
 extern const size_t top_nr_columns;
 
-/* The header or one row as text, the columns this source has. */
-int top_format_header(char *buf, size_t len, bool module);
+/* The header or one row as text, the columns in show (TOP_SHOW_*). */
+int top_format_header(char *buf, size_t len, unsigned int show);
 int top_format_row(const struct top_row *r, char *buf, size_t len,
-		   bool module);
+		   unsigned int show);
 /* "LEAK? +1.5M/s" for a growing process, "-" otherwise. */
 void top_growth_flag(const struct top_row *r, char *buf, size_t len);
 

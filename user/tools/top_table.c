@@ -41,9 +41,19 @@ void top_table_free(struct top_table *tb)
 	top_cgroups_free(&tb->cgroups);
 	free(tb->rows);
 	free(tb->hist);
+	free(tb->hist_next);
 	tb->rows = NULL;
-	tb->hist = NULL;
-	tb->n = tb->nhist = 0;
+	tb->hist = tb->hist_next = NULL;
+	tb->n = tb->nhist = tb->cap = 0;
+}
+
+/* Once per row: snprintf(buf, len, "%s", s) costs several times more. */
+static void copy_str(char *buf, size_t len, const char *s)
+{
+	size_t n = strnlen(s, len - 1);
+
+	memcpy(buf, s, n);
+	buf[n] = '\0';
 }
 
 /* User names change rarely and getpwuid() can be slow: cache the last few. */
@@ -54,7 +64,7 @@ static void user_name(uid_t uid, char *buf, size_t len)
 	unsigned int slot = uid % 64;
 
 	if (cache[slot].used && cache[slot].uid == uid) {
-		snprintf(buf, len, "%s", cache[slot].name);
+		copy_str(buf, len, cache[slot].name);
 		return;
 	}
 	pw = getpwuid(uid);
@@ -65,23 +75,15 @@ static void user_name(uid_t uid, char *buf, size_t len)
 		snprintf(cache[slot].name, sizeof(cache[slot].name), "%u", uid);
 	cache[slot].uid = uid;
 	cache[slot].used = true;
-	snprintf(buf, len, "%s", cache[slot].name);
+	copy_str(buf, len, cache[slot].name);
 }
 
 static void cgroup_of(const struct top_cgroups *cg, struct top_row *r)
 {
 	const struct top_cgroup *c = top_cgroup_find(cg, r->t.cgroup_id);
 
-	snprintf(r->cgroup, sizeof(r->cgroup), "%s", c ? c->path : "-");
+	copy_str(r->cgroup, sizeof(r->cgroup), c ? c->path : "-");
 	r->cg_max = c ? c->max : 0;
-}
-
-static int cmp_pid(const void *a, const void *b)
-{
-	pid_t x = ((const struct top_row *)a)->t.pid;
-	pid_t y = ((const struct top_row *)b)->t.pid;
-
-	return (x > y) - (x < y);
 }
 
 static struct top_hist *find_hist(struct top_table *tb, pid_t pid)
@@ -145,6 +147,43 @@ static void update_row(struct top_row *r, const struct top_hist *old,
 	h->growing = r->growing;
 }
 
+/* The arrays of rows and of history, grown to n; kept between samples. */
+static int reserve(struct top_table *tb, size_t n)
+{
+	struct top_hist *h;
+	struct top_row *r;
+	size_t cap = tb->cap;
+
+	if (n <= cap)
+		return 0;
+	while (cap < n)
+		cap = cap ? 2 * cap : 256;
+	r = realloc(tb->rows, cap * sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	tb->rows = r;
+	h = realloc(tb->hist, cap * sizeof(*h));
+	if (!h)
+		return -ENOMEM;
+	tb->hist = h;
+	h = realloc(tb->hist_next, cap * sizeof(*h));
+	if (!h)
+		return -ENOMEM;
+	tb->hist_next = h;
+	tb->cap = cap;
+	return 0;
+}
+
+static bool pid_sorted(const struct top_row *rows, size_t n)
+{
+	size_t i;
+
+	for (i = 1; i < n; i++)
+		if (rows[i - 1].t.pid > rows[i].t.pid)
+			return false;
+	return true;
+}
+
 int top_table_refresh(struct top_table *tb)
 {
 	struct memtrack_task *tasks;
@@ -161,25 +200,26 @@ int top_table_refresh(struct top_table *tb)
 	if (err)
 		return err;
 	err = top_cgroups_scan(&tb->cgroups);
+	if (!err)
+		err = reserve(tb, n);
 	if (err) {
 		free(tasks);
 		return err;
 	}
 	now = monotonic();
-	rows = calloc(n ? n : 1, sizeof(*rows));
-	hist = calloc(n ? n : 1, sizeof(*hist));
-	if (!rows || !hist) {
-		free(tasks);
-		free(rows);
-		free(hist);
-		return -ENOMEM;
-	}
+	rows = tb->rows;
+	hist = tb->hist_next;
 	/* Live processes only, as top shows them. */
-	for (i = 0; i < n; i++)
-		if (!tasks[i].exited)
-			rows[k++].t = tasks[i];
+	for (i = 0; i < n; i++) {
+		if (tasks[i].exited)
+			continue;
+		memset(&rows[k], 0, sizeof(rows[k]));
+		rows[k++].t = tasks[i];
+	}
 	free(tasks);
-	qsort(rows, k, sizeof(*rows), cmp_pid);
+	/* The module lists processes mostly by pid already. */
+	if (!pid_sorted(rows, k))
+		top_rows_sort(rows, k, TOP_SORT_PID, false);
 	for (i = 0; i < k; i++) {
 		old = find_hist(tb, rows[i].t.pid);
 		if (old && old->start_ns != rows[i].t.start_ns)
@@ -189,96 +229,149 @@ int top_table_refresh(struct top_table *tb)
 		cgroup_of(&tb->cgroups, &rows[i]);
 	}
 	tb->interval = tb->nhist || tb->n ? now - tb->now : 0;
-	free(tb->rows);
-	free(tb->hist);
-	tb->rows = rows;
-	tb->n = k;
+	tb->hist_next = tb->hist;
 	tb->hist = hist;
+	tb->n = k;
 	tb->nhist = k;
 	tb->now = now;
 	return 0;
 }
 
-static enum top_sort sort_by;
+/*
+ * Sorting moves keys, not rows: a row is most of a KiB, and qsort() of
+ * 10,000 of them copied far more than it compared.  Keys of one kind per
+ * sort: unsigned, or double; signed growth is mapped onto unsigned order.
+ */
+struct sort_key {
+	union {
+		uint64_t u;
+		double d;
+	};
+	pid_t pid;
+	uint32_t idx;
+};
 
-static int cmp_u64(uint64_t a, uint64_t b)
+static bool sort_dbl;
+
+static void row_key(const struct top_row *r, enum top_sort by,
+		    struct sort_key *k)
 {
-	return (a > b) - (a < b);
-}
+	const struct memtrack_task *t = &r->t;
 
-static int cmp_dbl(double a, double b)
-{
-	return (a > b) - (a < b);
-}
-
-/* Largest first, then by pid so that the order is stable. */
-static int cmp_rows(const void *a, const void *b)
-{
-	const struct top_row *x = a, *y = b;
-	const struct memtrack_task *s = &x->t, *t = &y->t;
-	int c = 0;
-
-	switch (sort_by) {
+	k->pid = t->pid;
+	k->u = 0;
+	switch (by) {
 	case TOP_SORT_RSS:
-		c = cmp_u64(top_rss(t), top_rss(s));
+		k->u = top_rss(t);
 		break;
 	case TOP_SORT_CPU:
-		c = cmp_dbl(y->cpu_pct, x->cpu_pct);
+		k->d = r->cpu_pct;
 		break;
 	case TOP_SORT_TIME:
-		c = cmp_u64(t->utime_ns + t->stime_ns, s->utime_ns + s->stime_ns);
+		k->u = t->utime_ns + t->stime_ns;
 		break;
 	case TOP_SORT_GROWTH:
-		c = (y->rss_growth > x->rss_growth) -
-		    (y->rss_growth < x->rss_growth);
+		k->u = (uint64_t)r->rss_growth ^ (1ULL << 63);
 		break;
 	case TOP_SORT_ANON:
-		c = cmp_u64(t->mm.rss_anon, s->mm.rss_anon);
+		k->u = t->mm.rss_anon;
 		break;
 	case TOP_SORT_FILE:
-		c = cmp_u64(t->mm.rss_file, s->mm.rss_file);
+		k->u = t->mm.rss_file;
 		break;
 	case TOP_SORT_SHMEM:
-		c = cmp_u64(t->mm.rss_shmem, s->mm.rss_shmem);
+		k->u = t->mm.rss_shmem;
 		break;
 	case TOP_SORT_SWAP:
-		c = cmp_u64(t->mm.swap, s->mm.swap);
+		k->u = t->mm.swap;
 		break;
 	case TOP_SORT_VIRT:
-		c = cmp_u64(t->mm.vm_total, s->mm.vm_total);
+		k->u = t->mm.vm_total;
 		break;
 	case TOP_SORT_MINFLT:
-		c = cmp_dbl(y->minflt_rate, x->minflt_rate);
+		k->d = r->minflt_rate;
 		break;
 	case TOP_SORT_MAJFLT:
-		c = cmp_dbl(y->majflt_rate, x->majflt_rate);
+		k->d = r->majflt_rate;
 		break;
 	case TOP_SORT_PGALLOC:
-		c = cmp_dbl(y->pgalloc_rate, x->pgalloc_rate);
+		k->d = r->pgalloc_rate;
 		break;
 	case TOP_SORT_KMALLOC:
-		c = cmp_dbl(y->kmalloc_rate, x->kmalloc_rate);
+		k->d = r->kmalloc_rate;
 		break;
 	case TOP_SORT_PID:
 	case TOP_SORT_NONE:
 		break;
 	}
-	return c ? c : (s->pid > t->pid) - (s->pid < t->pid);
+}
+
+static bool key_is_dbl(enum top_sort by)
+{
+	return by == TOP_SORT_CPU || by == TOP_SORT_MINFLT ||
+	       by == TOP_SORT_MAJFLT || by == TOP_SORT_PGALLOC ||
+	       by == TOP_SORT_KMALLOC;
+}
+
+/* Largest first, then by pid so that the order is stable. */
+static int cmp_keys(const void *a, const void *b)
+{
+	const struct sort_key *x = a, *y = b;
+	int c;
+
+	if (sort_dbl)
+		c = (y->d > x->d) - (y->d < x->d);
+	else
+		c = (y->u > x->u) - (y->u < x->u);
+	return c ? c : (x->pid > y->pid) - (x->pid < y->pid);
+}
+
+/* Row order[i] goes to position i: follow each cycle with one spare row. */
+static void permute(struct top_row *rows, struct sort_key *order, size_t n)
+{
+	struct top_row tmp;
+	size_t s, j, k;
+
+	for (s = 0; s < n; s++) {
+		if (order[s].idx == s)
+			continue;
+		tmp = rows[s];
+		j = s;
+		for (;;) {
+			k = order[j].idx;
+			order[j].idx = j;
+			if (k == s) {
+				rows[j] = tmp;
+				break;
+			}
+			rows[j] = rows[k];
+			j = k;
+		}
+	}
 }
 
 void top_rows_sort(struct top_row *rows, size_t n, enum top_sort by,
 		   bool reverse)
 {
-	struct top_row tmp;
+	struct sort_key *keys = malloc((n ? n : 1) * sizeof(*keys)), t;
 	size_t i;
 
-	sort_by = by;
-	qsort(rows, n, sizeof(*rows), cmp_rows);
-	for (i = 0; reverse && i < n / 2; i++) {
-		tmp = rows[i];
-		rows[i] = rows[n - 1 - i];
-		rows[n - 1 - i] = tmp;
+	/* Out of memory: the rows stay in the order they were. */
+	if (!keys)
+		return;
+	for (i = 0; i < n; i++) {
+		row_key(&rows[i], by, &keys[i]);
+		keys[i].idx = i;
 	}
+	sort_dbl = key_is_dbl(by);
+	qsort(keys, n, sizeof(*keys), cmp_keys);
+	for (i = 0; reverse && i < n / 2; i++) {
+		t = keys[i];
+		keys[i] = keys[n - 1 - i];
+		keys[n - 1 - i] = t;
+	}
+	permute(rows, keys, n);
+	free(keys);
 }
 
 void top_table_sort(struct top_table *tb, enum top_sort by, bool reverse)

@@ -17,6 +17,7 @@
 #include "top_columns.h"
 #include "top_view.h"
 #include "top_events.h"
+#include "top_smaps.h"
 #include "top_ui.h"
 
 #define HEADER_LINES	6		/* above the column titles */
@@ -61,6 +62,7 @@ struct ui {
 	struct top_events ev;
 	double delay;
 	bool paused, help, events;
+	bool smaps;			/* PSS and USS of the rows on screen */
 	size_t scroll;
 	char user_name[32];
 	char message[128];		/* shown once on the status line */
@@ -185,12 +187,13 @@ static void draw_events(struct ui *u)
 
 static void draw_table(struct ui *u)
 {
-	bool module = u->tb.si.module;
+	unsigned int show = (u->tb.si.module ? TOP_SHOW_MODULE : 0) |
+			    (u->smaps ? TOP_SHOW_SMAPS : 0);
 	int y = HEADER_LINES, rows = LINES - HEADER_LINES - 1 - pane_lines(u);
 	char line[512];
 	size_t i;
 
-	top_format_header(line, sizeof(line), module);
+	top_format_header(line, sizeof(line), show);
 	attron(A_REVERSE);
 	mvaddnstr(y, 0, line, COLS);
 	for (i = strlen(line); (int)i < COLS; i++)
@@ -198,13 +201,18 @@ static void draw_table(struct ui *u)
 	attroff(A_REVERSE);
 	if (u->scroll + rows > u->view.n)
 		u->scroll = u->view.n > (size_t)rows ? u->view.n - rows : 0;
+	/* Only the rows on screen: each file is a walk of page tables. */
+	if (u->smaps && rows > 0)
+		top_rows_smaps(u->view.rows + u->scroll,
+			       u->view.n - u->scroll < (size_t)rows ?
+			       u->view.n - u->scroll : (size_t)rows);
 	for (i = 0; (int)i < rows; i++) {
 		move(y + 1 + i, 0);
 		clrtoeol();
 		if (u->scroll + i >= u->view.n)
 			continue;
 		top_format_row(&u->view.rows[u->scroll + i], line,
-			       sizeof(line), module);
+			       sizeof(line), show);
 		addnstr(line, COLS);
 	}
 }
@@ -223,6 +231,7 @@ static const char *const help_text[] = {
 	"  p          one row per program (all its processes summed)",
 	"  g          one row per cgroup (its processes summed; LIMIT: memory.max)",
 	"  e          events pane: OOM kills, reclaim stalls, RSS and growth alerts",
+	"  S          PSS and USS columns (smaps_rollup of the rows on screen)",
 	"  space      pause / resume",
 	"  d s        refresh interval (0.1..3600 s)",
 	"  arrows PgUp PgDn Home End   scroll",
@@ -325,7 +334,8 @@ static void next_sort(struct ui *u, int dir)
 		cur = dir > 0 ? -1 : n;
 	for (i = cur + dir; i >= 0 && i < n; i += dir) {
 		if (top_columns[i].sort == TOP_SORT_NONE ||
-		    (top_columns[i].module_only && !u->tb.si.module))
+		    (top_columns[i].needs & TOP_SHOW_MODULE &&
+		     !u->tb.si.module))
 			continue;
 		u->vo.sort = top_columns[i].sort;
 		return;
@@ -363,6 +373,7 @@ static bool key(struct ui *u, int c)
 		u->vo.programs = false;
 		break;
 	case 'e': u->events = !u->events; break;
+	case 'S': u->smaps = !u->smaps; break;
 	case ' ': u->paused = !u->paused; break;
 	case 'd': case 's': ask_delay(u); break;
 	case 'h': case '?': case KEY_F(1): u->help = true; break;
@@ -385,9 +396,10 @@ static double now_s(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-int top_ui_run(struct mt_source *src, double delay, enum top_sort sort)
+int top_ui_run(struct mt_source *src, double delay, enum top_sort sort,
+	       bool smaps)
 {
-	struct ui u = { .delay = delay, .events = true };
+	struct ui u = { .delay = delay, .events = true, .smaps = smaps };
 	double next = 0, left;
 	int c, err = 0;
 

@@ -5,6 +5,7 @@
 #include "top.h"
 
 /* The interactive view until q or a quit signal; the exit status. */
-int top_ui_run(struct mt_source *src, double delay, enum top_sort sort);
+int top_ui_run(struct mt_source *src, double delay, enum top_sort sort,
+	       bool smaps);
 
 #endif

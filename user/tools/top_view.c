@@ -57,6 +57,8 @@ static void add_row(struct top_row *a, const struct top_row *b)
 	a->rss_growth += b->rss_growth;
 	a->growth_rate += b->growth_rate;
 	a->growing |= b->growing;
+	/* a sum with a hidden part would look complete: unknown */
+	a->t.detailed &= b->t.detailed;
 	a->group++;
 }
 
