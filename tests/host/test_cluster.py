@@ -18,6 +18,8 @@ exits 1 if any failed."""
 import json
 import os
 import random
+import re
+import shutil
 import socket
 import struct
 import subprocess
@@ -29,6 +31,7 @@ import traceback
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "guest"))
 from mtdlib import parse, value  # noqa: E402
+from tls_keys import CLIENT, EXPIRED, SERVER, Keys, client_hello  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -99,13 +102,21 @@ def netns_down():
 class Aggregator:
     """memtrackd --aggregate in the aggregator namespace."""
 
-    def __init__(self, **keys):
+    def __init__(self, auth=None, client=None, **keys):
+        """auth: the [memtrackd] auth keys; client: memtrack-query's
+        config (its auth) for every query of the test from now on."""
+        global CLIENT_CONF
+        CLIENT_CONF = client
         self.dir = tempfile.mkdtemp(prefix="mtdagg.")
         self.conf = os.path.join(self.dir, "agg.conf")
         keys.setdefault("listen", "0.0.0.0")
         keys.setdefault("port", PORT)
         keys.setdefault("down_after_ms", DOWN_AFTER_MS)
         with open(self.conf, "w") as f:
+            if auth:
+                f.write("[memtrackd]\n")
+                for k, v in auth.items():
+                    f.write(f"{k} = {v}\n")
             f.write("[aggregate]\n")
             for k, v in keys.items():
                 f.write(f"{k} = {v}\n")
@@ -145,15 +156,11 @@ class Aggregator:
 class Node:
     """cluster_node.py in node i's netns and its own pid namespace."""
 
-    def __init__(self, i, sizes):
+    def __init__(self, i, sizes, auth=None):
         self.i, self.name = i, NODES[i]
         self.dir = tempfile.mkdtemp(prefix="mtdnode.")
         self.conf = os.path.join(self.dir, "node.conf")
-        with open(self.conf, "w") as f:
-            f.write("[memtrackd]\n"
-                    f"node = {self.name}\nport = {NODE_PORT}\nsource = proc\n"
-                    "sample_interval_ms = 300\n"
-                    f"aggregators = {node_ip(i)[1]}:{PORT}\n")
+        self.write_conf(auth)
         self.p = subprocess.Popen(["ip", "netns", "exec", node_ns(i), "unshare", "--pid",
                                    "--fork", "--mount-proc", sys.executable,
                                    os.path.join(HERE, "cluster_node.py"), self.conf,
@@ -162,6 +169,22 @@ class Node:
                                   bufsize=1)
         self.ready = self._reply()
         check(self.ready.get("ev") == "ready", f"{self.name}: {self.ready}")
+
+    def write_conf(self, auth, name=None):
+        """auth: the keys of auth (none if None); name: the node's name."""
+        with open(self.conf, "w") as f:
+            f.write("[memtrackd]\n"
+                    f"node = {name or self.name}\nport = {NODE_PORT}\nsource = proc\n"
+                    "sample_interval_ms = 300\n"
+                    f"aggregators = {node_ip(self.i)[1]}:{PORT}\n")
+            for k, v in (auth or {}).items():
+                f.write(f"{k} = {v}\n")
+
+    def restart(self, auth, name=None):
+        """memtrackd again with other credentials (or name)."""
+        self.write_conf(auth, name)
+        self.cmd("kill")
+        check(self.cmd("start") == {"ok": True}, f"{self.name}: not restarted")
 
     def _reply(self):
         line = self.p.stdout.readline()
@@ -196,11 +219,12 @@ class Node:
 
 
 class Cluster:
-    def __init__(self):
+    def __init__(self, auth=(None,) * len(SIZES)):
+        """auth: each node's auth keys."""
         self.nodes = []
         try:
             for i, sizes in enumerate(SIZES):
-                self.nodes.append(Node(i, sizes))
+                self.nodes.append(Node(i, sizes, auth[i]))
         except Exception:
             self.close()
             raise
@@ -216,8 +240,13 @@ class Cluster:
         self.close()
 
 
-def query_raw(*words, json_out=True):
+CLIENT_CONF = None      # memtrack-query's -c, set by Aggregator()
+
+
+def query_raw(*words, json_out=True, conf=None):
     args = ["ip", "netns", "exec", AGG_NS, QUERY, "-s", f"127.0.0.1:{PORT}", "-t", "10000"]
+    if conf or CLIENT_CONF:
+        args += ["-c", conf or CLIENT_CONF]
     if json_out:
         args.append("--json")
     return subprocess.run(args + list(words), capture_output=True, text=True, timeout=30)
@@ -243,13 +272,14 @@ def wait_for(pred, timeout, what):
     raise AssertionError(f"not within {timeout} s: {what}")
 
 
-def workload_seen():
-    """Every node up, its latest snapshot with all of its workload."""
+def workload_seen(names=NODES):
+    """Every node named up, its latest snapshot with all of its workload."""
     up = nodes_by_name()
-    if any(up.get(n, {}).get("state") != "up" for n in NODES):
+    if any(up.get(n, {}).get("state") != "up" for n in names):
         return False
     rows = {r["node"]: r for r in query("sum", "nproc", "by", "node", "where", f"comm={COMM}")}
-    return all(rows.get(n, {}).get("nproc") == len(s) for n, s in zip(NODES, SIZES))
+    return all(rows.get(n, {}).get("nproc") == len(s) for n, s in zip(NODES, SIZES)
+               if n in names)
 
 
 FIGS = ("rss", "anon", "file", "shmem", "swap", "nproc")
@@ -267,27 +297,37 @@ def node_own(n):
     return g
 
 
+def assert_exact_sums(nodes):
+    """The aggregator's figures for COMM, per node and summed, are exactly
+    the nodes' own and the sum of their VmRSS (nodes: those up)."""
+    wait_for(lambda: workload_seen([n.name for n in nodes]), 30,
+             "the nodes up with their workload")
+    # the workload is still: every later sample has the same figures
+    time.sleep(1)
+    own = [node_own(n) for n in nodes]
+    vm = [n.cmd("status")["procs"] for n in nodes]
+    sizes = [SIZES[n.i] for n in nodes]
+    by_node = {r["node"]: r for r in
+               query("sum", ",".join(FIGS), "by", "node", "where", f"comm={COMM}")}
+    check(set(by_node) == {n.name for n in nodes}, f"nodes summed: {sorted(by_node)}")
+    total = query("sum", ",".join(FIGS), "where", f"comm={COMM}")
+    for n, o, procs in zip(nodes, own, vm):
+        row = by_node[n.name]
+        check(all(row[f] == o[f] for f in FIGS), f"{n.name}: aggregator {row}, node {o}")
+        check(o["rss"] == sum(p["rss"] for p in procs), f"{n.name}: VmRSS {procs}, node {o}")
+    check(len(total) == 1, f"one row: {total}")
+    for f in FIGS:
+        check(total[0][f] == sum(o[f] for o in own), f"{f}: {total[0]} vs {own}")
+    check(total[0]["rss"] == sum(p["rss"] for procs in vm for p in procs), "sum of VmRSS")
+    check(total[0]["nproc"] == sum(len(s) for s in sizes), "nproc")
+    return own, vm, total
+
+
 @test
 def cluster_sum_equals_nodes_and_vmrss():
     with Aggregator(), Cluster() as c:
-        wait_for(workload_seen, 30, "all nodes up with their workload")
-        # the workload is still: every later sample has the same figures
-        time.sleep(1)
-        own = [node_own(n) for n in c.nodes]
-        vm = [n.cmd("status")["procs"] for n in c.nodes]
-        by_node = {r["node"]: r for r in
-                   query("sum", ",".join(FIGS), "by", "node", "where", f"comm={COMM}")}
-        total = query("sum", ",".join(FIGS), "where", f"comm={COMM}")
+        own, vm, total = assert_exact_sums(c.nodes)
         by_comm = query("sum", "rss", "by", "comm", "where", f"comm={COMM}")
-        for n, o, procs in zip(c.nodes, own, vm):
-            row = by_node[n.name]
-            check(all(row[f] == o[f] for f in FIGS), f"{n.name}: aggregator {row}, node {o}")
-            check(o["rss"] == sum(p["rss"] for p in procs), f"{n.name}: VmRSS {procs}, node {o}")
-        check(len(total) == 1, f"one row: {total}")
-        for f in FIGS:
-            check(total[0][f] == sum(o[f] for o in own), f"{f}: {total[0]} vs {own}")
-        check(total[0]["rss"] == sum(p["rss"] for procs in vm for p in procs), "sum of VmRSS")
-        check(total[0]["nproc"] == sum(len(s) for s in SIZES), "nproc")
         check(by_comm == [{"comm": COMM, "rss": total[0]["rss"]}], f"by comm: {by_comm}")
         # each workload process holds at least what it touched
         for procs, sizes in zip(vm, SIZES):
@@ -495,9 +535,9 @@ def hostile_input_is_refused():
                      "snapshot: malformed line"):
             check(what in log, f"not logged: {what}")
         check("aggregate: peer 127.0.0.1:" in log, "the log does not name the peer")
+        # no valid DATA, no node entry
         nodes = nodes_by_name()
-        check("fuzzsnap" in nodes and nodes["fuzzsnap"]["received"] == 0,
-              "a bad snapshot was stored")
+        check(sorted(nodes) == NODES, f"nodes without a valid DATA listed: {sorted(nodes)}")
 
 
 @test
@@ -517,7 +557,9 @@ def bounds_are_kept():
                             "sys.exit(r.returncode)\n"], capture_output=True, text=True)
         check(r.returncode == 1, f"second connection not refused: {r.returncode} {r.stderr}")
         check("too many connections" in a.stderr(), "refusal not logged")
-        check(query_raw("nodes").returncode == 0, "not answering afterwards")
+        # once it has seen the held connection close (a loaded host may
+        # take a moment), its slot is free again
+        wait_for(lambda: query_raw("nodes").returncode == 0, 10, "answering afterwards")
 
 
 @test
@@ -544,9 +586,280 @@ def bad_queries_exit_2():
         check(0.6 <= took < 2.0, f"-t 700 took {took:.2f} s")
 
 
+# ---- HELLOs alone do not take node slots ---------------------------------
+
+def ghosts(port, count):
+    """count connections, each a HELLO with a made-up name and heartbeats,
+    held until stdin closes; prints how many got their WELCOME."""
+    socks = []
+    for k in range(count):
+        s = socket.create_connection(("127.0.0.1", port), timeout=15)
+        s.sendall(_hello(1000 + k, f"ghost{k}".encode()))
+        got = b""
+        while len(got) < 20:
+            b = s.recv(20 - len(got))
+            if not b:
+                break
+            got += b
+        socks.append((s, len(got) == 20 and got[4] == WELCOME))
+    print(json.dumps({"welcomed": sum(ok for _, ok in socks)}), flush=True)
+    stop = threading.Event()
+
+    def beat():
+        while not stop.wait(0.3):
+            for s, _ in socks:
+                try:
+                    s.sendall(_frame(HEARTBEAT, b""))
+                except OSError:
+                    pass
+    threading.Thread(target=beat, daemon=True).start()
+    sys.stdin.read()
+    stop.set()
+
+
+@test
+def hellos_alone_take_no_node_slot():
+    with Aggregator(max_nodes=len(NODES)) as a:
+        g = subprocess.Popen(["ip", "netns", "exec", AGG_NS, sys.executable, __file__,
+                              "--ghosts", str(PORT), "20"], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, text=True)
+        try:
+            r = json.loads(g.stdout.readline())
+            check(r["welcomed"] == 20, f"ghost connections: {r}")
+            check(nodes_by_name() == {}, "HELLO made a node entry")
+            with Cluster():
+                # every real node gets a slot although 20 names came first
+                wait_for(workload_seen, 30, "all nodes up with their workload")
+                check(sorted(nodes_by_name()) == NODES, f"nodes: {sorted(nodes_by_name())}")
+                check("too many nodes" not in a.stderr(), "a node was refused")
+                check(g.poll() is None, "the ghosts were dropped")
+        finally:
+            g.stdin.close()
+            g.wait(timeout=30)
+
+
+# ---- authentication through the real aggregator --------------------------
+
+KEYS = None     # tls_keys.Keys, made by keys() once a run
+
+
+def keys():
+    global KEYS
+    if KEYS:
+        return KEYS
+    KEYS = Keys(tempfile.mkdtemp(prefix="mtdclkeys."))
+    KEYS.ca("ca", "memtrack test CA")
+    KEYS.ca("other-ca", "another CA")
+    KEYS.cert("agg", "aggregator", purposes=(SERVER,))
+    for name in NODES + ["memtrack-query"]:
+        KEYS.cert(name, name, purposes=(CLIENT,))
+        KEYS.psk("agg.psk", name)
+        KEYS.psk_extract("agg.psk", name, name + ".psk")
+    KEYS.cert("node-2-other-ca", "node-2", ca="other-ca", purposes=(CLIENT,))
+    KEYS.cert("node-2-expired", "node-2", dates=EXPIRED, purposes=(CLIENT,))
+    KEYS.cert("query-other-ca", "memtrack-query", ca="other-ca", purposes=(CLIENT,))
+    KEYS.psk("node-2-wrong.psk", "node-2")          # its name, another key
+    KEYS.psk("node-x.psk", "node-x")                # a name not in agg.psk
+    KEYS.psk("query-wrong.psk", "memtrack-query")
+    return KEYS
+
+
+def psk_auth(file):
+    return {"auth": "psk", "psk_file": keys().path(file)}
+
+
+def cert_auth(name, ca="ca"):
+    k = keys()
+    return {"auth": "cert", "ca_file": k.path(ca + ".pem"),
+            "cert_file": k.path(name + ".pem"), "key_file": k.path(name + ".key")}
+
+
+def client_conf(auth):
+    """memtrack-query's config: these auth keys."""
+    path = keys().path(f"query-{len(os.listdir(keys().dir))}.conf")
+    with open(path, "w") as f:
+        f.write("[memtrackd]\n")
+        for k, v in (auth or {}).items():
+            f.write(f"{k} = {v}\n")
+    return path
+
+
+def node_peer(i):
+    return re.escape(node_ip(i)[0]) + r":\d+"
+
+
+def assert_node_refused(a, node, says):
+    """node (restarted with bad credentials) is refused: the aggregator
+    logs why with its address, the node counts authentication failures,
+    and it is not listed."""
+    log = rf"aggregate: peer {node_peer(node.i)}: refused: TLS handshake: {says}"
+    wait_for(lambda: re.search(log, a.stderr()), 20, f"aggregator log {log!r}")
+    wait_for(lambda: value(node.metrics(), "memtrack_relay_auth_failures_total") >= 2,
+             20, f"{node.name}: 2 authentication failures")
+    m = node.metrics()
+    check(value(m, "memtrack_relay_connects_total") == 0, f"{node.name}: connected")
+    check(node.name not in nodes_by_name(), f"{node.name} listed")
+    check(a.alive(), "the aggregator died")
+
+
+def assert_query_refused(auth, says):
+    r = query_raw("nodes", conf=client_conf(auth))
+    check(r.returncode == 1 and re.search(says, r.stderr) and
+          r.stderr.startswith("memtrack-query: "), f"query {auth}: {r.returncode} {r.stderr}")
+
+
+def hostile_tls(port):
+    """Random bytes, truncated ClientHellos, and a stalled handshake (half a
+    ClientHello, then silence) to the TLS port: which the aggregator closed,
+    and after how long the stalled one."""
+    hello = client_hello()
+    res = {}
+
+    def case(name, data, then_close):
+        s = socket.create_connection(("127.0.0.1", port), timeout=30)
+        try:
+            t0 = time.time()
+            s.sendall(data)
+            if then_close:
+                s.shutdown(socket.SHUT_WR)
+            res[name] = _closed_by_peer(s, 30)
+            res[name + "-s"] = round(time.time() - t0, 2)
+        finally:
+            s.close()
+
+    rnd = random.Random(99)
+    case("random1", bytes([rnd.getrandbits(8)]), True)
+    case("random4k", bytes(rnd.getrandbits(8) for _ in range(4096)), False)
+    case("plain-hello", _hello(5, b"node-2"), False)
+    case("half-hello", hello[:len(hello) // 2], True)
+    case("hello-5-bytes", hello[:5], True)
+    case("stalled", hello[:len(hello) // 2], False)
+    print(json.dumps(res), flush=True)
+
+
+def assert_hostile_tls_refused(a, c):
+    before = len(re.findall(r"aggregate: peer 127\.0\.0\.1:\d+: refused: TLS handshake: ",
+                            a.stderr()))
+    h = subprocess.Popen(["ip", "netns", "exec", AGG_NS, sys.executable, __file__,
+                          "--hostile-tls", str(PORT)], stdout=subprocess.PIPE, text=True)
+    try:
+        # while one handshake stalls, the others are served
+        time.sleep(2)
+        check(workload_seen([n.name for n in c]), "not serving during the hostile input")
+        out, _ = h.communicate(timeout=120)
+    finally:
+        if h.poll() is None:
+            h.kill()
+    res = json.loads(out)
+    bad = [k for k, v in res.items() if v is False]
+    check(not bad, f"not refused: {bad} ({res})")
+    # the socket's 10 s receive timeout bounds the whole handshake
+    check(9 <= res["stalled-s"] <= 14, f"stalled handshake closed after {res['stalled-s']} s")
+    log = a.stderr()
+    refused = re.findall(r"aggregate: peer 127\.0\.0\.1:\d+: refused: TLS handshake: (.*)", log)
+    check(len(refused) - before >= 6, f"refusals logged: {refused}")
+    for says in ("not TLS from the peer", "the peer closed the connection",
+                 "timed out after 10000 ms"):
+        check(any(says in r for r in refused), f"not logged: {says}: {refused}")
+    check(a.alive(), "the aggregator died")
+    check(workload_seen([n.name for n in c]), "the aggregator stopped serving the nodes")
+
+
+def authenticated_cluster(kind):
+    """Nodes 0 and 1 good from the start; node 2 first with each kind of
+    bad credentials (never listed), then good: the sums are exact."""
+    psk = kind == "psk"
+    good = [psk_auth(f"{n}.psk") if psk else cert_auth(n) for n in NODES]
+    bad = ([(psk_auth("node-2-wrong.psk"), r'bad pre-shared key for identity "node-2"'),
+            (psk_auth("node-x.psk"), r'unknown PSK identity "node-x" \(not in psk_file\)')]
+           if psk else
+           [(cert_auth("node-2-other-ca"),
+             r'peer certificate "CN=node-2,O=memtrack test" refused: .*issuer is unknown'),
+            (cert_auth("node-2-expired"),
+             r'peer certificate "CN=node-2,O=memtrack test" refused: .*expired certificate')])
+    bad.append((None, r"not TLS from the peer"))
+    agg_auth = psk_auth("agg.psk") if psk else cert_auth("agg")
+    query_auth = psk_auth("memtrack-query.psk") if psk else cert_auth("memtrack-query")
+    extra = {"require_identity_match": "yes"} if psk else {}
+    with Aggregator(auth=agg_auth, client=client_conf(query_auth), **extra) as a, \
+            Cluster(auth=good[:2] + [bad[0][0]]) as c:
+        wait_for(lambda: workload_seen(NODES[:2]), 30, "nodes 0 and 1 up")
+        for k, (auth, says) in enumerate(bad):
+            if k:
+                c.nodes[2].restart(auth)
+            assert_node_refused(a, c.nodes[2], says)
+        assert_exact_sums(c.nodes[:2])
+        # memtrack-query without the right credentials
+        if psk:
+            assert_query_refused(psk_auth("query-wrong.psk"),
+                                 r"TLS handshake: the peer refused: .*wrong pre-shared key")
+        else:
+            assert_query_refused(cert_auth("query-other-ca"),
+                                 r"TLS: the peer refused: .*it refused our certificate")
+        assert_query_refused(None, r"does the aggregator use another auth\?")
+        assert_hostile_tls_refused(a, c.nodes[:2])
+        # node 2 with its own credentials
+        c.nodes[2].restart(good[2])
+        own, _, total = assert_exact_sums(c.nodes)
+        check(total[0]["nproc"] == sum(map(len, SIZES)), f"{total}")
+        log = a.stderr()
+        for n in c.nodes:
+            ident = n.name if psk else f"CN={n.name},O=memtrack test"
+            said = rf'aggregate: peer {node_peer(n.i)} \({re.escape(ident)}\): node {n.name} ' \
+                   rf'authenticated as "{re.escape(ident)}" \(TLS1\.3 '
+            check(re.search(said, log), f"identity of {n.name} not logged: {said}")
+        # a node naming itself after another node
+        st = nodes_by_name()
+        c.nodes[2].restart(good[2], name="node-1")
+        mismatch = rf'aggregate: peer {node_peer(2)} \([^)]*\): node-1: '
+        if psk:
+            mismatch += r'refused: the node name is not its authenticated name "node-2" ' \
+                        r'\(require_identity_match\)'
+            wait_for(lambda: len(re.findall(mismatch, a.stderr())) >= 2, 20, "refused twice")
+            now = nodes_by_name()
+            check(now["node-1"]["sessions"] == st["node-1"]["sessions"] == 1 and
+                  now["node-1"]["state"] == "up", f"node-1 disturbed: {now['node-1']}")
+            check(now["node-2"]["session"] == st["node-2"]["session"], "node-2 changed")
+        else:
+            # allowed without require_identity_match, and logged
+            mismatch += r'the node name is not its authenticated name "node-2"$'
+            wait_for(lambda: re.search(mismatch, a.stderr(), re.M), 20, "mismatch logged")
+        check(a.alive(), "the aggregator died")
+
+
+@test
+def psk_cluster_exact_and_refusals():
+    authenticated_cluster("psk")
+
+
+@test
+def cert_cluster_exact_and_refusals():
+    authenticated_cluster("cert")
+
+
+@test
+def require_identity_match_needs_auth():
+    conf = os.path.join(tempfile.mkdtemp(prefix="mtdagg."), "agg.conf")
+    for text, says in (("[aggregate]\nrequire_identity_match = yes\n",
+                        "require_identity_match needs auth = psk or cert"),
+                       ("[aggregate]\nrequire_identity_match = maybe\n",
+                        'require_identity_match = "maybe": must be yes or no')):
+        with open(conf, "w") as f:
+            f.write(text)
+        r = subprocess.run(["ip", "netns", "exec", AGG_NS, DAEMON, "-f", "--aggregate", "-c",
+                            conf], capture_output=True, text=True, timeout=30)
+        check(r.returncode != 0 and says in r.stderr, f"{text!r}: {r.returncode} {r.stderr}")
+
+
 def main(argv):
     if len(argv) == 3 and argv[1] == "--hostile":
         hostile(int(argv[2]))
+        return 0
+    if len(argv) == 3 and argv[1] == "--hostile-tls":
+        hostile_tls(int(argv[2]))
+        return 0
+    if len(argv) == 4 and argv[1] == "--ghosts":
+        ghosts(int(argv[2]), int(argv[3]))
         return 0
     names = set(argv[1:])
     if os.geteuid() != 0:
@@ -573,6 +886,8 @@ def main(argv):
                 traceback.print_exc()
     finally:
         netns_down()
+        if KEYS:
+            shutil.rmtree(KEYS.dir, ignore_errors=True)
     return 1 if failed else 0
 
 

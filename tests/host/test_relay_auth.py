@@ -15,7 +15,6 @@ import os
 import queue
 import re
 import shutil
-import ssl
 import subprocess
 import sys
 import tempfile
@@ -26,6 +25,7 @@ import traceback
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "guest"))
 from mtdlib import Daemon, DAEMON, ROOT, value  # noqa: E402
+from tls_keys import CLIENT, EXPIRED, NOT_YET_VALID, SERVER, Keys, client_hello  # noqa: E402
 
 PEER = os.path.join(ROOT, "build", "tests", "user", "conn_peer")
 NS = f"mtdauth{os.getpid()}"
@@ -35,6 +35,7 @@ TLS_PORT, AGG_PORT, GNUTLS_PORT = 9601, 9602, 9603
 PSK_PRIO = "NORMAL:-VERS-ALL:+VERS-TLS1.3:-KX-ALL:+ECDHE-PSK:+DHE-PSK"
 TESTS = []
 K = None        # the credentials directory, made in main()
+KEYS = None     # tls_keys.Keys(K)
 
 
 def test(fn):
@@ -61,77 +62,30 @@ def k(name):
 
 # ---- credentials ----------------------------------------------------------
 
-def certtool(*args):
-    sh("certtool", *args)
-
-
-def template(name, lines):
-    path = k(name + ".tmpl")
-    with open(path, "w") as f:
-        f.write("\n".join(lines) + "\n")
-    return path
-
-
-def make_ca(name, cn):
-    certtool("--generate-privkey", "--key-type", "ecdsa", "--outfile", k(name + ".key"))
-    certtool("--generate-self-signed", "--load-privkey", k(name + ".key"),
-             "--template", template(name, [f'cn = "{cn}"', "ca", "cert_signing_key",
-                                           "expiration_days = 3650"]),
-             "--outfile", k(name + ".pem"))
-
-
-def make_cert(name, cn, ca="ca", dates=("expiration_days = 365",), purposes=("tls_www_client", "tls_www_server")):
-    certtool("--generate-privkey", "--key-type", "ecdsa", "--outfile", k(name + ".key"))
-    os.chmod(k(name + ".key"), 0o600)
-    tmpl = template(name, [f'cn = "{cn}"', 'organization = "memtrack test"', "signing_key",
-                           *purposes, *dates])
-    if ca is None:
-        certtool("--generate-self-signed", "--load-privkey", k(name + ".key"),
-                 "--template", tmpl, "--outfile", k(name + ".pem"))
-    else:
-        certtool("--generate-certificate", "--load-privkey", k(name + ".key"),
-                 "--load-ca-certificate", k(ca + ".pem"), "--load-ca-privkey", k(ca + ".key"),
-                 "--template", tmpl, "--outfile", k(name + ".pem"))
-
-
 def psk_key(path, ident):
     """psktool's line for ident in path: (identity, hex key)."""
-    for line in open(path):
-        i, h = line.strip().split(":")
-        if i == ident:
-            return i, h
-    raise KeyError(ident)
+    return KEYS.psk_line(os.path.basename(path), ident)
 
 
 def make_credentials():
-    make_ca("ca", "memtrack test CA")
-    make_ca("other-ca", "another CA")
-    make_cert("agg", "aggregator-1", purposes=("tls_www_server",))
-    make_cert("node", "node-1", purposes=("tls_www_client",))
-    make_cert("wrongca", "node-wrong-ca", ca="other-ca")
-    make_cert("expired", "node-expired",
-              dates=('activation_date = "2020-01-01 00:00:00 UTC"',
-                     'expiration_date = "2021-01-01 00:00:00 UTC"'))
-    make_cert("future", "node-future",
-              dates=('activation_date = "2090-01-01 00:00:00 UTC"',
-                     'expiration_date = "2091-01-01 00:00:00 UTC"'))
-    make_cert("selfsigned", "node-self-signed", ca=None)
-    make_cert("agg-expired", "aggregator-expired", purposes=("tls_www_server",),
-              dates=('activation_date = "2020-01-01 00:00:00 UTC"',
-                     'expiration_date = "2021-01-01 00:00:00 UTC"'))
+    KEYS.ca("ca", "memtrack test CA")
+    KEYS.ca("other-ca", "another CA")
+    KEYS.cert("agg", "aggregator-1", purposes=(SERVER,))
+    KEYS.cert("node", "node-1", purposes=(CLIENT,))
+    KEYS.cert("wrongca", "node-wrong-ca", ca="other-ca")
+    KEYS.cert("expired", "node-expired", dates=EXPIRED)
+    KEYS.cert("future", "node-future", dates=NOT_YET_VALID)
+    KEYS.cert("selfsigned", "node-self-signed", ca=None)
+    KEYS.cert("agg-expired", "aggregator-expired", purposes=(SERVER,), dates=EXPIRED)
     # a node certificate is not good for an aggregator
-    make_cert("agg-clientonly", "aggregator-client-only", purposes=("tls_www_client",))
+    KEYS.cert("agg-clientonly", "aggregator-client-only", purposes=(CLIENT,))
     # the aggregator's file knows node-a and node-b; each node has its line
-    sh("psktool", "-u", "node-a", "-p", k("agg.psk"))
-    sh("psktool", "-u", "node-b", "-p", k("agg.psk"))
     for ident in ("node-a", "node-b"):
-        with open(k(ident + ".psk"), "w") as f:
-            f.write(":".join(psk_key(k("agg.psk"), ident)) + "\n")
-    sh("psktool", "-u", "node-a", "-p", k("wrongkey.psk"))       # same name, other key
-    sh("psktool", "-u", "node-x", "-p", k("unknown.psk"))
-    for f in os.listdir(K):
-        if f.endswith(".psk"):
-            os.chmod(k(f), 0o600)
+        KEYS.psk("agg.psk", ident)
+    for ident in ("node-a", "node-b"):
+        KEYS.psk_extract("agg.psk", ident, ident + ".psk")
+    KEYS.psk("wrongkey.psk", "node-a")       # same name, other key
+    KEYS.psk("unknown.psk", "node-x")
 
 
 # ---- processes ------------------------------------------------------------
@@ -388,22 +342,6 @@ def refused_tls_node_to_plain_server():
         assert_refused_and_retrying(d, lambda: agg.matching(r'"ev": "error"'),
                                     r"TLS handshake: the peer closed the connection .*not a TLS server\?")
         check(agg.matching(r'"ev": "error", "what": "bad header'), f"agg: {agg.lines[-3:]}")
-
-
-def client_hello():
-    """A real TLS ClientHello (Python's ssl), as bytes."""
-    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-    ctx.check_hostname = False
-    ctx.verify_mode = ssl.CERT_NONE
-    inc, out = ssl.MemoryBIO(), ssl.MemoryBIO()
-    obj = ctx.wrap_bio(inc, out)
-    try:
-        obj.do_handshake()
-    except ssl.SSLWantReadError:
-        pass
-    hello = out.read()
-    check(hello[0] == 0x16 and len(hello) > 100, "no ClientHello")
-    return hello
 
 
 def send_raw(data, hold=0.0):
@@ -663,7 +601,7 @@ def config_errors():
 
 
 def main(argv):
-    global K
+    global K, KEYS
     names = set(argv[1:])
     if os.geteuid() != 0:
         print("FAIL relay-auth: must run as root")
@@ -674,6 +612,7 @@ def main(argv):
             return 1
     failed = 0
     K = tempfile.mkdtemp(prefix="mtdkeys.")
+    KEYS = Keys(K)
     try:
         sh("ip", "netns", "add", NS)
         sh("ip", "-n", NS, "link", "set", "lo", "up")

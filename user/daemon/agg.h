@@ -59,6 +59,7 @@ struct agg_node {
 struct agg {
 	const struct mtd_agg_config *cfg;
 	struct mtd_creds *creds;
+	enum mtd_auth_kind auth;
 	pthread_mutex_t lock;		/* the table and the counts below */
 	struct agg_node **nodes;	/* max_nodes slots, nnodes used */
 	size_t nnodes;
@@ -67,15 +68,23 @@ struct agg {
 
 int64_t agg_real_ms(void);
 
-/* agg_node.c: the node named name (created), NULL when the table is full. */
+/* agg_node.c: the node named name, NULL if there is none. */
+struct agg_node *agg_node_find(struct agg *a, const char *name);
+/* The same, created if need be; NULL when the table is full. */
 struct agg_node *agg_node_get(struct agg *a, const char *name);
 /*
- * Store the module records of one DATA body (after seq and kind; snapshots
- * are parsed and swapped in by the caller): 0 or -EBADMSG/-ENOMEM with err
+ * Whether one DATA body (after seq and kind) of module records is whole
+ * and well-formed, before anything of it is stored: 0, or -EBADMSG with
+ * err set.
+ */
+int agg_records_check(uint8_t kind, const uint8_t *data, size_t len,
+		      char *err, size_t errlen);
+/*
+ * Store the checked module records of one DATA body: 0 or -ENOMEM with err
  * set.  The caller holds n->lock.
  */
-int agg_node_store(struct agg *a, struct agg_node *n, uint8_t kind,
-		   const uint8_t *data, size_t len, char *err, size_t errlen);
+int agg_node_store(struct agg *a, struct agg_node *n, const uint8_t *data,
+		   size_t len, char *err, size_t errlen);
 
 /* agg_query.c: the RESULT body for query text q into b. */
 void agg_query(struct agg *a, const char *q, size_t len, struct mtd_buf *b);

@@ -73,6 +73,10 @@ int mtd_agg_config_key(struct mtd_agg_config *c, const char *name,
 		strcpy(c->listen, value);
 		return 1;
 	}
+	if (!strcmp(name, "require_identity_match")) {
+		*why = "must be yes or no";
+		return mtd_parse_bool(value, &c->require_identity_match) ? 0 : 1;
+	}
 	for (i = 0; i < ARRAY_SIZE(keys); i++) {
 		if (strcmp(name, keys[i].name))
 			continue;

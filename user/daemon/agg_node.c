@@ -3,7 +3,8 @@
  * The aggregator's node table and what it keeps of each node: the latest
  * snapshot, the sequence figures of its session, the latest module records.
  * Nodes are never removed (a down node is still listed); the table is
- * bounded by max_nodes.
+ * bounded by max_nodes, and a node enters it with its first valid DATA
+ * (aggregate.c), so that HELLOs alone cannot fill it.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -25,18 +26,33 @@ int64_t agg_real_ms(void)
 	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
 }
 
-struct agg_node *agg_node_get(struct agg *a, const char *name)
+static struct agg_node *find_locked(struct agg *a, const char *name)
 {
-	struct agg_node *n = NULL;
 	size_t i;
 
-	pthread_mutex_lock(&a->lock);
 	for (i = 0; i < a->nnodes; i++)
-		if (!strcmp(a->nodes[i]->name, name)) {
-			n = a->nodes[i];
-			goto out;
-		}
-	if (a->nnodes == a->cfg->max_nodes)
+		if (!strcmp(a->nodes[i]->name, name))
+			return a->nodes[i];
+	return NULL;
+}
+
+struct agg_node *agg_node_find(struct agg *a, const char *name)
+{
+	struct agg_node *n;
+
+	pthread_mutex_lock(&a->lock);
+	n = find_locked(a, name);
+	pthread_mutex_unlock(&a->lock);
+	return n;
+}
+
+struct agg_node *agg_node_get(struct agg *a, const char *name)
+{
+	struct agg_node *n;
+
+	pthread_mutex_lock(&a->lock);
+	n = find_locked(a, name);
+	if (n || a->nnodes == a->cfg->max_nodes)
 		goto out;
 	n = calloc(1, sizeof(*n));
 	if (n && a->cfg->records_keep)
@@ -48,7 +64,6 @@ struct agg_node *agg_node_get(struct agg *a, const char *name)
 	}
 	pthread_mutex_init(&n->lock, NULL);
 	strcpy(n->name, name);
-	/* up from its HELLO on: not "down" before its first frame */
 	n->last_seen_ms = mtd_mono_ms();
 	n->last_seen_real_ms = agg_real_ms();
 	a->nodes[a->nnodes++] = n;
@@ -95,22 +110,28 @@ static int keep_record(const struct memtrack_rec_hdr *rec, void *arg)
 	return 0;
 }
 
-int agg_node_store(struct agg *a, struct agg_node *n, uint8_t kind,
-		   const uint8_t *data, size_t len, char *err, size_t errlen)
+int agg_records_check(uint8_t kind, const uint8_t *data, size_t len,
+		      char *err, size_t errlen)
 {
-	struct rec_ctx x = { a, n, 0 };
 	int ret;
 
 	if (kind != MTD_RELAY_RECORDS) {
 		snprintf(err, errlen, "unknown data kind %u", kind);
 		return -EBADMSG;
 	}
-	/* all or nothing: check the whole message first */
 	ret = mt_walk_records(data, len, check_only, NULL);
 	if (ret < 0 || (!ret && len)) {
 		snprintf(err, errlen, "malformed module records");
 		return -EBADMSG;
 	}
+	return 0;
+}
+
+int agg_node_store(struct agg *a, struct agg_node *n, const uint8_t *data,
+		   size_t len, char *err, size_t errlen)
+{
+	struct rec_ctx x = { a, n, 0 };
+
 	mt_walk_records(data, len, keep_record, &x);
 	if (x.err)
 		snprintf(err, errlen, "out of memory");

@@ -79,13 +79,10 @@ static void begin_session(struct agg_node *n, uint64_t session, uint64_t oldest)
 	n->gaps = 0;
 }
 
-static void node_loop(struct conn_ctx *x, struct agg_node *n, uint64_t session,
-		      uint64_t oldest)
+/* The node's connection joins it: the seq it wants next, 0 for all. */
+static uint64_t attach(struct agg_node *n, uint64_t session, uint64_t oldest)
 {
-	struct agg *a = x->a;
-	char why[256];
 	uint64_t want;
-	int err;
 
 	pthread_mutex_lock(&n->lock);
 	if (n->session != session) {
@@ -98,7 +95,41 @@ static void node_loop(struct conn_ctx *x, struct agg_node *n, uint64_t session,
 	n->last_seen_ms = mtd_mono_ms();
 	n->last_seen_real_ms = agg_real_ms();
 	pthread_mutex_unlock(&n->lock);
-	send_ack(x, MTD_RELAY_WELCOME, want, &err);
+	return want;
+}
+
+/*
+ * One DATA frame's body, checked before any lock is taken (queries wait
+ * less): 0, or -EBADMSG with why set.
+ */
+static int check_data(const uint8_t *body, uint32_t len,
+		      struct agg_snapshot *snap, char *why, size_t whylen)
+{
+	if (!mtd_get_be64(body)) {
+		snprintf(why, whylen, "sequence number 0");
+		return -EBADMSG;
+	}
+	if (body[8] == MTD_RELAY_SNAPSHOT)
+		return agg_snapshot_parse((const char *)body + 9, len - 9, snap,
+					  why, whylen);
+	return agg_records_check(body[8], body + 9, len - 9, why, whylen);
+}
+
+/*
+ * A node's connection.  A name the table does not know enters it with the
+ * connection's first valid DATA, not at HELLO: a peer sending HELLOs with
+ * made-up names (and heartbeats) holds a connection slot, bounded by
+ * max_conns and idle_timeout_ms, but never a node slot.
+ */
+static void node_loop(struct conn_ctx *x, const char *name, uint64_t session,
+		      uint64_t oldest)
+{
+	struct agg *a = x->a;
+	struct agg_node *n = agg_node_find(a, name);
+	char why[256];
+	int err;
+
+	send_ack(x, MTD_RELAY_WELCOME, n ? attach(n, session, oldest) : 0, &err);
 	while (!err) {
 		struct agg_snapshot snap = { 0 };
 		uint8_t type, *body;
@@ -110,24 +141,36 @@ static void node_loop(struct conn_ctx *x, struct agg_node *n, uint64_t session,
 				     FRAME_MS);
 		if (err) {
 			if (err != -ECONNRESET)
-				conn_log(x, n->name, errstr(err));
+				conn_log(x, name, errstr(err));
 			break;
 		}
-		/* parse a snapshot before locking: queries wait less */
-		seq = type == MTD_RELAY_DATA ? mtd_get_be64(body) : 0;
-		if (type == MTD_RELAY_DATA && !seq) {
-			free(body);
-			conn_log(x, n->name, "sequence number 0");
-			break;
-		}
-		if (type == MTD_RELAY_DATA && body[8] == MTD_RELAY_SNAPSHOT) {
-			err = agg_snapshot_parse((const char *)body + 9, len - 9,
-						 &snap, why, sizeof(why));
+		if (type == MTD_RELAY_HEARTBEAT && !n)
+			continue;	/* nothing to update yet */
+		if (type == MTD_RELAY_DATA) {
+			err = check_data(body, len, &snap, why, sizeof(why));
 			if (err) {
 				free(body);
-				conn_log(x, n->name, why);
+				conn_log(x, name, why);
 				break;
 			}
+			if (!n) {
+				n = agg_node_get(a, name);
+				if (!n) {
+					free(body);
+					agg_snapshot_free(&snap);
+					conn_log(x, name,
+						 "refused: too many nodes (max_nodes)");
+					break;
+				}
+				/* new, or another connection's by now */
+				attach(n, session, oldest);
+			}
+		}
+		seq = type == MTD_RELAY_DATA ? mtd_get_be64(body) : 0;
+		if (!n) {
+			free(body);
+			conn_log(x, name, "unexpected frame type");
+			break;
 		}
 		pthread_mutex_lock(&n->lock);
 		n->last_seen_ms = mtd_mono_ms();
@@ -140,7 +183,7 @@ static void node_loop(struct conn_ctx *x, struct agg_node *n, uint64_t session,
 			pthread_mutex_unlock(&n->lock);
 			free(body);
 			agg_snapshot_free(&snap);
-			conn_log(x, n->name, type != MTD_RELAY_DATA ?
+			conn_log(x, name, type != MTD_RELAY_DATA ?
 				 "unexpected frame type" :
 				 "superseded by a new session");
 			break;
@@ -149,8 +192,8 @@ static void node_loop(struct conn_ctx *x, struct agg_node *n, uint64_t session,
 			if (body[8] == MTD_RELAY_SNAPSHOT)
 				agg_snapshot_swap(&n->snap, &snap);
 			else
-				err = agg_node_store(a, n, body[8], body + 9,
-						     len - 9, why, sizeof(why));
+				err = agg_node_store(a, n, body + 9, len - 9,
+						     why, sizeof(why));
 			if (!err) {
 				n->gaps += seq - n->want;
 				n->want = seq + 1;
@@ -164,14 +207,16 @@ static void node_loop(struct conn_ctx *x, struct agg_node *n, uint64_t session,
 		free(body);
 		agg_snapshot_free(&snap);	/* the old one, or unused */
 		if (err) {
-			conn_log(x, n->name, why);
+			conn_log(x, name, why);
 			break;
 		}
 		send_ack(x, MTD_RELAY_ACK, ack, &err);
 	}
-	pthread_mutex_lock(&n->lock);
-	n->conns--;
-	pthread_mutex_unlock(&n->lock);
+	if (n) {
+		pthread_mutex_lock(&n->lock);
+		n->conns--;
+		pthread_mutex_unlock(&n->lock);
+	}
 }
 
 static void query_loop(struct conn_ctx *x)
@@ -228,6 +273,33 @@ static int parse_hello(const uint8_t *b, uint32_t len, uint64_t *session,
 	return 0;
 }
 
+/*
+ * With auth, a node's name should be the name it proved (PSK identity or
+ * certificate CN), or it could pass for another node: a mismatch is logged,
+ * and refused with require_identity_match.  Whom it proved is logged.
+ */
+static bool identity_refused(struct conn_ctx *x, const char *name)
+{
+	const char *id = mtd_conn_peer_name(x->c);
+	char why[600];
+
+	if (x->a->auth == MTD_AUTH_NONE)
+		return false;
+	if (strcmp(id, name)) {
+		snprintf(why, sizeof(why),
+			 "%sthe node name is not its authenticated name \"%s\"%s",
+			 x->a->cfg->require_identity_match ? "refused: " : "",
+			 id, x->a->cfg->require_identity_match ?
+			 " (require_identity_match)" : "");
+		conn_log(x, name, why);
+		if (x->a->cfg->require_identity_match)
+			return true;
+	}
+	mtd_log(LOG_INFO, "aggregate: peer %s: node %s authenticated as \"%s\" (%s)",
+		x->peer, name, mtd_conn_peer(x->c), mtd_conn_desc(x->c));
+	return false;
+}
+
 static void *conn_main(void *arg)
 {
 	struct conn_ctx *x = arg;
@@ -263,16 +335,10 @@ static void *conn_main(void *arg)
 		conn_log(x, "refused", "malformed HELLO");
 		goto out;
 	}
-	if (!session) {
+	if (!session)
 		query_loop(x);
-	} else {
-		struct agg_node *n = agg_node_get(a, name);
-
-		if (n)
-			node_loop(x, n, session, oldest);
-		else
-			conn_log(x, name, "refused: too many nodes (max_nodes)");
-	}
+	else if (!identity_refused(x, name))
+		node_loop(x, name, session, oldest);
 out:
 	free(body);
 	if (x->c)
@@ -390,6 +456,11 @@ int mtd_aggregate_main(const struct mtd_config *c, bool foreground)
 	int lfd, sigfd;
 
 	a.cfg = &c->agg;
+	a.auth = c->auth.kind;
+	if (c->agg.require_identity_match && a.auth == MTD_AUTH_NONE) {
+		mtd_log(LOG_ERR, "require_identity_match needs auth = psk or cert");
+		return 1;
+	}
 	a.nodes = calloc(c->agg.max_nodes, sizeof(*a.nodes));
 	if (!a.nodes) {
 		mtd_log(LOG_ERR, "out of memory");

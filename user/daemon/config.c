@@ -72,7 +72,7 @@ static int parse_uint(const char *v, unsigned long min, unsigned long max,
 	return 0;
 }
 
-static int parse_bool(const char *v, bool *out)
+int mtd_parse_bool(const char *v, bool *out)
 {
 	if (!strcmp(v, "yes") || !strcmp(v, "true") || !strcmp(v, "1"))
 		*out = true;
@@ -243,7 +243,7 @@ bad_auth:
 			return 1;
 		why = "must be an absolute path of at most 255 characters";
 	} else if (!strcmp(name, "keep_ptrace")) {
-		if (!parse_bool(value, &c->keep_ptrace))
+		if (!mtd_parse_bool(value, &c->keep_ptrace))
 			return 1;
 		why = "must be yes or no";
 	} else {

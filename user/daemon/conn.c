@@ -51,6 +51,11 @@ const char *mtd_conn_peer(const struct mtd_conn *c)
 	return c->peer;
 }
 
+const char *mtd_conn_peer_name(const struct mtd_conn *c)
+{
+	return c->peer_name;
+}
+
 const char *mtd_conn_desc(const struct mtd_conn *c)
 {
 	return c->desc;

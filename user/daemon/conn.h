@@ -64,6 +64,11 @@ void mtd_conn_close(struct mtd_conn *c);
 int mtd_conn_fd(const struct mtd_conn *c);
 /* Who the peer proved to be (PSK identity, certificate DN); "" if none. */
 const char *mtd_conn_peer(const struct mtd_conn *c);
+/*
+ * The name the peer proved, to compare with the one it claims: its PSK
+ * identity, or its certificate's common name; "" if none.
+ */
+const char *mtd_conn_peer_name(const struct mtd_conn *c);
 /* The TLS version and algorithms agreed, for logs; "" for plain TCP. */
 const char *mtd_conn_desc(const struct mtd_conn *c);
 /*

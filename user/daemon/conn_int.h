@@ -43,6 +43,7 @@ struct mtd_conn {
 	bool eof;			/* the last recv saw the end */
 	bool unknown_id;		/* a PSK server met an unknown identity */
 	char peer[256];
+	char peer_name[256];		/* PSK identity, or certificate CN */
 	char desc[128];
 	char error[256];		/* the last TLS failure */
 };

@@ -73,28 +73,46 @@ static unsigned int handshake_ms(int fd)
 	return ms ? ms : HANDSHAKE_DEFAULT_MS;
 }
 
-/* The first certificate the peer sent, as an RFC 4514 DN, into out. */
-static void peer_dn(struct mtd_conn *c, char *out, size_t outlen)
+/* The peer wrote it: no control characters into the log. */
+static void copy_printable(char *out, size_t outlen, const unsigned char *s,
+			   size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len && i < outlen - 1; i++)
+		out[i] = s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i];
+	out[i] = '\0';
+}
+
+/*
+ * The first certificate the peer sent: its RFC 4514 DN into dn and, if cn
+ * is not NULL, its (first) common name into cn.
+ */
+static void peer_dn(struct mtd_conn *c, char *dn, size_t dnlen, char *cn,
+		    size_t cnlen)
 {
 	const gnutls_datum_t *certs;
 	gnutls_x509_crt_t crt;
-	gnutls_datum_t dn;
+	gnutls_datum_t d;
 	unsigned int n = 0;
+	char buf[256];
+	size_t blen = sizeof(buf);
 
-	out[0] = '\0';
+	dn[0] = '\0';
+	if (cn)
+		cn[0] = '\0';
 	certs = gnutls_certificate_get_peers(c->tls, &n);
 	if (!certs || !n || gnutls_x509_crt_init(&crt) < 0)
 		return;
-	if (gnutls_x509_crt_import(crt, &certs[0], GNUTLS_X509_FMT_DER) >= 0 &&
-	    gnutls_x509_crt_get_dn3(crt, &dn, 0) >= 0) {
-		unsigned int i;
-
-		/* the peer wrote it: no control characters into the log */
-		for (i = 0; i < dn.size && i < outlen - 1; i++)
-			out[i] = dn.data[i] < 0x20 || dn.data[i] == 0x7f ?
-				 '?' : dn.data[i];
-		out[i] = '\0';
-		gnutls_free(dn.data);
+	if (gnutls_x509_crt_import(crt, &certs[0], GNUTLS_X509_FMT_DER) >= 0) {
+		if (gnutls_x509_crt_get_dn3(crt, &d, 0) >= 0) {
+			copy_printable(dn, dnlen, d.data, d.size);
+			gnutls_free(d.data);
+		}
+		if (cn && gnutls_x509_crt_get_dn_by_oid(crt,
+				GNUTLS_OID_X520_COMMON_NAME, 0, 0, buf,
+				&blen) >= 0)
+			copy_printable(cn, cnlen, (unsigned char *)buf, blen);
 	}
 	gnutls_x509_crt_deinit(crt);
 }
@@ -139,7 +157,7 @@ static void describe_cert(struct mtd_conn *c, char *err, size_t errlen)
 	gnutls_datum_t status;
 	char dn[256];
 
-	peer_dn(c, dn, sizeof(dn));
+	peer_dn(c, dn, sizeof(dn), NULL, 0);
 	if (gnutls_certificate_verification_status_print(
 		gnutls_session_get_verify_cert_status(c->tls),
 		GNUTLS_CRT_X509, &status, 0) < 0)
@@ -279,12 +297,14 @@ static void identify(struct mtd_conn *c)
 	gnutls_datum_t id;
 
 	if (c->creds->kind == MTD_AUTH_CERT)
-		peer_dn(c, c->peer, sizeof(c->peer));
+		peer_dn(c, c->peer, sizeof(c->peer), c->peer_name,
+			sizeof(c->peer_name));
 	else if (!c->creds->server)
 		snprintf(c->peer, sizeof(c->peer), "%s", c->creds->psk[0].id);
 	else if (gnutls_psk_server_get_username2(c->tls, &id) >= 0)
-		snprintf(c->peer, sizeof(c->peer), "%.*s", (int)id.size,
-			 id.data);
+		copy_printable(c->peer, sizeof(c->peer), id.data, id.size);
+	if (c->creds->kind == MTD_AUTH_PSK)
+		strcpy(c->peer_name, c->peer);
 	snprintf(c->desc, sizeof(c->desc), "%s %s %s %s",
 		 or_dash(gnutls_protocol_get_name(gnutls_protocol_get_version(c->tls))),
 		 or_dash(gnutls_kx_get_name(gnutls_kx_get(c->tls))),

@@ -43,6 +43,8 @@ struct mtd_agg_config {
 	unsigned int max_nodes;
 	unsigned int max_conns;		/* nodes and query clients */
 	unsigned int records_keep;	/* module records kept per node */
+	/* refuse a node whose name is not its PSK identity / certificate CN */
+	bool require_identity_match;
 };
 
 void mtd_agg_config_defaults(struct mtd_agg_config *c);
@@ -80,6 +82,8 @@ struct mtd_config {
 };
 
 void mtd_config_defaults(struct mtd_config *c);
+/* yes/true/1, no/false/0: 0, or -1 for anything else. */
+int mtd_parse_bool(const char *v, bool *out);
 /* 0, or -1 with a message (file:line: why) in err. */
 int mtd_config_load(const char *path, struct mtd_config *c,
 		    char *err, size_t errlen);

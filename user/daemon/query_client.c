@@ -124,8 +124,16 @@ struct mtd_query_client *mtd_query_connect(const char *addr, unsigned int port,
 			r = -EPROTO;
 	}
 	if (r) {
-		snprintf(err, errlen, "%s port %u: no WELCOME: %s", addr, port,
-			 r == -EBADMSG ? "malformed frame" : strerror(-r));
+		/* TLS 1.3: a refused certificate shows up at the first read */
+		const char *tls = mtd_conn_error(q->c);
+
+		if (*tls)
+			snprintf(err, errlen, "%s port %u: %s", addr, port, tls);
+		else
+			snprintf(err, errlen, "%s port %u: no WELCOME: %s%s",
+				 addr, port, r == -EBADMSG ? "malformed frame" :
+				 strerror(-r), r == -EBADMSG || r == -ECONNRESET ?
+				 " (does the aggregator use another auth?)" : "");
 		mtd_query_close(q);
 		return NULL;
 	}

@@ -236,7 +236,19 @@ static int64_t handshake(struct relay_peer *p, struct mtd_conn *c)
 	memcpy(f + MTD_RELAY_HDR_LEN + 18, r->node, nlen);
 	err = mtd_conn_write(c, f, MTD_RELAY_HDR_LEN + 18 + nlen);
 	if (!err)
-		err = mtd_conn_read(c, in, MTD_RELAY_HDR_LEN + 8);
+		err = mtd_conn_read(c, in, 5);
+	/*
+	 * A TLS record (alert, handshake) where a frame should be: a TLS
+	 * aggregator refusing our plain TCP, an authentication failure.
+	 */
+	if (!err && (in[0] == 0x15 || in[0] == 0x16) && in[1] == 3) {
+		mtd_log(LOG_WARNING,
+			"relay: %s port %u: the aggregator answered in TLS: it wants auth = psk or cert",
+			p->addr, p->port);
+		return -EACCES;
+	}
+	if (!err)
+		err = mtd_conn_read(c, in + 5, MTD_RELAY_HDR_LEN + 8 - 5);
 	if (err)
 		return err;
 	if (mtd_relay_parse_hdr(in, &type, &len) || type != MTD_RELAY_WELCOME)

@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Samples from /proc, for machines without memtrack.ko: per process
+ * Samples from /proc, for machines without memtrack.ko, through
+ * libmemtrack's /proc readers (the ones memtrack-top uses): per process
  * /proc/PID/stat (comm, faults, start time) and status (RssAnon, RssFile,
- * RssShmem, VmSwap); the system from meminfo and vmstat.  /proc has no
- * per-process page allocation, kernel heap or reclaim counts: those
+ * RssShmem, VmSwap), the system's memory from meminfo; and vmstat here,
+ * for the fault counts the library's summary has no field for.  /proc has
+ * no per-process page allocation, kernel heap or reclaim counts: those
  * families are left out.  A process that exits between the directory
  * listing and the reads is skipped.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -15,13 +16,14 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "memtrackd.h"
+#include <linux/memtrack.h>
 
-#define STAT_FORMAT \
-	"%*c %*d %*d %*d %*d %*d %*u %llu %*u %llu %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu"
+#include "memtrackd.h"
+#include "memtrack.h"
+#include "source.h"		/* libmemtrack's /proc readers */
 
 struct proc_src {
-	int dirfd;			/* /proc, opened before dropping root */
+	int dirfd;			/* /proc, for vmstat */
 };
 
 static ssize_t read_at(int dirfd, const char *path, char *buf, size_t len)
@@ -49,104 +51,65 @@ static ssize_t read_at(int dirfd, const char *path, char *buf, size_t len)
 	return got;
 }
 
-/* "Key:   123 kB" lines: the value of key in bytes (kB * 1024). */
-static bool kb_field(const char *text, const char *key, uint64_t *out)
+/* Processes: libmemtrack's rows, without the cgroup nobody here reads. */
+static int read_processes(struct mtd_sample *s)
 {
-	size_t klen = strlen(key);
-	const char *p = text;
+	struct memtrack_task *t;
+	size_t n, i;
+	int err;
 
-	while (p) {
-		if (!strncmp(p, key, klen) && p[klen] == ':') {
-			*out = strtoull(p + klen + 1, NULL, 10) * 1024;
-			return true;
+	err = mt_proc_tasks_flags(&t, &n, MT_PROC_NO_CGROUP);
+	if (err)
+		return err;
+	for (i = 0; i < n; i++) {
+		struct mtd_proc *p = mtd_sample_add(s);
+
+		if (!p) {
+			free(t);
+			return -ENOMEM;
 		}
-		p = strchr(p, '\n');
-		if (p)
-			p++;
+		p->pid = t[i].pid;
+		p->start = t[i].start_ns;	/* with pid, who it is */
+		snprintf(p->comm, sizeof(p->comm), "%.*s",
+			 (int)sizeof(t[i].comm), t[i].comm);
+		p->rss_anon = t[i].mm.rss_anon;
+		p->rss_file = t[i].mm.rss_file;
+		p->rss_shmem = t[i].mm.rss_shmem;
+		p->swap = t[i].mm.swap;
+		p->ctr[MTD_C_MIN_FLT] = t[i].counters[MEMTRACK_CTR_MIN_FLT];
+		p->ctr[MTD_C_MAJ_FLT] = t[i].counters[MEMTRACK_CTR_MAJ_FLT];
 	}
-	return false;
-}
-
-static int read_process(struct proc_src *ps, const char *pid,
-			struct mtd_proc *p)
-{
-	char path[64], buf[4096];
-	unsigned long long minflt, majflt, start;
-	const char *open_p, *close_p;
-	size_t comm_len;
-
-	snprintf(path, sizeof(path), "%s/stat", pid);
-	if (read_at(ps->dirfd, path, buf, sizeof(buf)) <= 0)
-		return -1;
-	/* comm may hold anything, ')' included: it ends at the last ')' */
-	open_p = strchr(buf, '(');
-	close_p = strrchr(buf, ')');
-	if (!open_p || !close_p || close_p < open_p)
-		return -1;
-	comm_len = close_p - open_p - 1;
-	if (comm_len >= MTD_COMM_LEN)
-		comm_len = MTD_COMM_LEN - 1;
-	memcpy(p->comm, open_p + 1, comm_len);
-	p->comm[comm_len] = 0;
-	/*
-	 * Fields after the comm: state ppid pgrp session tty_nr tpgid flags
-	 * minflt cminflt majflt cmajflt utime stime cutime cstime priority
-	 * nice num_threads itrealvalue starttime.
-	 */
-	if (sscanf(close_p + 2, STAT_FORMAT, &minflt, &majflt, &start) != 3)
-		return -1;
-	p->pid = atoi(pid);
-	p->start = start;
-	p->ctr[MTD_C_MIN_FLT] = minflt;
-	p->ctr[MTD_C_MAJ_FLT] = majflt;
-
-	snprintf(path, sizeof(path), "%s/status", pid);
-	if (read_at(ps->dirfd, path, buf, sizeof(buf)) <= 0)
-		return -1;
-	/* kernel threads have no Rss lines: zero */
-	kb_field(buf, "RssAnon", &p->rss_anon);
-	kb_field(buf, "RssFile", &p->rss_file);
-	kb_field(buf, "RssShmem", &p->rss_shmem);
-	kb_field(buf, "VmSwap", &p->swap);
+	free(t);
+	s->ctr_have = 1U << MTD_C_MIN_FLT | 1U << MTD_C_MAJ_FLT;
 	return 0;
 }
 
-static const struct {
-	const char *key;
-	int mem;
-} meminfo_keys[] = {
-	{ "MemTotal", MTD_M_TOTAL }, { "MemFree", MTD_M_FREE },
-	{ "MemAvailable", MTD_M_AVAILABLE }, { "AnonPages", MTD_M_ANON },
-	{ "Shmem", MTD_M_SHMEM }, { "Mapped", MTD_M_MAPPED },
-	{ "Dirty", MTD_M_DIRTY }, { "Writeback", MTD_M_WRITEBACK },
-	{ "SReclaimable", MTD_M_SLAB_RECLAIMABLE },
-	{ "SUnreclaim", MTD_M_SLAB_UNRECLAIMABLE },
-	{ "PageTables", MTD_M_PAGE_TABLES },
-	{ "SwapTotal", MTD_M_SWAP_TOTAL }, { "SwapFree", MTD_M_SWAP_FREE },
-};
-
-static void read_meminfo(struct proc_src *ps, struct mtd_sample *s)
+/* The system's memory: libmemtrack's meminfo reader. */
+static void read_meminfo(struct mtd_sample *s)
 {
-	uint64_t cached, buffers, swapcached;
-	char buf[8192];
+	struct mt_sysinfo si = { 0 };
+	const struct memtrack_summary *m = &si.sum;
 	size_t i;
 
-	if (read_at(ps->dirfd, "meminfo", buf, sizeof(buf)) <= 0)
+	if (mt_proc_meminfo(&si))
 		return;
-	for (i = 0; i < ARRAY_SIZE(meminfo_keys); i++)
-		if (kb_field(buf, meminfo_keys[i].key,
-			     &s->mem[meminfo_keys[i].mem]))
-			s->mem_have |= 1U << meminfo_keys[i].mem;
-	/*
-	 * The kernel's file pages (what the module reports): meminfo's Cached
-	 * leaves out buffers and the swap cache.
-	 */
-	if (kb_field(buf, "Cached", &cached) &&
-	    kb_field(buf, "Buffers", &buffers) &&
-	    kb_field(buf, "SwapCached", &swapcached)) {
-		s->mem[MTD_M_FILE] = cached + buffers + swapcached;
-		s->mem_have |= 1U << MTD_M_FILE;
-	}
+	/* file_pages: Cached + Buffers + SwapCached, as the module counts */
+	s->mem[MTD_M_TOTAL] = m->mem_total;
+	s->mem[MTD_M_FREE] = m->mem_free;
+	s->mem[MTD_M_AVAILABLE] = si.mem_available;
+	s->mem[MTD_M_FILE] = m->file_pages;
+	s->mem[MTD_M_ANON] = m->anon_pages;
+	s->mem[MTD_M_SHMEM] = m->shmem;
+	s->mem[MTD_M_MAPPED] = m->mapped;
+	s->mem[MTD_M_DIRTY] = m->dirty;
+	s->mem[MTD_M_WRITEBACK] = m->writeback;
+	s->mem[MTD_M_SLAB_RECLAIMABLE] = m->slab_reclaimable;
+	s->mem[MTD_M_SLAB_UNRECLAIMABLE] = m->slab_unreclaimable;
+	s->mem[MTD_M_PAGE_TABLES] = m->page_tables;
+	s->mem[MTD_M_SWAP_TOTAL] = si.swap_total;
+	s->mem[MTD_M_SWAP_FREE] = m->swap_free;
+	for (i = 0; i < MTD_NR_MEM; i++)
+		s->mem_have |= 1U << i;
 }
 
 static void read_vmstat(struct proc_src *ps, struct mtd_sample *s)
@@ -184,36 +147,12 @@ static void read_vmstat(struct proc_src *ps, struct mtd_sample *s)
 
 static int proc_sample(struct mtd_source *src, struct mtd_sample *s)
 {
-	struct proc_src *ps = src->priv;
-	struct dirent *de;
-	DIR *d;
-	int fd;
+	int err = read_processes(s);
 
-	fd = openat(ps->dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	d = fdopendir(fd);
-	if (!d) {
-		close(fd);
-		return -errno;
-	}
-	while ((de = readdir(d))) {
-		struct mtd_proc *p;
-
-		if (de->d_name[0] < '1' || de->d_name[0] > '9')
-			continue;
-		p = mtd_sample_add(s);
-		if (!p) {
-			closedir(d);
-			return -ENOMEM;
-		}
-		if (read_process(ps, de->d_name, p))
-			s->nr--;	/* gone meanwhile */
-	}
-	closedir(d);
-	s->ctr_have = 1U << MTD_C_MIN_FLT | 1U << MTD_C_MAJ_FLT;
-	read_meminfo(ps, s);
-	read_vmstat(ps, s);
+	if (err)
+		return err;
+	read_meminfo(s);
+	read_vmstat(src->priv, s);
 	return 0;
 }
 

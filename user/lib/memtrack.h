@@ -363,6 +363,7 @@ struct mt_sysinfo {
 	bool module;			/* false: the /proc figures above */
 	uint64_t swap_total;		/* bytes, /proc/meminfo in both cases */
 	uint64_t buffers;
+	uint64_t mem_available;		/* bytes, /proc/meminfo in both cases */
 };
 
 int mt_source_sysinfo(struct mt_source *src, struct mt_sysinfo *si);

@@ -34,6 +34,7 @@ struct rows {
 	size_t n, cap;
 	struct cg_cache cg;
 	long tick_ns;
+	bool no_cgroup;			/* MT_PROC_NO_CGROUP */
 };
 
 /*
@@ -237,7 +238,8 @@ static int add_row(struct rows *r, int dfd, pid_t pid, pid_t tgid,
 		return 0;
 	if (thread)
 		t->threads = 1;
-	t->cgroup_id = read_cgroup(r, dfd);
+	if (!r->no_cgroup)
+		t->cgroup_id = read_cgroup(r, dfd);
 	r->n++;
 	return 0;
 }
@@ -284,7 +286,13 @@ static int finish(struct rows *r, int err, struct memtrack_task **out,
 
 int mt_proc_tasks(struct memtrack_task **out, size_t *n)
 {
-	struct rows r = { 0 };
+	return mt_proc_tasks_flags(out, n, 0);
+}
+
+int mt_proc_tasks_flags(struct memtrack_task **out, size_t *n,
+			unsigned int flags)
+{
+	struct rows r = { .no_cgroup = flags & MT_PROC_NO_CGROUP };
 
 	return finish(&r, scan(&r, "/proc", 0), out, n);
 }

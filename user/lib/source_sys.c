@@ -46,6 +46,7 @@ static const struct field meminfo_fields[] = {
 	{ "SwapFree", SUM(swap_free) },
 	{ "SwapTotal", SI(swap_total) },
 	{ "Buffers", SI(buffers) },
+	{ "MemAvailable", SI(mem_available) },
 };
 
 /*
@@ -112,6 +113,7 @@ int mt_proc_meminfo(struct mt_sysinfo *si)
 		return mt_seterr(-EBADMSG, "/proc/meminfo: no MemTotal");
 	si->swap_total = tmp.swap_total;
 	si->buffers = tmp.buffers;
+	si->mem_available = tmp.mem_available;
 	si->sum.nr_cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	memcpy(&si->sum.mem_total, &tmp.sum.mem_total,
 	       offsetof(struct memtrack_summary, page_alloc_failures) -
