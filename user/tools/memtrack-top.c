@@ -5,8 +5,11 @@
  * /proc otherwise.
  *
  *   memtrack-top [-d SECONDS] [-o SORT] [--pss] [--proc]       interactive
+ *                [--cluster ADDR:PORT]
  *   memtrack-top -b [-n ITERATIONS] [-d SECONDS] [--json] [-o SORT]
  *                   [--top ROWS] [--pss] [--proc]
+ *   memtrack-top -b --cluster ADDR:PORT [-n ITERATIONS] [-d SECONDS]
+ *                   [--json] [--top ROWS]
  */
 #include <errno.h>
 #include <getopt.h>
@@ -18,6 +21,9 @@
 #include <time.h>
 #include <unistd.h>
 #include "top.h"
+#include "query_target.h"
+#include "top_cluster.h"
+#include "top_cluster_view.h"
 #include "top_columns.h"
 #include "top_smaps.h"
 #include "top_ui.h"
@@ -25,9 +31,11 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: memtrack-top [-d SECONDS] [-o SORT] [--pss] [--proc]\n"
+		"usage: memtrack-top [-d SECONDS] [-o SORT] [--pss] [--proc] [--cluster ADDR:PORT]\n"
 		"       memtrack-top -b [-n ITERATIONS] [-d SECONDS] [--json] [-o SORT]\n"
 		"                       [--top ROWS] [--pss] [--proc]\n"
+		"       memtrack-top -b --cluster ADDR:PORT [-n ITERATIONS] [-d SECONDS]\n"
+		"                       [--json] [--top ROWS]\n"
 		"  (interactive: h for the keys)\n"
 		"  -b, --batch        print samples as text (like top -b), no terminal\n"
 		"  -n, --iterations N stop after N samples (default: until killed)\n"
@@ -38,6 +46,11 @@ static void usage(FILE *f)
 		"      --pss          PSS and USS columns, from /proc/PID/smaps_rollup of\n"
 		"                     the rows shown only (key S in the interactive view)\n"
 		"      --proc         read /proc even when the memtrack module is loaded\n"
+		"      --cluster ADDR:PORT\n"
+		"                     every node's processes and the programs summed\n"
+		"                     across nodes, from a memtrackd aggregator (key c;\n"
+		"                     authentication from memtrackd.conf); -b: the\n"
+		"                     --top ROWS largest processes (default 100)\n"
 		"  -h, --help         this help\n");
 }
 
@@ -53,6 +66,7 @@ struct opts {
 	long rows;			/* --top; 0: all */
 	double delay;
 	enum top_sort sort;
+	const char *cluster;		/* --cluster */
 };
 
 static int parse_sort(const char *s, enum top_sort *out)
@@ -79,6 +93,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{ "proc", no_argument, NULL, 'P' },
 		{ "top", required_argument, NULL, 'T' },
 		{ "pss", no_argument, NULL, 'S' },
+		{ "cluster", required_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -131,6 +146,17 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		case 'S':
 			o->smaps = true;
 			break;
+		case 'C': {
+			char addr[64];
+			unsigned int port;
+
+			if (mtd_parse_server(optarg, addr, sizeof(addr), &port)) {
+				fprintf(stderr, "memtrack-top: --cluster: ADDR:PORT expected (numeric, IPv6 in []): %s\n", optarg);
+				return 2;
+			}
+			o->cluster = optarg;
+			break;
+		}
 		case 'h':
 			usage(stdout);
 			exit(0);
@@ -161,6 +187,43 @@ static void sleep_for(double sec)
 	ts.tv_nsec = (long)((sec - ts.tv_sec) * 1e9);
 	while (nanosleep(&ts, &ts) && errno == EINTR)
 		;
+}
+
+/* Batch samples of the cluster; a failed answer ends it (exit 1). */
+static int run_cluster_batch(const struct opts *o)
+{
+	struct top_cluster *c;
+	struct top_cluster_snap s;
+	char err[512];
+	int timeout_ms = o->delay > 5 ? (int)(o->delay * 1000) : 5000;
+	long i;
+	int rc = 0;
+
+	c = top_cluster_new(o->cluster, NULL, o->rows ? (size_t)o->rows : 100,
+			    err, sizeof(err));
+	if (!c) {
+		fprintf(stderr, "memtrack-top: --cluster: %s\n", err);
+		return 1;
+	}
+	for (i = 0; !o->iterations || i < o->iterations; i++) {
+		if (i)
+			sleep_for(o->delay);
+		if (top_cluster_fetch(c, timeout_ms, &s)) {
+			fprintf(stderr, "memtrack-top: %s: %s\n",
+				top_cluster_name(c), s.error);
+			rc = 1;
+			break;
+		}
+		if (o->json)
+			top_cluster_batch_json(stdout, &s, top_cluster_name(c));
+		else
+			top_cluster_batch_text(stdout, &s, top_cluster_name(c));
+		top_cluster_snap_free(&s);
+		if (fflush(stdout) == EOF)
+			break;
+	}
+	top_cluster_free(c);
+	return rc;
 }
 
 static int run_batch(struct mt_source *src, const struct opts *o)
@@ -224,12 +287,15 @@ int main(int argc, char **argv)
 		fprintf(stderr, "memtrack-top: -n needs -b\n");
 		return 2;
 	}
+	if (o.batch && o.cluster)
+		return run_cluster_batch(&o);
 	src = mt_source_open(o.proc ? MT_SOURCE_PROC : 0);
 	if (!src) {
 		fprintf(stderr, "memtrack-top: %s\n", mt_errmsg());
 		return 1;
 	}
-	rc = o.batch ? run_batch(src, &o) : top_ui_run(src, o.delay, o.sort, o.smaps);
+	rc = o.batch ? run_batch(src, &o) : top_ui_run(src, o.delay, o.sort, o.smaps,
+						      o.cluster);
 	mt_source_close(src);
 	return rc;
 }

@@ -70,7 +70,7 @@ void top_batch_text(FILE *f, const struct top_table *tb, const char *source,
 	fputc('\n', f);
 }
 
-static void json_string(FILE *f, const char *s)
+void top_json_string(FILE *f, const char *s)
 {
 	fputc('"', f);
 	for (; *s; s++) {
@@ -90,11 +90,11 @@ static void json_row(FILE *f, const struct top_row *r, unsigned int show)
 
 	fprintf(f, "{\"type\":\"task\",\"pid\":%d,\"ppid\":%d,\"uid\":%u,"
 		"\"user\":", t->pid, t->ppid, t->uid);
-	json_string(f, r->user);
+	top_json_string(f, r->user);
 	fprintf(f, ",\"comm\":");
-	json_string(f, t->comm);
+	top_json_string(f, t->comm);
 	fprintf(f, ",\"cgroup\":");
-	json_string(f, r->cgroup);
+	top_json_string(f, r->cgroup);
 	fprintf(f, ",\"cgroup_max\":%" PRIu64, r->cg_max);
 	fprintf(f, ",\"threads\":%u,\"cgroup_id\":%llu,\"cpu_pct\":%.2f,"
 		"\"cpu_ns\":%llu,\"start_ns\":%llu,"
@@ -137,7 +137,7 @@ void top_batch_json(FILE *f, const struct top_table *tb, const char *source,
 	size_t i;
 
 	fprintf(f, "{\"type\":\"summary\",\"source\":");
-	json_string(f, source);
+	top_json_string(f, source);
 	fprintf(f, ",\"module\":%s,\"processes\":%zu,\"time\":%.6f,"
 		"\"interval\":%.6f,"
 		"\"mem_total\":%llu,\"mem_free\":%llu,\"used\":%" PRIu64

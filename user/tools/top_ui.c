@@ -15,6 +15,8 @@
 #include <ncurses.h>
 #include "top.h"
 #include "top_columns.h"
+#include "top_cluster.h"
+#include "top_cluster_view.h"
 #include "top_view.h"
 #include "top_events.h"
 #include "top_smaps.h"
@@ -22,6 +24,8 @@
 
 #define HEADER_LINES	6		/* above the column titles */
 #define EVENT_LINES	6		/* the events pane: title and 5 events */
+/* Processes asked of the aggregator for the cluster view (largest RSS). */
+#define TOP_CLUSTER_ROWS	1000
 
 static volatile sig_atomic_t quit_signal;
 
@@ -66,6 +70,11 @@ struct ui {
 	size_t scroll;
 	char user_name[32];
 	char message[128];		/* shown once on the status line */
+	/* the cluster view (c): NULL until first shown */
+	struct top_cluster *cluster;
+	const char *cluster_server;	/* --cluster; NULL: the config's */
+	bool cluster_view;
+	struct top_cluster_snap cs;	/* the latest answer, a copy */
 };
 
 static const char *const sort_titles[] = {
@@ -78,6 +87,14 @@ static const char *const sort_titles[] = {
 	[TOP_SORT_PGALLOC] = "PGALLOC/s", [TOP_SORT_KMALLOC] = "KMALLOC/s",
 	[TOP_SORT_NONE] = "-",
 };
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
 
 /* "[|||||###      12.3G/15.6G]": used (|) and cache (#) of total. */
 static void bar(int y, const char *label, uint64_t used, uint64_t cache,
@@ -142,7 +159,13 @@ static void draw_header(struct ui *u)
 		       (unsigned long long)s->oom_kills);
 	move(5, 0);
 	clrtoeol();
-	if (u->message[0]) {
+	if (u->cluster_view && !u->message[0]) {
+		char line[512];
+
+		top_cluster_status(&u->cs, top_cluster_name(u->cluster),
+				   now_s(), line, sizeof(line));
+		addnstr(line, COLS);
+	} else if (u->message[0]) {
 		printw("%s", u->message);
 		u->message[0] = '\0';
 	} else {
@@ -217,6 +240,80 @@ static void draw_table(struct ui *u)
 	}
 }
 
+/* The filter applies here too; the aggregator sorts by RSS. */
+static void draw_cluster(struct ui *u)
+{
+	int y = HEADER_LINES, rows = LINES - HEADER_LINES - 1 - pane_lines(u);
+	bool progs = u->vo.programs;
+	size_t n = progs ? u->cs.nprogs : u->cs.nprocs, i, shown = 0;
+	char line[512];
+
+	top_cluster_format_header(line, sizeof(line), progs);
+	attron(A_REVERSE);
+	mvaddnstr(y, 0, line, COLS);
+	for (i = strlen(line); (int)i < COLS; i++)
+		addch(' ');
+	attroff(A_REVERSE);
+	if (u->scroll >= n)
+		u->scroll = n ? n - 1 : 0;
+	for (i = u->scroll; i < n && (int)shown < rows; i++) {
+		const char *comm = progs ? u->cs.progs[i].comm :
+				   u->cs.procs[i].comm;
+
+		if (u->vo.filter[0] && !strcasestr(comm, u->vo.filter))
+			continue;
+		if (progs)
+			top_cluster_format_prog(&u->cs.progs[i], line,
+						sizeof(line));
+		else
+			top_cluster_format_proc(&u->cs.procs[i], line,
+						sizeof(line));
+		move(y + 1 + shown++, 0);
+		clrtoeol();
+		addnstr(line, COLS);
+	}
+	for (; (int)shown < rows; shown++) {
+		move(y + 1 + shown, 0);
+		clrtoeol();
+	}
+}
+
+/* The aggregator is asked as often as the screen is refreshed. */
+static int cluster_interval_ms(const struct ui *u)
+{
+	return u->delay < 0.5 ? 500 : u->delay > 5 ? 5000 :
+	       (int)(u->delay * 1000);
+}
+
+static void toggle_cluster(struct ui *u)
+{
+	char err[256];
+	int e;
+
+	if (u->cluster_view) {
+		u->cluster_view = false;
+		return;
+	}
+	if (!u->cluster) {
+		u->cluster = top_cluster_new(u->cluster_server, NULL,
+					     TOP_CLUSTER_ROWS, err,
+					     sizeof(err));
+		if (!u->cluster) {
+			snprintf(u->message, sizeof(u->message),
+				 "cluster view: %.100s", err);
+			return;
+		}
+	}
+	e = top_cluster_start(u->cluster, cluster_interval_ms(u));
+	if (e) {
+		snprintf(u->message, sizeof(u->message), "cluster view: %s",
+			 strerror(-e));
+		return;
+	}
+	u->cluster_view = true;
+	u->scroll = 0;
+}
+
 static const char *const help_text[] = {
 	"memtrack-top keys",
 	"",
@@ -229,6 +326,8 @@ static const char *const help_text[] = {
 	"  H          threads under their process",
 	"  t F5       process tree",
 	"  p          one row per program (all its processes summed)",
+	"  c          cluster view: every node's processes, from the aggregator",
+	"             (--cluster ADDR:PORT, else memtrackd.conf's); p: per program",
 	"  g          one row per cgroup (its processes summed; LIMIT: memory.max)",
 	"  e          events pane: OOM kills, reclaim stalls, RSS and growth alerts",
 	"  S          PSS and USS columns (smaps_rollup of the rows on screen)",
@@ -255,7 +354,10 @@ static void draw(struct ui *u)
 		draw_help();
 	} else {
 		draw_header(u);
-		draw_table(u);
+		if (u->cluster_view)
+			draw_cluster(u);
+		else
+			draw_table(u);
 		draw_events(u);
 	}
 	refresh();
@@ -373,6 +475,7 @@ static bool key(struct ui *u, int c)
 		u->vo.programs = false;
 		break;
 	case 'e': u->events = !u->events; break;
+	case 'c': toggle_cluster(u); break;
 	case 'S': u->smaps = !u->smaps; break;
 	case ' ': u->paused = !u->paused; break;
 	case 'd': case 's': ask_delay(u); break;
@@ -388,18 +491,11 @@ static bool key(struct ui *u, int c)
 	return true;
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 int top_ui_run(struct mt_source *src, double delay, enum top_sort sort,
-	       bool smaps)
+	       bool smaps, const char *cluster)
 {
-	struct ui u = { .delay = delay, .events = true, .smaps = smaps };
+	struct ui u = { .delay = delay, .events = true, .smaps = smaps,
+			.cluster_server = cluster };
 	double next = 0, left;
 	int c, err = 0;
 
@@ -416,6 +512,8 @@ int top_ui_run(struct mt_source *src, double delay, enum top_sort sort,
 	nonl();
 	keypad(stdscr, TRUE);
 	curs_set(0);
+	if (cluster)
+		toggle_cluster(&u);
 	while (!quit_signal) {
 		if (!u.paused && now_s() >= next) {
 			err = top_table_refresh(&u.tb);
@@ -425,17 +523,26 @@ int top_ui_run(struct mt_source *src, double delay, enum top_sort sort,
 			next = now_s() + u.delay;
 		}
 		top_events_read(&u.ev);
+		if (u.cluster_view) {
+			top_cluster_snap_free(&u.cs);
+			top_cluster_latest(u.cluster, &u.cs);
+		}
 		err = top_view_build(&u.view, &u.tb, &u.vo);
 		if (err)
 			break;
 		draw(&u);
 		left = u.paused ? 1 : next - now_s();
+		/* the cluster's answers come from a thread: look soon again */
+		if (u.cluster_view && left > 0.25)
+			left = 0.25;
 		timeout(left > 0 ? (int)(left * 1000) + 1 : 0);
 		c = getch();
 		if (c != ERR && !key(&u, c))
 			break;
 	}
 	endwin();
+	top_cluster_free(u.cluster);
+	top_cluster_snap_free(&u.cs);
 	top_view_free(&u.view);
 	top_table_free(&u.tb);
 	if (err) {

@@ -4,8 +4,12 @@
 
 #include "top.h"
 
-/* The interactive view until q or a quit signal; the exit status. */
+/*
+ * The interactive view until q or a quit signal; the exit status.  cluster:
+ * the aggregator of --cluster (start in the cluster view), NULL: the
+ * config's, asked only when c is pressed.
+ */
 int top_ui_run(struct mt_source *src, double delay, enum top_sort sort,
-	       bool smaps);
+	       bool smaps, const char *cluster);
 
 #endif

@@ -23,6 +23,7 @@
 #include "memtrack.h"
 #include "memtrackd.h"
 #include "query_client.h"
+#include "query_target.h"
 #include "relay_proto.h"
 
 #define DEFAULT_TIMEOUT_MS	10000
@@ -41,35 +42,6 @@ static void usage(FILE *f)
 		"  events NODE [LAST]\n"
 		"  FIELD: rss anon file shmem swap nproc; COND: comm=VALUE, node=VALUE\n",
 		DEFAULT_TIMEOUT_MS);
-}
-
-static int parse_server(const char *s, char *addr, size_t alen,
-			unsigned int *port)
-{
-	const char *colon = strrchr(s, ':');
-	size_t n;
-	char *end;
-	unsigned long p;
-
-	if (!colon)
-		return -1;
-	n = colon - s;
-	if (*s == '[') {
-		if (n < 3 || s[n - 1] != ']')
-			return -1;
-		s++;
-		n -= 2;
-	}
-	if (!n || n >= alen)
-		return -1;
-	memcpy(addr, s, n);
-	addr[n] = 0;
-	errno = 0;
-	p = strtoul(colon + 1, &end, 10);
-	if (errno || *end || !p || p > 65535 || colon[1] < '0' || colon[1] > '9')
-		return -1;
-	*port = p;
-	return 0;
 }
 
 static void json_str(const char *s)
@@ -204,10 +176,9 @@ int main(int argc, char **argv)
 	const char *cfgpath = NULL, *server = NULL;
 	struct mtd_query_result res;
 	struct mtd_query_client *q;
-	struct mtd_config cfg;
+	struct mtd_query_target t;
 	struct mtd_creds *creds;
-	char addr[64], err[512], query[MTD_RELAY_MAX_QUERY + 1] = "";
-	unsigned int port;
+	char err[512], query[MTD_RELAY_MAX_QUERY + 1] = "";
 	long timeout = DEFAULT_TIMEOUT_MS;
 	bool json = false;
 	int opt, i, ret;
@@ -253,32 +224,18 @@ int main(int argc, char **argv)
 			 argv[i]);
 	}
 	mtd_log_init(true);
-	mtd_config_defaults(&cfg);
-	if ((cfgpath || access(MTD_DEFAULT_CONFIG, R_OK) == 0) &&
-	    mtd_config_load(cfgpath ? cfgpath : MTD_DEFAULT_CONFIG, &cfg, err,
-			    sizeof(err))) {
+	switch (mtd_query_target(cfgpath, server, &t, err, sizeof(err))) {
+	case 0:
+		break;
+	case -2:
 		fprintf(stderr, "memtrack-query: %s\n", err);
 		return 2;
-	}
-	if (server) {
-		if (parse_server(server, addr, sizeof(addr), &port)) {
-			fprintf(stderr, "memtrack-query: -s %s: ADDR:PORT expected\n",
-				server);
-			return 2;
-		}
-	} else if (cfg.nr_aggregators) {
-		strcpy(addr, cfg.aggregators[0].addr);
-		port = cfg.aggregators[0].port;
-	} else {
-		strcpy(addr, cfg.agg.listen);
-		port = cfg.agg.port;
-	}
-	creds = mtd_creds_load(&cfg.auth, false, err, sizeof(err));
-	if (!creds) {
-		fprintf(stderr, "memtrack-query: credentials: %s\n", err);
+	default:
+		fprintf(stderr, "memtrack-query: %s\n", err);
 		return 1;
 	}
-	q = mtd_query_connect(addr, port, creds, timeout, err, sizeof(err));
+	creds = t.creds;
+	q = mtd_query_connect(t.addr, t.port, creds, timeout, err, sizeof(err));
 	if (!q) {
 		fprintf(stderr, "memtrack-query: %s\n", err);
 		mtd_creds_free(creds);

@@ -1,0 +1,307 @@
+#!/usr/bin/env python3
+"""memtrack-top's cluster view (--cluster, key c) against a real
+memtrackd --aggregate on loopback and two nodes, each memtrackd in /proc
+mode in a pid namespace of its own (tests/host/cluster_node.py) running
+memload copies of known sizes: the batch and JSON rows equal each node's
+/proc/PID/status and memtrack-query's answer, per-program totals sum the
+nodes, the interactive view shows them and switches with c and p, and an
+aggregator that never answers does not freeze the screen.
+
+usage: test_top_cluster.py [TEST...]   (root: unshare --pid)"""
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(ROOT, "tests", "guest"))
+from tmuxlib import Tmux  # noqa: E402
+
+DAEMON = os.path.join(ROOT, "build", "bin", "memtrackd")
+QUERY = os.path.join(ROOT, "build", "bin", "memtrack-query")
+TOP = os.path.join(ROOT, "build", "bin", "memtrack-top")
+MiB = 1 << 20
+BASE = 20000 + os.getpid() % 5000 * 4
+AGG_PORT, NODE_PORT0, SLOW_PORT = BASE, BASE + 1, BASE + 3
+SERVER = f"127.0.0.1:{AGG_PORT}"
+COMM = "mttopclus"
+SIZES = [[10 * MiB, 18 * MiB], [12 * MiB, 16 * MiB, 24 * MiB]]
+NODES = ["top-node-a", "top-node-b"]
+TESTS = []
+
+
+def test(fn):
+    TESTS.append(fn)
+    return fn
+
+
+def check(cond, msg):
+    if not cond:
+        raise AssertionError(msg)
+
+
+class Aggregator:
+    def __init__(self):
+        self.dir = tempfile.mkdtemp(prefix="mttopagg.")
+        conf = os.path.join(self.dir, "agg.conf")
+        with open(conf, "w") as f:
+            f.write(f"[aggregate]\nlisten = 127.0.0.1\nport = {AGG_PORT}\n"
+                    "down_after_ms = 3000\n")
+        self.err = open(os.path.join(self.dir, "stderr"), "w")
+        self.p = subprocess.Popen([DAEMON, "-f", "--aggregate", "-c", conf],
+                                  stdout=subprocess.DEVNULL, stderr=self.err)
+
+    def stop(self):
+        self.p.terminate()
+        self.p.wait(timeout=10)
+
+
+class Node:
+    """cluster_node.py in a pid namespace of its own."""
+
+    def __init__(self, i):
+        self.name = NODES[i]
+        self.dir = tempfile.mkdtemp(prefix="mttopnode.")
+        conf = os.path.join(self.dir, "node.conf")
+        with open(conf, "w") as f:
+            f.write(f"[memtrackd]\nnode = {self.name}\nport = {NODE_PORT0 + i}\n"
+                    "source = proc\nsample_interval_ms = 300\n"
+                    f"aggregators = {SERVER}\n")
+        self.p = subprocess.Popen(["unshare", "--pid", "--fork", "--mount-proc",
+                                   sys.executable, os.path.join(HERE, "cluster_node.py"),
+                                   conf, str(NODE_PORT0 + i), COMM,
+                                   ",".join(map(str, SIZES[i]))],
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  text=True, bufsize=1)
+        ready = json.loads(self.p.stdout.readline() or "{}")
+        check(ready.get("ev") == "ready", f"{self.name}: {ready}")
+
+    def status(self):
+        self.p.stdin.write("status\n")
+        self.p.stdin.flush()
+        return json.loads(self.p.stdout.readline())["procs"]
+
+    def close(self):
+        if self.p.poll() is None:
+            self.p.stdin.write("quit\n")
+            self.p.stdin.flush()
+            try:
+                self.p.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.p.kill()
+                self.p.wait()
+
+
+def query(*words):
+    r = subprocess.run([QUERY, "-s", SERVER, "--json"] + list(words),
+                       capture_output=True, text=True, timeout=30)
+    check(r.returncode == 0, f"memtrack-query {words}: {r.returncode} {r.stderr}")
+    return json.loads(r.stdout)
+
+
+def top_json(*args):
+    r = subprocess.run([TOP, "-b", "--json", "-n", "1"] + list(args),
+                       capture_output=True, text=True, timeout=60)
+    check(r.returncode == 0, f"memtrack-top {args}: {r.returncode} {r.stderr}")
+    lines = [json.loads(x) for x in r.stdout.splitlines()]
+    return lines[0], [x for x in lines if x["type"] == "task"], \
+        [x for x in lines if x["type"] == "program"]
+
+
+def expected(nodes):
+    """(node, pid) -> /proc/PID/status figures of every workload process."""
+    return {(n.name, p["pid"]): p for n in nodes for p in n.status()}
+
+
+def wait_all_seen(want, timeout=30):
+    end = time.monotonic() + timeout
+    while True:
+        rows = query("top", "100", "where", f"comm={COMM}")
+        got = {(r["node"], r["pid"]): r for r in rows}
+        if set(got) == set(want) and all(got[k]["rss"] == want[k]["rss"] for k in want):
+            return
+        check(time.monotonic() < end, f"aggregator has {sorted(got)}, want {sorted(want)}")
+        time.sleep(0.3)
+
+
+STATE = {}
+
+
+@test
+def batch_rows_equal_nodes_and_query():
+    want = STATE["want"]
+    head, tasks, progs = top_json("--cluster", SERVER, "--top", "100")
+    check(head["type"] == "cluster" and head["nodes_up"] == 2 and head["nodes_down"] == 0,
+          f"header {head}")
+    mine = {(t["node"], t["pid"]): t for t in tasks if t["comm"] == COMM}
+    check(set(mine) == set(want), f"rows {sorted(mine)}, want {sorted(want)}")
+    for k, w in want.items():
+        t = mine[k]
+        check((t["rss"], t["rss_anon"], t["rss_file"], t["rss_shmem"]) ==
+              (w["rss"], w["anon"], w["file"], w["shmem"]),
+              f"{k}: {t}, /proc/PID/status {w}")
+    # the same rows as memtrack-query's, in its order (largest RSS first)
+    q = query("top", "100")
+    check([(t["node"], t["pid"], t["rss"]) for t in tasks] ==
+          [(r["node"], r["pid"], r["rss"]) for r in q], "rows differ from memtrack-query top")
+    prog = [p for p in progs if p["comm"] == COMM]
+    check(len(prog) == 1 and prog[0]["nproc"] == len(want) and
+          prog[0]["rss"] == sum(w["rss"] for w in want.values()) and
+          prog[0]["rss_anon"] == sum(w["anon"] for w in want.values()),
+          f"program row {prog}, want {len(want)} processes, "
+          f"{sum(w['rss'] for w in want.values())} bytes")
+    # --top bounds the processes asked for
+    _, tasks, _ = top_json("--cluster", SERVER, "--top", "3")
+    check(len(tasks) == 3 and [t["rss"] for t in tasks] == [r["rss"] for r in q[:3]],
+          f"--top 3: {tasks}")
+
+
+def cluster_rows(lines):
+    """Rows under NODE PID COMMAND titles: {(node, pid): rss_kib}."""
+    for i, line in enumerate(lines):
+        if line.split()[:3] == ["NODE", "PID", "COMMAND"]:
+            rows = {}
+            for row in lines[i + 1:]:
+                f = row.split()
+                if len(f) == 8 and f[1].isdigit():
+                    rows[(f[0], int(f[1]))] = (f[2], int(f[3]))
+            return rows
+    return None
+
+
+def program_row(lines, comm):
+    for i, line in enumerate(lines):
+        if line.split()[:2] == ["COMMAND", "NPROC"]:
+            for row in lines[i + 1:]:
+                f = row.split()
+                if f and f[0] == comm:
+                    return int(f[1]), int(f[2])
+    return None
+
+
+@test
+def interactive_cluster_view():
+    want = STATE["want"]
+    with Tmux() as tm:
+        tm.type(f"{TOP} --cluster {SERVER}; echo EXIT=$?")
+        tm.keys("Enter")
+        rows = tm.wait(lambda ls: (r := cluster_rows(ls)) and
+                       {k for k, v in r.items() if v[0] == COMM} == set(want) and r,
+                       "cluster rows with every node's workload")
+        for k, w in want.items():
+            check(rows[k][1] == w["rss"] >> 10, f"{k}: RSS {rows[k][1]} KiB, want {w['rss'] >> 10}")
+        tm.wait(lambda ls: any(f"cluster {SERVER}: 2 nodes up, 0 down" in x for x in ls),
+                "status line with the nodes")
+        tm.type("p")
+        total = sum(w["rss"] for w in want.values()) >> 10
+        tm.wait(lambda ls: program_row(ls, COMM) == (len(want), total),
+                f"per-program row {COMM} {len(want)} {total}")
+        tm.type("c")
+        tm.wait(lambda ls: any(x.split()[:3] == ["PID", "USER", "COMMAND"] for x in ls),
+                "the local view after c")
+        tm.type("c")
+        tm.wait(lambda ls: program_row(ls, COMM) == (len(want), total), "back to the cluster")
+        tm.type("q")
+        tm.wait(lambda ls: any("EXIT=0" in x for x in ls), "exit status 0")
+        check(not tm.alternate_on(), "terminal not restored")
+
+
+class Silent:
+    """Accepts connections and never says a word."""
+
+    def __init__(self):
+        self.s = socket.socket()
+        self.s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.s.bind(("127.0.0.1", SLOW_PORT))
+        self.s.listen(16)
+        self.conns = []
+        threading.Thread(target=self.run, daemon=True).start()
+
+    def run(self):
+        while True:
+            try:
+                self.conns.append(self.s.accept()[0])
+            except OSError:
+                return
+
+    def close(self):
+        self.s.close()
+        for c in self.conns:
+            c.close()
+
+
+@test
+def silent_aggregator_does_not_freeze_the_view():
+    slow = Silent()
+    try:
+        with Tmux() as tm:
+            tm.type(f"{TOP} -d 1 --cluster 127.0.0.1:{SLOW_PORT}; echo EXIT=$?")
+            tm.keys("Enter")
+            tm.wait(lambda ls: any(f"cluster 127.0.0.1:{SLOW_PORT}: asking..." in x
+                                   for x in ls), "asking... while it does not answer")
+            # keys are served at once while the aggregator is silent
+            t0 = time.monotonic()
+            tm.type("h")
+            tm.wait(lambda ls: any("memtrack-top keys" in x for x in ls), "help", timeout=2)
+            check(time.monotonic() - t0 < 2, "help took over 2 s")
+            tm.type("x")
+            tm.wait(lambda ls: any("timed out" in x.lower() for x in ls),
+                    "the timeout on the status line", timeout=15)
+            t0 = time.monotonic()
+            tm.type("q")
+            tm.wait(lambda ls: any("EXIT=0" in x for x in ls), "quit", timeout=10)
+        t0 = time.monotonic()
+        r = subprocess.run([TOP, "-b", "-n", "1", "--cluster", f"127.0.0.1:{SLOW_PORT}"],
+                           capture_output=True, text=True, timeout=60)
+        took = time.monotonic() - t0
+        check(r.returncode == 1 and "timed out" in r.stderr.lower() and took < 12,
+              f"batch against a silent aggregator: rc {r.returncode} in {took:.1f}s, {r.stderr}")
+    finally:
+        slow.close()
+
+
+@test
+def bad_aggregators_are_reported():
+    for server, rc, words in ((f"127.0.0.1:{SLOW_PORT + 1}", 1, "refused"),
+                              ("nohost", 2, "ADDR:PORT expected"),
+                              ("127.0.0.1:0", 2, "ADDR:PORT expected")):
+        r = subprocess.run([TOP, "-b", "-n", "1", "--cluster", server],
+                           capture_output=True, text=True, timeout=30)
+        check(r.returncode == rc and words.lower() in r.stderr.lower() and not r.stdout,
+              f"--cluster {server}: rc {r.returncode}, {r.stderr!r}")
+
+
+def main(argv):
+    names = argv[1:]
+    agg = Aggregator()
+    nodes = []
+    failed = 0
+    try:
+        for i in range(len(NODES)):
+            nodes.append(Node(i))
+        STATE["want"] = expected(nodes)
+        wait_all_seen(STATE["want"])
+        for fn in TESTS:
+            if names and fn.__name__ not in names:
+                continue
+            t0 = time.monotonic()
+            try:
+                fn()
+                print(f"PASS {fn.__name__} ({time.monotonic() - t0:.1f}s)", flush=True)
+            except Exception as e:  # noqa: BLE001 - report and go on
+                failed += 1
+                print(f"FAIL {fn.__name__}: {e}", flush=True)
+    finally:
+        for n in nodes:
+            n.close()
+        agg.stop()
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
