@@ -393,6 +393,8 @@ static void ask_delay(struct ui *u)
 			 "not a delay from 0.1 to 3600 s: %s", buf);
 	else
 		u->delay = d;
+	if (u->cluster_view)
+		top_cluster_start(u->cluster, cluster_interval_ms(u));
 }
 
 static void ask_user(struct ui *u)
