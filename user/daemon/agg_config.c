@@ -4,10 +4,8 @@
  * listens on and how much it keeps.  Every bound has a limit so that a
  * typo cannot ask for unbounded memory.
  */
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <arpa/inet.h>
 
 #include "memtrackd.h"
 
@@ -20,22 +18,6 @@ void mtd_agg_config_defaults(struct mtd_agg_config *c)
 	c->max_nodes = 4096;
 	c->max_conns = 8192;
 	c->records_keep = 10000;
-}
-
-static int uint_in(const char *v, unsigned long min, unsigned long max,
-		   unsigned int *out)
-{
-	unsigned long n;
-	char *end;
-
-	if (*v < '0' || *v > '9')
-		return -1;
-	errno = 0;
-	n = strtoul(v, &end, 10);
-	if (errno || *end || n < min || n > max)
-		return -1;
-	*out = n;
-	return 0;
 }
 
 int mtd_agg_config_key(struct mtd_agg_config *c, const char *name,
@@ -61,14 +43,12 @@ int mtd_agg_config_key(struct mtd_agg_config *c, const char *name,
 		{ "records_keep", offsetof(struct mtd_agg_config, records_keep),
 		  0, 1000000, "must be 0..1000000" },
 	};
-	unsigned char a[sizeof(struct in6_addr)];
 	size_t i;
 
 	if (!strcmp(name, "listen")) {
 		*why = "must be a numeric IPv4 or IPv6 address";
 		if (strlen(value) >= sizeof(c->listen) ||
-		    (inet_pton(AF_INET, value, a) != 1 &&
-		     inet_pton(AF_INET6, value, a) != 1))
+		    !mtd_valid_address(value))
 			return 0;
 		strcpy(c->listen, value);
 		return 1;
@@ -81,7 +61,7 @@ int mtd_agg_config_key(struct mtd_agg_config *c, const char *name,
 		if (strcmp(name, keys[i].name))
 			continue;
 		*why = keys[i].why;
-		return uint_in(value, keys[i].min, keys[i].max,
+		return mtd_parse_uint(value, keys[i].min, keys[i].max,
 			       (unsigned int *)((char *)c + keys[i].off)) ? 0 : 1;
 	}
 	return -1;

@@ -372,7 +372,6 @@ static void peer_name(const struct sockaddr_storage *ss, char *out, size_t len)
 
 static void accept_one(struct agg *a, int lfd, pthread_attr_t *attr)
 {
-	struct timeval tv = { .tv_sec = SEND_TIMEOUT_S };
 	struct sockaddr_storage ss;
 	socklen_t sl = sizeof(ss);
 	struct conn_ctx *x;
@@ -406,8 +405,7 @@ static void accept_one(struct agg *a, int lfd, pthread_attr_t *attr)
 		conn_log(x, "refused", "too many connections (max_conns)");
 		goto drop;
 	}
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	mtd_set_timeouts(fd, SEND_TIMEOUT_S * 1000);
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	if (pthread_create(&t, attr, conn_main, x)) {
 		conn_log(x, "refused", "cannot start a thread");

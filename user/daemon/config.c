@@ -56,8 +56,8 @@ static char *read_line(char *str, int num, void *stream)
 	return s;
 }
 
-static int parse_uint(const char *v, unsigned long min, unsigned long max,
-		      unsigned int *out)
+int mtd_parse_uint(const char *v, unsigned long min, unsigned long max,
+		   unsigned int *out)
 {
 	unsigned long n;
 	char *end;
@@ -93,7 +93,7 @@ static int copy_str(char *dst, size_t size, const char *v)
 	return 0;
 }
 
-static int valid_address(const char *v)
+bool mtd_valid_address(const char *v)
 {
 	unsigned char a[sizeof(struct in6_addr)];
 
@@ -131,8 +131,8 @@ static int parse_aggregators(struct mtd_config *c, const char *v)
 			return -1;	/* IPv6 needs brackets */
 		}
 		if (strlen(addr) >= sizeof(c->aggregators[0].addr) ||
-		    !valid_address(addr) ||
-		    parse_uint(colon + 1, 1, 65535,
+		    !mtd_valid_address(addr) ||
+		    mtd_parse_uint(colon + 1, 1, 65535,
 			       &c->aggregators[c->nr_aggregators].port))
 			return -1;
 		strcpy(c->aggregators[c->nr_aggregators++].addr, addr);
@@ -172,13 +172,13 @@ static int handle_line(void *user, const char *section, const char *name,
 			return 1;
 		why = "must be 1..255 characters";
 	} else if (!strcmp(name, "listen")) {
-		if (strlen(value) < sizeof(c->listen) && valid_address(value)) {
+		if (strlen(value) < sizeof(c->listen) && mtd_valid_address(value)) {
 			strcpy(c->listen, value);
 			return 1;
 		}
 		why = "must be a numeric IPv4 or IPv6 address";
 	} else if (!strcmp(name, "port")) {
-		if (!parse_uint(value, 1, 65535, &c->port))
+		if (!mtd_parse_uint(value, 1, 65535, &c->port))
 			return 1;
 		why = "must be 1..65535";
 	} else if (!strcmp(name, "source")) {
@@ -194,15 +194,15 @@ static int handle_line(void *user, const char *section, const char *name,
 bad_source:
 		why = "must be auto, module or proc";
 	} else if (!strcmp(name, "top_pids")) {
-		if (!parse_uint(value, 0, MTD_MAX_TOP_PIDS, &c->top_pids))
+		if (!mtd_parse_uint(value, 0, MTD_MAX_TOP_PIDS, &c->top_pids))
 			return 1;
 		why = "must be 0..1000";
 	} else if (!strcmp(name, "max_programs")) {
-		if (!parse_uint(value, 1, 1000000, &c->max_programs))
+		if (!mtd_parse_uint(value, 1, 1000000, &c->max_programs))
 			return 1;
 		why = "must be 1..1000000";
 	} else if (!strcmp(name, "sample_interval_ms")) {
-		if (!parse_uint(value, 0, 3600000, &c->sample_interval_ms) &&
+		if (!mtd_parse_uint(value, 0, 3600000, &c->sample_interval_ms) &&
 		    (c->sample_interval_ms == 0 || c->sample_interval_ms >= 100))
 			return 1;
 		why = "must be 0 or 100..3600000";
@@ -215,7 +215,7 @@ bad_source:
 			return 1;
 		why = "must be ADDRESS:PORT[, ...] (numeric, IPv6 in [], at most 8)";
 	} else if (!strcmp(name, "relay_buffer_kb")) {
-		if (!parse_uint(value, 4, 1048576, &c->relay_buffer_kb))
+		if (!mtd_parse_uint(value, 4, 1048576, &c->relay_buffer_kb))
 			return 1;
 		why = "must be 4..1048576";
 	} else if (!strcmp(name, "auth")) {

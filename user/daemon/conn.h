@@ -44,6 +44,15 @@ struct mtd_auth_config {
 	char key_file[256];	/* ...and its private key */
 };
 
+/*
+ * A TCP connection to addr (numeric IPv4 or IPv6) port, made within
+ * connect_ms, then blocking, with TCP_NODELAY: the socket for
+ * mtd_conn_open(), or -errno (-EINVAL: not a numeric address).
+ */
+int mtd_dial(const char *addr, unsigned int port, int connect_ms);
+/* Send and receive timeouts of ms (at least 1 ms): 0 or -errno. */
+int mtd_set_timeouts(int fd, int ms);
+
 /* Credentials, loaded once (before privileges are dropped), shared. */
 struct mtd_creds;
 

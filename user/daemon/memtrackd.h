@@ -84,6 +84,11 @@ struct mtd_config {
 void mtd_config_defaults(struct mtd_config *c);
 /* yes/true/1, no/false/0: 0, or -1 for anything else. */
 int mtd_parse_bool(const char *v, bool *out);
+/* A numeric IPv4 or IPv6 address. */
+bool mtd_valid_address(const char *v);
+/* A decimal in min..max into *out: 0, or -1. */
+int mtd_parse_uint(const char *v, unsigned long min, unsigned long max,
+		   unsigned int *out);
 /* 0, or -1 with a message (file:line: why) in err. */
 int mtd_config_load(const char *path, struct mtd_config *c,
 		    char *err, size_t errlen);

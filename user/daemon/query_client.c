@@ -1,16 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The query client (query_client.h). */
 #include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <sys/socket.h>
 
 #include "conn.h"
 #include "frame_io.h"
@@ -22,65 +16,6 @@
 struct mtd_query_client {
 	struct mtd_conn *c;
 };
-
-/* Socket timeouts bound what conn.c does without a deadline (TLS). */
-static int set_timeouts(int fd, int ms)
-{
-	struct timeval tv = { .tv_sec = ms / 1000, .tv_usec = ms % 1000 * 1000 };
-
-	if (!tv.tv_sec && !tv.tv_usec)
-		tv.tv_usec = 1000;
-	return setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) ||
-	       setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) ?
-	       -errno : 0;
-}
-
-static int dial(const char *addr, unsigned int port, int64_t deadline)
-{
-	struct sockaddr_storage ss = { 0 };
-	struct sockaddr_in *in4 = (struct sockaddr_in *)&ss;
-	struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
-	socklen_t len, elen = sizeof(int);
-	struct pollfd pfd;
-	int fd, err = 0, one = 1;
-	int64_t left;
-
-	if (inet_pton(AF_INET, addr, &in4->sin_addr) == 1) {
-		in4->sin_family = AF_INET;
-		in4->sin_port = htons(port);
-		len = sizeof(*in4);
-	} else if (inet_pton(AF_INET6, addr, &in6->sin6_addr) == 1) {
-		in6->sin6_family = AF_INET6;
-		in6->sin6_port = htons(port);
-		len = sizeof(*in6);
-	} else {
-		return -EINVAL;
-	}
-	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (fd < 0)
-		return -errno;
-	if (connect(fd, (struct sockaddr *)&ss, len) && errno != EINPROGRESS)
-		goto fail;
-	pfd = (struct pollfd){ .fd = fd, .events = POLLOUT };
-	left = deadline - mtd_mono_ms();
-	if (left <= 0 || poll(&pfd, 1, (int)left) != 1) {
-		errno = ETIMEDOUT;
-		goto fail;
-	}
-	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &elen) || err) {
-		errno = err ? err : errno;
-		goto fail;
-	}
-	if (fcntl(fd, F_SETFL, 0) ||
-	    set_timeouts(fd, (int)(deadline - mtd_mono_ms())) ||
-	    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)))
-		goto fail;
-	return fd;
-fail:
-	err = -errno;
-	close(fd);
-	return err;
-}
 
 struct mtd_query_client *mtd_query_connect(const char *addr, unsigned int port,
 					   struct mtd_creds *creds,
@@ -94,7 +29,15 @@ struct mtd_query_client *mtd_query_connect(const char *addr, unsigned int port,
 	uint8_t type;
 	int fd, r;
 
-	fd = dial(addr, port, deadline);
+	fd = mtd_dial(addr, port, timeout_ms);
+	/* the socket's timeouts bound what conn.c does without a deadline */
+	if (fd >= 0) {
+		r = mtd_set_timeouts(fd, (int)(deadline - mtd_mono_ms()));
+		if (r) {
+			close(fd);
+			fd = r;
+		}
+	}
 	if (fd < 0) {
 		snprintf(err, errlen, "connecting to %s port %u: %s", addr, port,
 			 fd == -EINVAL ? "not a numeric address" : strerror(-fd));
@@ -263,7 +206,7 @@ int mtd_query_run(struct mtd_query_client *q, const char *query,
 			 "a query has 1..%d bytes", MTD_RELAY_MAX_QUERY);
 		return 0;
 	}
-	r = set_timeouts(mtd_conn_fd(q->c), timeout_ms);
+	r = mtd_set_timeouts(mtd_conn_fd(q->c), timeout_ms);
 	if (!r)
 		r = mtd_frame_write(q->c, MTD_RELAY_QUERY, query, qlen);
 	if (!r)

@@ -22,11 +22,7 @@
 #include <string.h>
 #include <syslog.h>
 #include <unistd.h>
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <sys/random.h>
-#include <sys/socket.h>
 
 #include "conn.h"
 #include "relay.h"
@@ -35,7 +31,7 @@
 #define BACKOFF_MIN_MS		100
 #define BACKOFF_MAX_MS		10000
 #define CONNECT_TIMEOUT_MS	5000
-#define IO_TIMEOUT_S		10
+#define IO_TIMEOUT_MS		10000
 #define HEARTBEAT_MS		1000
 
 struct relay_msg {
@@ -165,53 +161,6 @@ static bool nap(struct relay_peer *p, int ms)
 		while (read(p->wake[0], buf, sizeof(buf)) > 0)
 			;
 	return stopping(p->r);
-}
-
-static int dial(struct relay_peer *p)
-{
-	struct sockaddr_storage ss = { 0 };
-	struct sockaddr_in *in4 = (struct sockaddr_in *)&ss;
-	struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
-	struct timeval tv = { .tv_sec = IO_TIMEOUT_S };
-	struct pollfd pfd;
-	socklen_t len, elen = sizeof(int);
-	int fd, err = 0, one = 1;
-
-	if (inet_pton(AF_INET, p->addr, &in4->sin_addr) == 1) {
-		in4->sin_family = AF_INET;
-		in4->sin_port = htons(p->port);
-		len = sizeof(*in4);
-	} else {
-		inet_pton(AF_INET6, p->addr, &in6->sin6_addr);
-		in6->sin6_family = AF_INET6;
-		in6->sin6_port = htons(p->port);
-		len = sizeof(*in6);
-	}
-	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (fd < 0)
-		return -errno;
-	if (connect(fd, (struct sockaddr *)&ss, len) && errno != EINPROGRESS)
-		goto fail;
-	pfd = (struct pollfd){ .fd = fd, .events = POLLOUT };
-	if (poll(&pfd, 1, CONNECT_TIMEOUT_MS) != 1) {
-		errno = ETIMEDOUT;
-		goto fail;
-	}
-	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &elen) || err) {
-		errno = err ? err : errno;
-		goto fail;
-	}
-	/* blocking from here, with timeouts: one aggregator's thread only */
-	if (fcntl(fd, F_SETFL, 0) ||
-	    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) ||
-	    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) ||
-	    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)))
-		goto fail;
-	return fd;
-fail:
-	err = -errno;
-	close(fd);
-	return err;
 }
 
 /* HELLO, WELCOME: returns the seq to send next, or -errno. */
@@ -389,8 +338,16 @@ static void *peer_thread(void *arg)
 		struct mtd_conn *c;
 		char why[256];
 		int64_t next;
-		int fd = dial(p), err;
+		int fd = mtd_dial(p->addr, p->port, CONNECT_TIMEOUT_MS), err;
 
+		/* blocking from here, with timeouts: one aggregator's thread */
+		if (fd >= 0) {
+			err = mtd_set_timeouts(fd, IO_TIMEOUT_MS);
+			if (err) {
+				close(fd);
+				fd = err;
+			}
+		}
 		if (fd < 0) {
 			err = fd;
 			goto retry;
