@@ -135,7 +135,7 @@ int mtr_hook_group_set(struct mtr_hook_group *g, bool on)
 	if (g->enabled == on)
 		return 0;
 	if (!on && g->always_on)
-		return -EPERM;
+		return -EINVAL;
 	if (on)
 		err = mtr_group_attach(g);
 	else

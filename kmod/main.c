@@ -21,7 +21,6 @@ MODULE_PARM_DESC(retention_ms, "How long exited tasks stay listed (ms)");
 module_param_named(ring_kb, mtr_ring_kb, uint, 0444);
 MODULE_PARM_DESC(ring_kb, "Per-CPU buffer of each /dev/memtrack reader (KiB)");
 
-DEFINE_MUTEX(mtr_config_lock);
 u64 mtr_load_ns;
 DEFINE_PER_CPU(struct mtr_totals, mtr_totals);
 
@@ -59,16 +58,9 @@ static int __init mtr_init(void)
 	unsigned int g;
 	int err;
 
-	if (mtr_retention_ms > MEMTRACK_RETENTION_MS_MAX) {
-		pr_err(MTR_NAME ": retention_ms above %u\n",
-		       MEMTRACK_RETENTION_MS_MAX);
-		return -EINVAL;
-	}
-	if (!mtr_ring_kb_valid(mtr_ring_kb)) {
-		pr_err(MTR_NAME ": ring_kb must be a power of two in %u..%u\n",
-		       MEMTRACK_RING_KB_MIN, MEMTRACK_RING_KB_MAX);
-		return -EINVAL;
-	}
+	err = mtr_config_check_params();
+	if (err)
+		return err;
 	mtr_load_ns = ktime_get_ns();
 	err = mtr_table_init();
 	if (err)

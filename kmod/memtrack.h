@@ -221,10 +221,48 @@ void mtr_hooks_detach_all(void);
 unsigned int mtr_hook_group_attached(const struct mtr_hook_group *g);
 unsigned int mtr_hook_group_size(const struct mtr_hook_group *g);
 
-/* main.c: configuration. */
-extern unsigned int mtr_retention_ms;
+extern unsigned int mtr_retention_ms;	/* main.c */
 extern u64 mtr_load_ns;
+
+/*
+ * config.c: the settings and the one way to change them.  A request carries
+ * only what it changes (value[k] where bit k of set is on; enable[g] >= 0);
+ * each value is range-checked as it is added, and mtr_config_apply() changes
+ * all of it or nothing.
+ */
+enum mtr_config_key_id {
+	MTR_CFG_RETENTION_MS,
+	MTR_CFG_RING_KB,
+	MTR_CFG_RSS_ALERT_KB,
+	MTR_CFG_RSS_GROWTH_KBPS,
+	MTR_CFG_NR
+};
+
+struct mtr_config_key {
+	const char *name;
+	unsigned int *var;
+	bool (*valid)(unsigned int v);
+};
+
+#define MTR_MAX_HOOK_GROUPS	16
+struct mtr_config_req {
+	u32 set;
+	unsigned int value[MTR_CFG_NR];
+	s8 enable[MTR_MAX_HOOK_GROUPS];
+};
+
 extern struct mutex mtr_config_lock;
+extern const struct mtr_config_key mtr_config_keys[MTR_CFG_NR];
+int mtr_config_check_params(void);
+int mtr_config_key_index(const char *name);
+int mtr_config_group_index(const char *name);
+void mtr_config_req_init(struct mtr_config_req *req);
+/* -ERANGE for a value out of its documented range. */
+int mtr_config_req_value(struct mtr_config_req *req, enum mtr_config_key_id k,
+			 unsigned int v);
+/* -EINVAL for switching off a group that cannot be. */
+int mtr_config_req_group(struct mtr_config_req *req, unsigned int g, bool on);
+int mtr_config_apply(const struct mtr_config_req *req);
 
 /*
  * events.c, ring.c: records.  A reader (an opener of /dev/memtrack, or the

@@ -525,29 +525,11 @@ static int mtr_nl_get_config(struct sk_buff *skb, struct genl_info *info)
 	return genlmsg_reply(msg, info);
 }
 
-/* A validated SET_CONFIG: -1 leaves a setting as it is. */
-#define MTR_MAX_HOOK_GROUPS	16
-struct mtr_config_req {
-	s64 retention_ms;
-	s8 enable[MTR_MAX_HOOK_GROUPS];
-};
-
-static int mtr_group_index(const char *name)
-{
-	unsigned int i;
-
-	for (i = 0; i < mtr_nr_groups; i++)
-		if (!strcmp(name, mtr_groups[i]->name))
-			return i;
-	return -1;
-}
-
 static int mtr_parse_group(const struct nlattr *nest, struct mtr_config_req *req,
 			   struct netlink_ext_ack *extack)
 {
 	struct nlattr *tb[MEMTRACK_HOOK_ATTR_MAX + 1];
 	int err, g;
-	u8 on;
 
 	err = nla_parse_nested(tb, MEMTRACK_HOOK_ATTR_MAX, nest,
 			       mtr_group_policy, extack);
@@ -557,23 +539,24 @@ static int mtr_parse_group(const struct nlattr *nest, struct mtr_config_req *req
 		NL_SET_ERR_MSG_ATTR(extack, nest, "group needs NAME and ENABLED");
 		return -EINVAL;
 	}
-	g = mtr_group_index(nla_data(tb[MEMTRACK_HOOK_ATTR_NAME]));
+	g = mtr_config_group_index(nla_data(tb[MEMTRACK_HOOK_ATTR_NAME]));
 	if (g < 0) {
 		NL_SET_ERR_MSG_ATTR(extack, tb[MEMTRACK_HOOK_ATTR_NAME],
 				    "unknown hook group");
 		return -EINVAL;
 	}
-	on = nla_get_u8(tb[MEMTRACK_HOOK_ATTR_ENABLED]);
-	if (!on && mtr_groups[g]->always_on) {
+	err = mtr_config_req_group(req, g,
+				   nla_get_u8(tb[MEMTRACK_HOOK_ATTR_ENABLED]));
+	if (err)
 		NL_SET_ERR_MSG_ATTR(extack, tb[MEMTRACK_HOOK_ATTR_ENABLED],
 				    "this hook group cannot be switched off");
-		return -EPERM;
-	}
-	req->enable[g] = on;
-	return 0;
+	return err;
 }
 
-/* Everything is checked before anything changes. */
+/*
+ * A request names only what it changes: an absent attribute leaves its
+ * setting as it is.  Everything is checked before anything changes.
+ */
 static int mtr_parse_config(struct genl_info *info, struct mtr_config_req *req)
 {
 	struct nlattr *hooks = info->attrs[MEMTRACK_ATTR_HOOKS];
@@ -581,11 +564,18 @@ static int mtr_parse_config(struct genl_info *info, struct mtr_config_req *req)
 	struct nlattr *nest;
 	int rem, err;
 
-	req->retention_ms = rt ? nla_get_u32(rt) : -1;
-	memset(req->enable, -1, sizeof(req->enable));
+	mtr_config_req_init(req);
 	if (!rt && !hooks) {
 		NL_SET_ERR_MSG(info->extack, "nothing to set");
 		return -EINVAL;
+	}
+	if (rt) {
+		err = mtr_config_req_value(req, MTR_CFG_RETENTION_MS,
+					   nla_get_u32(rt));
+		if (err) {
+			NL_SET_ERR_MSG_ATTR(info->extack, rt, "out of range");
+			return err;
+		}
 	}
 	if (!hooks)
 		return 0;
@@ -597,28 +587,6 @@ static int mtr_parse_config(struct genl_info *info, struct mtr_config_req *req)
 	return 0;
 }
 
-/* Caller holds mtr_config_lock; undoes what it did if a group fails. */
-static int mtr_apply_groups(const struct mtr_config_req *req,
-			    struct netlink_ext_ack *extack)
-{
-	bool was[MTR_MAX_HOOK_GROUPS];
-	unsigned int i;
-	int err = 0;
-
-	for (i = 0; i < mtr_nr_groups && !err; i++) {
-		was[i] = mtr_groups[i]->enabled;
-		if (req->enable[i] >= 0)
-			err = mtr_hook_group_set(mtr_groups[i], req->enable[i]);
-	}
-	if (!err)
-		return 0;
-	NL_SET_ERR_MSG(extack, "attaching a hook group failed");
-	/* The failed group is unchanged; put back the ones before it. */
-	for (i--; i-- > 0;)
-		mtr_hook_group_set(mtr_groups[i], was[i]);
-	return err;
-}
-
 static int mtr_nl_set_config(struct sk_buff *skb, struct genl_info *info)
 {
 	struct mtr_config_req req;
@@ -627,11 +595,9 @@ static int mtr_nl_set_config(struct sk_buff *skb, struct genl_info *info)
 	err = mtr_parse_config(info, &req);
 	if (err)
 		return err;
-	mutex_lock(&mtr_config_lock);
-	err = mtr_apply_groups(&req, info->extack);
-	if (!err && req.retention_ms >= 0)
-		WRITE_ONCE(mtr_retention_ms, req.retention_ms);
-	mutex_unlock(&mtr_config_lock);
+	err = mtr_config_apply(&req);
+	if (err)
+		NL_SET_ERR_MSG(info->extack, "attaching a hook group failed");
 	return err;
 }
 

@@ -1,16 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * /proc/memtrack/config: "key value" lines.  A write carries exactly one
- * "key value" (optionally newline-terminated); anything else is refused with
- * EINVAL and changes nothing.  Keys: retention_ms (0..MAX), ring_kb (the
- * per-CPU buffer of readers opened from now on) and one per hook group, "on"
- * or "off".
+ * /proc/memtrack/config: "key value" lines, in the forms the file shows.  A
+ * write carries exactly one "key value" (optionally newline-terminated);
+ * anything else is refused with EINVAL and changes nothing.  The keys and
+ * their ranges are config.c's; hook groups take "on" or "off".
  */
 #include <linux/proc_fs.h>
 #include <linux/seq_file.h>
 #include <linux/uaccess.h>
 #include <linux/capability.h>
 #include <linux/kernel.h>
+#include <linux/ctype.h>
 #include <linux/string.h>
 #include "memtrack.h"
 
@@ -18,13 +18,12 @@
 
 static int mtr_config_show(struct seq_file *m, void *v)
 {
-	unsigned int g;
+	unsigned int k, g;
 
 	mutex_lock(&mtr_config_lock);
-	seq_printf(m, "retention_ms %u\n", READ_ONCE(mtr_retention_ms));
-	seq_printf(m, "ring_kb %u\n", READ_ONCE(mtr_ring_kb));
-	seq_printf(m, "rss_alert_kb %u\n", READ_ONCE(mtr_rss_alert_kb));
-	seq_printf(m, "rss_growth_kbps %u\n", READ_ONCE(mtr_rss_growth_kbps));
+	for (k = 0; k < MTR_CFG_NR; k++)
+		seq_printf(m, "%s %u\n", mtr_config_keys[k].name,
+			   READ_ONCE(*mtr_config_keys[k].var));
 	for (g = 0; g < mtr_nr_groups; g++)
 		seq_printf(m, "%s %s\n", mtr_groups[g]->name,
 			   mtr_groups[g]->enabled ? "on" : "off");
@@ -32,45 +31,48 @@ static int mtr_config_show(struct seq_file *m, void *v)
 	return 0;
 }
 
-static int mtr_config_set(const char *key, const char *val)
+/*
+ * Exactly the form the file shows: decimal digits, no sign, no leading zero
+ * (kstrtouint() alone would also take "+5" and "0005").
+ */
+static int mtr_parse_decimal(const char *s, unsigned int *v)
 {
-	unsigned int g, ms, kb;
-	bool on;
+	const char *p;
 
-	if (!strcmp(key, "retention_ms")) {
-		if (kstrtouint(val, 10, &ms) || ms > MEMTRACK_RETENTION_MS_MAX)
-			return -EINVAL;
-		WRITE_ONCE(mtr_retention_ms, ms);
-		return 0;
-	}
-	if (!strcmp(key, "rss_alert_kb") || !strcmp(key, "rss_growth_kbps")) {
-		if (kstrtouint(val, 10, &kb))
-			return -EINVAL;
-		WRITE_ONCE(*(key[4] == 'a' ? &mtr_rss_alert_kb :
-			     &mtr_rss_growth_kbps), kb);
-		return 0;
-	}
-	if (!strcmp(key, "ring_kb")) {
-		if (kstrtouint(val, 10, &kb) || !mtr_ring_kb_valid(kb))
-			return -EINVAL;
-		WRITE_ONCE(mtr_ring_kb, kb);
-		return 0;
-	}
-	if (!strcmp(val, "on"))
-		on = true;
-	else if (!strcmp(val, "off"))
-		on = false;
-	else
+	if (!*s || (s[0] == '0' && s[1]))
 		return -EINVAL;
-	for (g = 0; g < mtr_nr_groups; g++)
-		if (!strcmp(key, mtr_groups[g]->name))
-			return mtr_hook_group_set(mtr_groups[g], on);
+	for (p = s; *p; p++)
+		if (!isdigit(*p))
+			return -EINVAL;
+	return kstrtouint(s, 10, v);
+}
+
+static int mtr_config_parse(const char *key, const char *val,
+			    struct mtr_config_req *req)
+{
+	unsigned int v;
+	int k, g;
+
+	k = mtr_config_key_index(key);
+	if (k >= 0) {
+		if (mtr_parse_decimal(val, &v))
+			return -EINVAL;
+		return mtr_config_req_value(req, k, v);
+	}
+	g = mtr_config_group_index(key);
+	if (g < 0)
+		return -EINVAL;
+	if (!strcmp(val, "on"))
+		return mtr_config_req_group(req, g, true);
+	if (!strcmp(val, "off"))
+		return mtr_config_req_group(req, g, false);
 	return -EINVAL;
 }
 
 static ssize_t mtr_config_write(struct file *file, const char __user *ubuf,
 			       size_t len, loff_t *ppos)
 {
+	struct mtr_config_req req;
 	char buf[MTR_CONFIG_MAX_WRITE];
 	size_t n = len;
 	char *val;
@@ -93,9 +95,11 @@ static ssize_t mtr_config_write(struct file *file, const char __user *ubuf,
 	if (strpbrk(buf, " \t\n") || strpbrk(val, " \t\n"))
 		return -EINVAL;
 
-	mutex_lock(&mtr_config_lock);
-	err = mtr_config_set(buf, val);
-	mutex_unlock(&mtr_config_lock);
+	mtr_config_req_init(&req);
+	/* Every refusal of what was written is EINVAL, whatever its reason. */
+	if (mtr_config_parse(buf, val, &req))
+		return -EINVAL;
+	err = mtr_config_apply(&req);
 	return err ? err : len;
 }
 

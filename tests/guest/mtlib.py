@@ -98,6 +98,11 @@ def summary_int(key, s=None):
     return int(s[key].split()[0])
 
 
+def live_process_count():
+    """Processes (kernel threads included) that /proc lists now."""
+    return len([p for p in os.listdir("/proc") if p.isdigit()])
+
+
 def read_config():
     with open(f"{PROC}/config") as f:
         return dict(line.split() for line in f)

@@ -52,6 +52,21 @@ def _uapi_enum(name):
     return out
 
 
+def _uapi_define(name):
+    """The value of a numeric #define of include/uapi/linux/memtrack.h."""
+    with open(os.path.join(ROOT, "include", "uapi", "linux", "memtrack.h")) as f:
+        m = re.search(r"^#define %s\s+\(?(\w+)(?:U\s*<<\s*(\d+))?\)?" % name,
+                      f.read(), re.M)
+    v = int(m.group(1).rstrip("U"), 0)
+    return v << int(m.group(2)) if m.group(2) else v
+
+
+RETENTION_MS_MAX = _uapi_define("MEMTRACK_RETENTION_MS_MAX")
+RING_KB_MIN = _uapi_define("MEMTRACK_RING_KB_MIN")
+RING_KB_MAX = _uapi_define("MEMTRACK_RING_KB_MAX")
+LEAK_F_CHILDREN = _uapi_define("MEMTRACK_LEAK_F_CHILDREN")
+
+
 # CMD_*, ATTR_*, HOOK_ATTR_*, PROBE_ATTR_* and CMD_MAX, ATTR_MAX, ... as the
 # header numbers them, so that a new command or attribute needs no edit here.
 for _enum in ("memtrack_cmd", "memtrack_attr", "memtrack_hook_attr",

@@ -8,6 +8,7 @@ process test:  tests/vm/run --mem 2048 -- python3 tests/guest/test_netlink.py
 """
 import os
 import random
+import select
 import socket
 import struct
 import sys
@@ -186,7 +187,7 @@ def set_config_refusals():
         (attr(nl.ATTR_RETENTION_MS, struct.pack("<Q", 5)), errno.EINVAL, "8-byte retention"),
         (b"", errno.EINVAL, "no attribute"),
         (grp(name("bogus"), on(1)), errno.EINVAL, "unknown group"),
-        (grp(name("task"), on(0)), errno.EPERM, "task off"),
+        (grp(name("task"), on(0)), errno.EINVAL, "task off"),
         (grp(name("mmap")), errno.EINVAL, "no ENABLED"),
         (grp(on(0)), errno.EINVAL, "no NAME"),
         (grp(name("mmap"), on(2)), errno.ERANGE, "ENABLED 2"),
@@ -200,7 +201,7 @@ def set_config_refusals():
          errno.EINVAL, "valid then unknown group"),
         (attr_u32(nl.ATTR_RETENTION_MS, 10) + attr_nest(nl.ATTR_HOOKS, attr_nest(
             nl.HOOK_ATTR_GROUP, name("mmap"), on(0)), attr_nest(
-            nl.HOOK_ATTR_GROUP, name("task"), on(0))), errno.EPERM, "mmap off, task off"),
+            nl.HOOK_ATTR_GROUP, name("task"), on(0))), errno.EINVAL, "mmap off, task off"),
         (attr(nl.ATTR_HOOKS, attr(nl.HOOK_ATTR_GROUP, b"\0" * 3)), errno.EINVAL,
          "not nested"),
         (attr_u32(nl.ATTR_TASK, 1), errno.EINVAL, "reply-only TASK"),
@@ -322,6 +323,257 @@ def dump_equals_proc_with_many_processes():
         set_config("retention_ms", cfg)
 
 
+# ---- what a request may change ------------------------------------------------
+#
+# Each SET_CONFIG as root is checked against a model of what it carries; every
+# other request, every unprivileged one and every malformed one must change
+# nothing.  "Nothing" is the whole config as /proc/memtrack/config and
+# GET_CONFIG show it, every value in its documented range, and the summary's
+# task counts once exited tasks are reaped.
+
+VALUE_KEYS = ("retention_ms", "ring_kb", "rss_alert_kb", "rss_growth_kbps")
+TASK_KEYS = ("Processes", "ProcessesExited", "Threads", "ThreadsExited", "Untracked")
+DUMP_CMDS = {nl.CMD_GET_TASKS, nl.CMD_GET_THREADS, nl.CMD_LEAK_STACKS,
+             nl.CMD_LEAK_BLOCKS}
+
+
+def config_state():
+    """The whole config, as {key: value}: /proc/memtrack/config's keys, and
+    the hook groups' on/off, attached and total as GET_CONFIG has them."""
+    with Genl() as g:
+        cfg = g.get_config()
+    text = read_config()
+    state = {k: text.get(k) for k in VALUE_KEYS}
+    for name in set(text) - set(VALUE_KEYS) | set(cfg["hooks"]):
+        state[name] = (text.get(name), cfg["hooks"].get(name))
+    state["netlink retention_ms"] = cfg["retention_ms"]
+    return state
+
+
+def config_problems(st):
+    """Where a config state is outside its documented range, or the two
+    interfaces disagree."""
+    out = []
+    try:
+        ms, kb = int(st["retention_ms"]), int(st["ring_kb"])
+        if not 0 <= ms <= nl.RETENTION_MS_MAX:
+            out.append(f"retention_ms {ms} out of 0..{nl.RETENTION_MS_MAX}")
+        if st["netlink retention_ms"] != ms:
+            out.append(f"retention_ms: /proc {ms}, GET_CONFIG {st['netlink retention_ms']}")
+        if not (nl.RING_KB_MIN <= kb <= nl.RING_KB_MAX and not kb & (kb - 1)):
+            out.append(f"ring_kb {kb} not a power of two in range")
+        for k in ("rss_alert_kb", "rss_growth_kbps"):
+            if not 0 <= int(st[k]) < 1 << 32:
+                out.append(f"{k} {st[k]} out of range")
+    except (TypeError, ValueError) as e:
+        out.append(f"unreadable value: {e}")
+    groups = set(st) - set(VALUE_KEYS) - {"netlink retention_ms"}
+    if groups != set(GROUPS):
+        out.append(f"hook groups {sorted(groups)}")
+    for name in groups & set(GROUPS):
+        text, (on, att, tot) = st[name][0], st[name][1] or (None, None, None)
+        if text not in ("on", "off") or on != (text == "on"):
+            out.append(f"{name}: /proc {text}, GET_CONFIG {st[name][1]}")
+        elif att != (tot if on else 0):
+            out.append(f"{name}: {att}/{tot} hooks attached while {text}")
+    if st.get("task", ("on",))[0] != "on":
+        out.append("task hooks off")
+    return out
+
+
+def settled_tasks(wait_s):
+    """The summary's task counts once every exited task is reaped (or as
+    they are after wait_s); the number of live processes /proc lists."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        s = summary()
+        c = {k: summary_int(k, s) for k in TASK_KEYS}
+        live = live_process_count()
+        if (c["ProcessesExited"] == 0 and c["ThreadsExited"] == 0 and
+                c["Processes"] == live) or time.monotonic() > deadline:
+            return c, live
+
+
+class StateGuard:
+    """Holds the config and task counts of before a run; retention is made
+    short so exited tasks are reaped soon after it."""
+
+    RETENTION_MS = 1000
+
+    def __enter__(self):
+        self.saved = read_config()["retention_ms"]
+        set_config("retention_ms", self.RETENTION_MS)
+        self.config = config_state()
+        self.tasks = settled_tasks(self.RETENTION_MS / 1000 + 5)
+        check(not config_problems(self.config), f"before: {config_problems(self.config)}")
+        return self
+
+    def restore(self):
+        """Root's run may change the config: put back the one of before."""
+        st = config_state()
+        with Genl() as g:
+            g.set_config(retention_ms=self.RETENTION_MS, hooks={
+                n: int(self.config[n][0] == "on") for n in GROUPS
+                if st[n][0] != self.config[n][0]})
+        for k in ("ring_kb", "rss_alert_kb", "rss_growth_kbps"):
+            if st[k] != self.config[k]:
+                set_config(k, self.config[k])
+
+    def verify(self):
+        """Config as before; no exited task kept past the retention; the
+        tracked processes those /proc lists, the untracked as before."""
+        st = config_state()
+        check(st == self.config, f"config changed: {diff(self.config, st)}")
+        c, live = settled_tasks(self.RETENTION_MS / 1000 + 5)
+        b, blive = self.tasks
+        check(c["ProcessesExited"] == 0 and c["ThreadsExited"] == 0,
+              f"exited tasks kept {self.RETENTION_MS} ms after the run: {c}")
+        check(c["Processes"] == live and b["Processes"] == blive,
+              f"Processes {b['Processes']} -> {c['Processes']}, /proc {blive} -> {live}")
+        check(c["Untracked"] == b["Untracked"], f"Untracked {b} -> {c}")
+
+    def __exit__(self, *exc):
+        set_config("retention_ms", self.saved)
+
+
+def diff(a, b):
+    return {k: (a.get(k), b.get(k)) for k in set(a) | set(b) if a.get(k) != b.get(k)}
+
+
+def expected_config(before, effects):
+    """before with what an accepted SET_CONFIG carried applied."""
+    st = dict(before)
+    for k, v in effects:
+        if k == "retention_ms":
+            st["retention_ms"], st["netlink retention_ms"] = str(v), v
+        else:
+            text, (_, _, tot) = st[k][0], st[k][1]
+            st[k] = ("on" if v else "off", (v, tot if v else 0, tot))
+    return st
+
+
+def wellformed(rnd, target):
+    """For every attribute of the family's policy, a function making one
+    well-formed instance (type, length and range right) of it as (bytes,
+    [(config key, value)] it asks to set)."""
+    def hooks():
+        effects = [(rnd.choice(GROUPS), rnd.randint(0, 1))
+                   for _ in range(rnd.randint(1, 3))]
+        return attr_nest(nl.ATTR_HOOKS, *(attr_nest(
+            nl.HOOK_ATTR_GROUP, attr_str(nl.HOOK_ATTR_NAME, n),
+            attr_u8(nl.HOOK_ATTR_ENABLED, on)) for n, on in effects)), effects
+
+    def retention():
+        v = rnd.choice([0, nl.RETENTION_MS_MAX, rnd.randint(0, nl.RETENTION_MS_MAX)])
+        return attr_u32(nl.ATTR_RETENTION_MS, v), [("retention_ms", v)]
+
+    def unwind():
+        row = struct.pack("<IihBB", 0x1000, 16, 0, 1, 0) + \
+            struct.pack("<IihBB", 0x2000, 0, 0, 0, 0)
+        return attr_nest(nl.ATTR_LEAK_UNWIND, nl.attr_u64(1, 0x400000),
+                         nl.attr_u64(2, 0x500000), nl.attr_u64(3, 0),
+                         attr_u32(4, 2), attr_u32(5, 0), attr(6, row)), []
+
+    plain = {
+        nl.ATTR_PID: lambda: attr_u32(nl.ATTR_PID, target),
+        nl.ATTR_TGID: lambda: attr_u32(nl.ATTR_TGID, target),
+        nl.ATTR_COMM: lambda: attr_str(nl.ATTR_COMM, "memload"),
+        nl.ATTR_THREAD: lambda: attr(nl.ATTR_THREAD, b""),
+        nl.ATTR_LEAK_PROBES: lambda: attr_nest(nl.ATTR_LEAK_PROBES, nl.probe_nest(
+            os.path.join(TESTBIN, "memload"), 0, 1)),
+        nl.ATTR_LEAK_FLAGS: lambda: attr_u32(nl.ATTR_LEAK_FLAGS,
+                                             rnd.choice([0, nl.LEAK_F_CHILDREN])),
+        nl.ATTR_MIN_AGE_MS: lambda: attr_u32(nl.ATTR_MIN_AGE_MS, rnd.getrandbits(32)),
+        nl.ATTR_LEAK_ALL: lambda: attr(nl.ATTR_LEAK_ALL, b""),
+    }
+    out = {a: (lambda f=f: (f(), [])) for a, f in plain.items()}
+    out.update({nl.ATTR_RETENTION_MS: retention, nl.ATTR_HOOKS: hooks,
+                nl.ATTR_LEAK_UNWIND: unwind})
+    return out
+
+
+def every_subset(privileged, target, seed):
+    """Every command (1..CMD_MAX) with every subset of well-formed
+    attributes, in a random order; returns the problems seen."""
+    rnd = random.Random(seed)
+    gen = wellformed(rnd, target)
+    attrs = sorted(gen)
+    jobs = [(cmd, mask) for cmd in range(1, nl.CMD_MAX + 1)
+            for mask in range(1 << len(attrs))]
+    rnd.shuffle(jobs)
+    problems, answered = [], 0
+    last = config_state()
+    with Genl() as g:
+        for i, (cmd, mask) in enumerate(jobs):
+            parts = [gen[a]() for j, a in enumerate(attrs) if mask >> j & 1]
+            payload = b"".join(p for p, _ in parts)
+            effects = [e for _, es in parts for e in es]
+            # A dump of SET_CONFIG is no SET_CONFIG (EOPNOTSUPP): not modelled.
+            dump = cmd != nl.CMD_SET_CONFIG and \
+                (cmd in DUMP_CMDS) != (rnd.random() < 0.1)
+            try:
+                g.request(cmd, payload, dump=dump)
+                err = 0
+                answered += 1
+            except NlError as e:
+                err = e.errno
+            if cmd == nl.CMD_SET_CONFIG:
+                st = config_state()
+                carried = mask & ((1 << attrs.index(nl.ATTR_RETENTION_MS)) |
+                                  (1 << attrs.index(nl.ATTR_HOOKS)))
+                task_off = ("task", 0) in effects
+                if not privileged:
+                    want, want_err = last, errno.EPERM
+                elif not carried or task_off:
+                    want, want_err = last, errno.EINVAL
+                else:
+                    want, want_err = expected_config(last, effects), 0
+                if err != want_err or st != want:
+                    problems.append(f"SET_CONFIG {effects}: {os.strerror(err) if err else 'ok'}"
+                                    f" (want {os.strerror(want_err) if want_err else 'ok'}),"
+                                    f" changed {diff(want, st)}")
+                problems += [f"after SET_CONFIG {effects}: {p}"
+                             for p in config_problems(st)]
+                last = st
+            elif i % 256 == 255 or i == len(jobs) - 1:
+                st = config_state()
+                if st != last:
+                    problems.append(f"changed by other commands: {diff(last, st)}")
+                last = st
+            if len(problems) > 5:
+                break
+    print(f"    {'root' if privileged else 'nobody'}: {len(jobs)} well-formed "
+          f"requests, {answered} answered without error", flush=True)
+    return problems
+
+
+@test
+def every_command_with_every_attribute_subset():
+    with StateGuard() as guard:
+        with Memload() as m:
+            def unprivileged():
+                p = every_subset(False, m.pid, 3)
+                for line in p:
+                    print(f"    nobody: {line}", flush=True)
+                return 1 if p else 0
+            code = as_nobody(unprivileged)
+            check(code == 0, f"unprivileged requests: exit {code}")
+            guard.verify()
+            try:
+                p = every_subset(True, m.pid, 4)
+            finally:
+                guard.restore()
+            check(not p, "root: " + "; ".join(p))
+            with Genl() as g:
+                try:
+                    g.leak_stats(m.pid)
+                    check(False, "a leak session outlived its socket")
+                except NlError as e:
+                    check(e.errno == errno.ENOENT, f"LEAK_STATS after the run: {e}")
+            m.close()
+        guard.verify()
+
+
 def fuzz_attrs(rnd, depth=0):
     out = b""
     for _ in range(rnd.randint(0, 4)):
@@ -346,35 +598,106 @@ def fuzz_attrs(rnd, depth=0):
     return out
 
 
-def fuzz(n, seed, allow_set):
-    """n random messages; a valid request after every 500 must be answered."""
+def carried_keys(attrs):
+    """The config keys a SET_CONFIG's attributes could name at all: what
+    an accepted one may change."""
+    keys = set()
+    off = 0
+    while off + 4 <= len(attrs):
+        n, t = struct.unpack_from("<HH", attrs, off)
+        if n < 4:
+            break
+        t &= nl.NLA_TYPE_MASK
+        if t == nl.ATTR_RETENTION_MS:
+            keys |= {"retention_ms", "netlink retention_ms"}
+        elif t == nl.ATTR_HOOKS:
+            keys |= {g for g in GROUPS if g.encode() + b"\0" in attrs[off:off + n]}
+        off += (n + 3) & ~3
+    return keys
+
+
+LOST = "lost"
+
+
+def wait_reply(g, seq, timeout=5):
+    """The errno of the ack or error answering seq; None: no answer;
+    LOST: the socket overran meanwhile, so it may have been dropped."""
+    deadline = time.monotonic() + timeout
+    overran = False
+    while time.monotonic() < deadline:
+        r, _, _ = select.select([g.sock], [], [], deadline - time.monotonic())
+        if not r:
+            break
+        try:
+            data = g.sock.recv(1 << 20)
+        except (BlockingIOError, InterruptedError):
+            continue
+        except OSError:   # ENOBUFS
+            overran = True
+            continue
+        off = 0
+        while off + 16 <= len(data):
+            n, typ, _, mseq, _ = struct.unpack_from("<IHHII", data, off)
+            if n < 16:
+                break
+            if mseq == seq and typ == nl.NLMSG_ERROR:
+                return -struct.unpack_from("<i", data, off + 16)[0]
+            off += (n + 3) & ~3
+    return LOST if overran else None
+
+
+def fuzz(n, seed, privileged):
+    """n random messages; a valid request after every 500 must be answered.
+    A SET_CONFIG to the family is awaited: refused, it changed nothing;
+    accepted, it changed only keys it names.  Anything else changes nothing.
+    Returns the problems seen."""
     rnd = random.Random(seed)
     sent = replies = 0
+    problems = []
+    last = config_state()
     with Genl() as g, Genl() as check_sock:
         g.sock.setblocking(False)
         for i in range(n):
             cmd = rnd.choice([rnd.randint(0, 8), rnd.randint(0, 255),
                               nl.CMD_GET_TASK, nl.CMD_SET_CONFIG, nl.CMD_GET_TASKS])
-            if cmd == nl.CMD_SET_CONFIG and not allow_set:
-                cmd = nl.CMD_GET_CONFIG
             flags = rnd.choice([nl.NLM_F_REQUEST, nl.NLM_F_REQUEST | nl.NLM_F_ACK,
                                 nl.NLM_F_REQUEST | nl.NLM_F_DUMP,
                                 rnd.getrandbits(16) | nl.NLM_F_REQUEST])
             family = g.family_id if rnd.random() < 0.97 else rnd.getrandbits(16)
-            if not allow_set and family == nl.GENL_ID_CTRL:
+            if privileged and family == nl.GENL_ID_CTRL:
                 family = g.family_id
-            msg = g.message(cmd, fuzz_attrs(rnd), flags, family,
+            attrs = fuzz_attrs(rnd)
+            awaited = cmd == nl.CMD_SET_CONFIG and family == g.family_id
+            if awaited:
+                flags |= nl.NLM_F_ACK
+            msg = g.message(cmd, attrs, flags, family,
                             version=rnd.choice([1, 1, 0, 2, 255]), seq=i)
             r = rnd.random()
             if r < 0.03:
                 msg = msg[:rnd.randint(0, len(msg))]
             elif r < 0.05:
                 msg = struct.pack("<I", rnd.getrandbits(32)) + msg[4:]
+            whole = len(msg) >= 16 and struct.unpack_from("<I", msg)[0] == len(msg)
             try:
                 g.send_raw(msg)
                 sent += 1
             except OSError:
-                pass
+                whole = False
+            if awaited and whole:
+                err = wait_reply(g, i)
+                replies += err not in (None, LOST)
+                st = config_state()
+                changed = set(diff(last, st))
+                if err is None:
+                    problems.append(f"message {i}: SET_CONFIG not answered")
+                elif err is not LOST and (err or not privileged) and changed:
+                    problems.append(f"message {i}: refused ({os.strerror(err)}) but "
+                                    f"changed {diff(last, st)}")
+                elif changed - carried_keys(attrs):
+                    problems.append(f"message {i}: changed {diff(last, st)}, "
+                                    f"names only {sorted(carried_keys(attrs))}")
+                problems += [f"message {i}: {p}" for p in config_problems(st)]
+                last = st
             while True:
                 try:
                     g.sock.recv(1 << 20)
@@ -386,31 +709,71 @@ def fuzz(n, seed, allow_set):
             if i % 500 == 0:
                 s = check_sock.summary()
                 if s["abi_version"] != 1:
-                    return 10
-                check_sock.get_config()
+                    problems.append(f"message {i}: summary abi {s['abi_version']}")
+                st = config_state()
+                if st != last:
+                    problems.append(f"message {i}: changed by what was not a "
+                                    f"SET_CONFIG: {diff(last, st)}")
+                last = st
+            if len(problems) > 5:
+                break
     print(f"    seed {seed}: {n} messages, {sent} sent, {replies} replies read",
           flush=True)
-    return 0 if sent > n * 0.9 and replies > n // 2 else 11
+    if sent <= n * 0.9 or replies <= n // 2:
+        problems.append(f"{sent} sent, {replies} replies of {n}")
+    return problems
 
 
 @test
 def fuzz_many_messages():
-    with Genl() as g:
-        before = config_snapshot(g)
-    t0 = time.monotonic()
-    code = as_nobody(lambda: fuzz(FUZZ_N // 2, 1, True))
-    t1 = time.monotonic()
-    check(code == 0, f"unprivileged fuzz: exit {code}")
-    check(fuzz(FUZZ_N - FUZZ_N // 2, 2, False) == 0, "root fuzz")
-    t2 = time.monotonic()
-    print(f"    {FUZZ_N} messages: unprivileged {t1 - t0:.1f}s, root {t2 - t1:.1f}s",
-          flush=True)
-    with Genl() as g:
-        check(config_snapshot(g) == before, "config changed by the fuzz")
-        check(g.summary()["abi_version"] == 1 and len(g.tasks()) > 10, "not answering")
-        with Memload() as m:
-            check(g.task(m.pid)["pid"] == m.pid, "GET_TASK after fuzz")
-            m.close()
+    with StateGuard() as guard:
+        t0 = time.monotonic()
+
+        def unprivileged():
+            p = fuzz(FUZZ_N // 2, 1, False)
+            for line in p:
+                print(f"    nobody: {line}", flush=True)
+            return 1 if p else 0
+        code = as_nobody(unprivileged)
+        t1 = time.monotonic()
+        check(code == 0, f"unprivileged fuzz: exit {code}")
+        guard.verify()
+        try:
+            p = fuzz(FUZZ_N - FUZZ_N // 2, 2, True)
+        finally:
+            guard.restore()
+        check(not p, "root fuzz: " + "; ".join(p))
+        t2 = time.monotonic()
+        print(f"    {FUZZ_N} messages: unprivileged {t1 - t0:.1f}s, root {t2 - t1:.1f}s",
+              flush=True)
+        with Genl() as g:
+            check(g.summary()["abi_version"] == 1 and len(g.tasks()) > 10, "not answering")
+            with Memload() as m:
+                check(g.task(m.pid)["pid"] == m.pid, "GET_TASK after fuzz")
+                m.close()
+        guard.verify()
+
+
+@test
+def set_config_changes_only_what_it_carries():
+    """The review's case: HOOKS alone must leave retention_ms as it was;
+    RETENTION_MS alone the hooks."""
+    with StateGuard() as guard, Genl() as g:
+        try:
+            g.set_config(retention_ms=4321)
+            g.set_config(hooks={"oom": 0})
+            st = config_state()
+            check(st["retention_ms"] == "4321" and st["netlink retention_ms"] == 4321,
+                  f"HOOKS alone changed retention_ms to {st['retention_ms']}")
+            check(st["oom"][0] == "off", f"oom {st['oom']}")
+            g.set_config(retention_ms=77)
+            st2 = config_state()
+            check(diff(st, st2) == {"retention_ms": ("4321", "77"),
+                                    "netlink retention_ms": (4321, 77)},
+                  f"RETENTION_MS alone changed {diff(st, st2)}")
+        finally:
+            guard.restore()
+        guard.verify()
 
 
 @test

@@ -296,6 +296,8 @@ def libmemtrack_requests_match_proc():
           f"threads {facts['threads']} vs {len(threads)}")
     check(facts["task-unknown"] == [str(-errno.ESRCH)], f"unknown pid: {facts['task-unknown']}")
     check(facts["config"][:4] == ["retention", "15000", "set", "12345"], f"{facts['config']}")
+    # A request of hooks only leaves retention_ms as the one before set it.
+    check(facts["hooks-only"] == ["retention", "12345"], f"hooks-only: {facts['hooks-only']}")
     check(read_config()["retention_ms"] == "15000", "config not restored")
 
 

@@ -72,6 +72,19 @@ int main(int argc, char **argv)
 		return fail("config2", err);
 	printf("config retention %lld set %lld hooks %zu\n",
 	       (long long)c.retention_ms, (long long)c2.retention_ms, c2.nr_hooks);
+	/* Hooks only: retention_ms < 0 must leave it as it is. */
+	memset(&c2, 0, sizeof(c2));
+	c2.retention_ms = -1;
+	c2.nr_hooks = 1;
+	snprintf(c2.hooks[0].name, sizeof(c2.hooks[0].name), "oom");
+	c2.hooks[0].enabled = true;
+	err = mt_set_config(h, &c2);
+	if (err)
+		return fail("set-hooks-only", err);
+	err = mt_get_config(h, &c2);
+	if (err)
+		return fail("config3", err);
+	printf("hooks-only retention %lld\n", (long long)c2.retention_ms);
 	c.nr_hooks = 0;
 	err = mt_set_config(h, &c);
 	if (err)
