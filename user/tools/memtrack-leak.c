@@ -836,8 +836,13 @@ int main(int argc, char **argv)
 		nap(interval_ms);
 		if (stop)
 			break;
-		/* Objects mapped since (dlopen); their calls are unwound from now on. */
-		if (unw && (err = mt_unwinder_sync(unw, h)) < 0 && err != -ESRCH)
+		/*
+		 * Objects mapped since (dlopen); their calls are unwound from
+		 * now on.  A session gone (exit, exec, unload) is not a table's
+		 * fault: the report below fails too and says why.
+		 */
+		err = unw ? mt_unwinder_sync(unw, h) : 0;
+		if (err < 0 && !session_gone(err) && !module_gone())
 			fprintf(stderr, "%s: warning: unwind tables: %s\n", prog, mt_errmsg());
 		err = take_report(h, &r, (uint32_t)min_age_ms, (size_t)top,
 				  &prev, &nprev);
