@@ -68,12 +68,14 @@ def run_simple(args, timeout=60, **kw):
 @variant_test(lfx.VARIANTS)
 def command_c_apis_exact(variant):
     """-- CMD: every C API's leak exact, one report, exit status 0; stacks
-    complete: libc's tables were sent when ld.so had mapped it."""
+    complete: libc's tables were sent when ld.so had mapped it; frames'
+    offsets in their objects are addr2line's."""
     rc, err, docs = run_command("c_apis", variant)
     check(rc == 0, f"exit {rc}: {err}")
     check(len(docs) == 1, f"{len(docs)} reports, expected one at exit")
     lfx.check_markers(docs[0], "c_apis")
     lfx.check_all_callers(docs[0], "c_apis")
+    lfx.check_offsets(docs[0])
 
 
 def frames_of(report, file, line):
@@ -138,12 +140,14 @@ def command_cpp_cases(variant):
 def command_dlopen(variant):
     """-- CMD on a program that dlopens a library mid-run: the loader's
     rendezvous sends the library's tables before it runs, so its leak is
-    exact and its callers reach main."""
+    exact and its callers reach main; frames' offsets (in the library too)
+    are addr2line's."""
     rc, err, docs = run_command("dlopen", variant, ("ready", "loaded", "done"))
     check(rc == 0, f"exit {rc}: {err}")
     check(len(docs) == 1, f"{len(docs)} reports")
     lfx.check_markers(docs[0], "lib/dlleak.c")
     lfx.check_all_callers(docs[0], "lib/dlleak.c", "dlopen.c")
+    lfx.check_offsets(docs[0])
 
 
 @variant_test(lfx.VARIANTS)
