@@ -120,6 +120,31 @@ def base(path):
     return os.path.basename(path) if path else None
 
 
+def check_offsets(report):
+    """Every frame in an object has the address in it ("offset", not the
+    runtime address): addr2line on the object at that offset gives the
+    line of each address's innermost frame that has one (only the line:
+    binutils names a line of some included files by the includer)."""
+    want = {}
+    for s in report["stacks"]:
+        prev = None
+        for f in s["frames"]:
+            check(not f.get("module") or isinstance(f.get("offset"), int),
+                  f"frame in {f.get('module')} without an offset: {f}")
+            if f["address"] != prev and f.get("file"):
+                want.setdefault(f["module"], {})[f["offset"]] = f["line"]
+            prev = f["address"]
+    check(want, "no frame with a file:line")
+    for mod, offs in want.items():
+        keys = sorted(offs)
+        out = subprocess.run(["addr2line", "-e", mod] + [hex(o) for o in keys],
+                             capture_output=True, text=True, check=True).stdout
+        for off, line in zip(keys, out.splitlines()):
+            n = line.split(" (discriminator")[0].rpartition(":")[2]
+            check(n == str(offs[off]),
+                  f"{base(mod)}+{off:#x}: addr2line says {line}, the frame line {offs[off]}")
+
+
 def check_callers(stack, name, src, thread=False, start=True):
     """After the allocating frame: main (in src) then libc then _start
     (start); or, for a thread, libc's start_thread."""

@@ -2,9 +2,9 @@
 """memtrack-leak as a tool, over a traced program's whole life:
 `memtrack-leak -- CMD` (traced from its first allocation, one report at its
 exit, the program's exit status passed on, signals forwarded), and for
-`-p PID`: the target exiting mid-trace, the tracer killed with SIGKILL
-(breakpoints gone, target working, a new attach works) and the module
-unloaded under it (clear error, target unharmed).
+`-p PID`: the target exiting or exec'ing mid-trace, the tracer killed with
+SIGKILL (breakpoints gone, target working, a new attach works) and the
+module unloaded under it (clear error, target unharmed).
 
 Runs inside the VM with the module loaded:
     tests/vm/run -- python3 tests/guest/test_leak_tool.py [test ...]
@@ -68,12 +68,14 @@ def run_simple(args, timeout=60, **kw):
 @variant_test(lfx.VARIANTS)
 def command_c_apis_exact(variant):
     """-- CMD: every C API's leak exact, one report, exit status 0; stacks
-    complete: libc's tables were sent when ld.so had mapped it."""
+    complete: libc's tables were sent when ld.so had mapped it; frames'
+    offsets in their objects are addr2line's."""
     rc, err, docs = run_command("c_apis", variant)
     check(rc == 0, f"exit {rc}: {err}")
     check(len(docs) == 1, f"{len(docs)} reports, expected one at exit")
     lfx.check_markers(docs[0], "c_apis")
     lfx.check_all_callers(docs[0], "c_apis")
+    lfx.check_offsets(docs[0])
 
 
 def frames_of(report, file, line):
@@ -138,12 +140,14 @@ def command_cpp_cases(variant):
 def command_dlopen(variant):
     """-- CMD on a program that dlopens a library mid-run: the loader's
     rendezvous sends the library's tables before it runs, so its leak is
-    exact and its callers reach main."""
+    exact and its callers reach main; frames' offsets (in the library too)
+    are addr2line's."""
     rc, err, docs = run_command("dlopen", variant, ("ready", "loaded", "done"))
     check(rc == 0, f"exit {rc}: {err}")
     check(len(docs) == 1, f"{len(docs)} reports")
     lfx.check_markers(docs[0], "lib/dlleak.c")
     lfx.check_all_callers(docs[0], "lib/dlleak.c", "dlopen.c")
+    lfx.check_offsets(docs[0])
 
 
 @variant_test(lfx.VARIANTS)
@@ -207,8 +211,9 @@ def command_signals_forwarded():
 # ---- -p PID -------------------------------------------------------------------------
 
 class Fixture(Workload):
-    def __init__(self, name):
-        self.p = subprocess.Popen([fixture(name)], stdin=subprocess.PIPE,
+    def __init__(self, name, argv=None):
+        """The fixture name, or the program argv, which says "ready" first."""
+        self.p = subprocess.Popen(argv or [fixture(name)], stdin=subprocess.PIPE,
                                   stdout=subprocess.PIPE, text=True)
         check(self.p.stdout.readline().strip() == "ready", f"{name} did not start")
         self.pid = self.p.pid
@@ -296,6 +301,22 @@ def target_exits_mid_trace():
         # for a loaded emulated guest.
         check(time.monotonic() - t0 < 15, "memtrack-leak lingered after the target exited")
         check("report 1:" in out, f"no report before the exit: {out[:300]}")
+
+
+@test
+def target_execs_mid_trace():
+    """The target exec'ing another program ends its session: one message
+    saying so and nothing else (no warning about the unwind tables of the
+    new program's mappings, which the session no longer takes), exit 3."""
+    with Fixture("sh", ["sh", "-c", "echo ready; read x; exec sleep 60"]) as fx:
+        t = tool_p(fx.pid, "-i", "1")
+        fx.step(expect=None)
+        out, err = t.communicate(timeout=30)
+        want = (f"memtrack-leak: process {fx.pid}: the session ended "
+                "(it exec'd another program)\n")
+        check(t.returncode == 3 and err == want, f"exit {t.returncode}: {err!r}")
+        with open(f"/proc/{fx.pid}/comm") as f:
+            check(f.read().strip() == "sleep", "the target did not exec")
 
 
 @test

@@ -6,7 +6,8 @@
 #    offset agrees with readelf -sW + readelf -lW, and the libstdc++
 #    operator new/delete variants are found in a C++ process;
 #  - mt_sym_lookup() on a -O2 -g fixture agrees with addr2line -f -i,
-#    an inlined function shown as inlined, and a C++ name demangled;
+#    an inlined function shown as inlined, and a C++ name demangled; on a
+#    stripped copy, the object+offset it gives is what addr2line takes;
 #  - memtrack-leak's usage errors (exit 2) and its message without the module.
 # Prints "PASS name" or "FAIL name: why" per check; exits 1 if any failed.
 set -uo pipefail
@@ -245,11 +246,41 @@ last=$("$sym" -r "$cpid" "$ra" | tail -1 | cut -f2,4)
 	fail symbolize-inlined-frame-marked "first '$first' last '$last'"
 ra=$(awk '$1 == "ra" { print $2 }' "$tmp/cxx.out")
 got=$("$sym" -r "$cxxpid" "$ra" | head -1)
-grep -qP '\tdemo::make_ints\(int\)\t.*leakdemo_cxx\.cc:[0-9]+\t-$' <<<"$got" &&
+grep -qP '\tdemo::make_ints\(int\)\t.*leakdemo_cxx\.cc:[0-9]+\t-\tleakdemo_cxx\+0x[0-9a-f]+$' <<<"$got" &&
 	pass symbolize-cxx-demangled || fail symbolize-cxx-demangled "'$got'"
-got=$("$sym" "$cpid" 0x10 | cut -f2)
-[ "$got" = "??" ] && pass symbolize-unmapped-address ||
+got=$("$sym" "$cpid" 0x10 | cut -f2,5)
+[ "$got" = $'??\t-' ] && pass symbolize-unmapped-address ||
 	fail symbolize-unmapped-address "'$got'"
+
+# A stripped copy of the PIE: no function, no line, so a frame is its object
+# and the address in it, the runtime address less the load bias.  That is
+# what addr2line takes: on the unstripped file it gives the call of grab().
+strip -o "$tmp/leakdemo-stripped" "$tmp/leakdemo"
+start "$tmp/s.out" "$tmp/leakdemo-stripped" 60 || fail fixture-stripped "printed nothing"
+spid=${pids[-1]}
+sbias=$(($(awk '$1 == "main" { print $2 }' "$tmp/s.out") - 0x$main_nm))
+sra_inl=$(awk '$1 == "ra" && $2 == "inl" { print $3 }' "$tmp/s.out")
+sra_direct=$(awk '$1 == "ra" && $2 == "direct" { print $3 }' "$tmp/s.out")
+soff_inl=$(printf '%#x' $((sra_inl - 1 - sbias)))
+soff_direct=$(printf '%#x' $((sra_direct - 1 - sbias)))
+line_of() { grep -nF -- "$1" tests/progs/leakdemo.c | cut -d: -f1; }
+a2l() { # offset: "function file:line" of addr2line -f, file reduced to its name
+	addr2line -f -e "$tmp/leakdemo" "$1" | sed 's/ (discriminator [0-9]*)//' |
+		paste -sd' ' | awk '{ n = split($2, p, "/"); print $1, p[n] }'
+}
+bad=
+for site in "inl $sra_inl leak_inlined return grab(n, &ra_inl);" \
+	    "direct $sra_direct leak_direct void *p = grab(n, &ra_direct);"; do
+	read -r name ra fn text <<<"$site"
+	want="$fn leakdemo.c:$(line_of "$text")"
+	got=$("$sym" -r "$spid" "$ra")
+	obj=$(cut -f5 <<<"$got")
+	[ "$(cut -f2,3 <<<"$got")" = $'??\t??:0' ] && [ "${obj%+*}" = leakdemo-stripped ] &&
+		[ "$(a2l "${obj#*+}")" = "$want" ] ||
+		bad="$bad $name: '$got' -> addr2line '$(a2l "${obj#*+}")', want '$want';"
+done
+[ -z "$bad" ] && pass symbolize-stripped-pie-offset-is-addr2lines ||
+	fail symbolize-stripped-pie-offset-is-addr2lines "$bad"
 
 # ---- memtrack-leak command line -----------------------------------------------------
 out=$("$leak" --help 2>&1); rc=$?
@@ -360,7 +391,8 @@ for d in docs:
     for s in d["stacks"]:
         assert set(s) >= {"bytes", "blocks", "oldest_s", "growth", "api", "frames"}, s
         for f in s["frames"]:
-            assert set(f) >= {"function", "file", "line", "inlined"}, f
+            assert set(f) >= {"address", "offset", "function", "file", "line",
+                              "inlined", "module"}, f
 s1 = [s for s in docs[1]["stacks"] if s["api"] == "malloc"][0]
 assert s1["bytes"] == 2000 and s1["growth"] == 1000, s1
 fr = s1["frames"]
@@ -384,6 +416,36 @@ out=$(fake -p "$cpid" -i 0.1 -n 1 --folded 2>&1)
 grep -qx "leak_direct;leak_site;leak_inlined 1000" <<<"$out" &&
 	grep -qx "leak_direct 4096" <<<"$out" &&
 	pass leak-folded || fail leak-folded "'$out'"
+# Frames in the stripped PIE: object+offset as addr2line takes it (checked
+# above), not the runtime address, in text, JSON ("offset") and folded.
+sfake() (
+	MT_FAKE_FRAMES1=$sra_inl MT_FAKE_FRAMES2=$sra_direct \
+	LD_PRELOAD=$tmp/tests/fake_genl.so exec "$leak" "$@"
+)
+out=$(sfake -p "$spid" -i 0.1 -n 1 2>&1)
+grep -qxF "        ?? (leakdemo-stripped+$soff_inl)" <<<"$out" &&
+	grep -qxF "        ?? (leakdemo-stripped+$soff_direct)" <<<"$out" &&
+	pass leak-text-object-offset || fail leak-text-object-offset "'$out'"
+if sfake -p "$spid" -i 0.1 -n 1 --json -o "$tmp/sjson" 2>"$tmp/err" &&
+   python3 - "$tmp/sjson" "$sra_inl" "$soff_inl" "$sra_direct" "$soff_direct" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+want = {int(sys.argv[i], 16): int(sys.argv[i + 1], 16) for i in (2, 4)}
+frames = [f for s in d["stacks"] for f in s["frames"]]
+assert sorted(f["address"] for f in frames) == sorted(want), frames
+for f in frames:
+    assert f["module"].endswith("/leakdemo-stripped"), f
+    assert f["offset"] == want[f["address"]] and f["function"] is None, f
+PY
+then
+	pass leak-json-object-offset
+else
+	fail leak-json-object-offset "$(cat "$tmp/err") $(head -c 600 "$tmp/sjson")"
+fi
+out=$(sfake -p "$spid" -i 0.1 -n 1 --folded 2>&1)
+grep -qx "leakdemo-stripped+$soff_inl 1000" <<<"$out" &&
+	grep -qx "leakdemo-stripped+$soff_direct 4096" <<<"$out" &&
+	pass leak-folded-object-offset || fail leak-folded-object-offset "'$out'"
 # --fds: libc's descriptor calls and close (MEMTRACK_API_OPEN.. _CLOSE, 15..28)
 # are probed, no allocator; -f sets MEMTRACK_LEAK_F_CHILDREN; the fake's
 # stacks are memory, so an fds report lists none of them.

@@ -315,7 +315,13 @@ struct mt_sym_frame {
 	const char *file;		/* NULL if no line information */
 	int line;			/* 0 if unknown */
 	bool inlined;			/* inlined into the next frame */
-	const char *module;		/* object path; NULL if unmapped */
+	const char *module;		/* object path; NULL if unmapped or unreadable */
+	/*
+	 * With module: the address looked up (a return address less 1) in
+	 * the object's ELF file, the runtime address less the load bias:
+	 * what addr2line -e MODULE and objdump take.
+	 */
+	uint64_t offset;
 };
 
 struct mt_symbolizer;

@@ -173,7 +173,7 @@ static int lookup(struct mt_symbolizer *s, uint64_t addr,
 	Dwfl_Module *mod = addr_module(s, addr);
 	const char *modname = NULL, *symname = NULL, *file = NULL;
 	Dwarf_Die *cudie, *scopes = NULL;
-	Dwarf_Addr bias = 0;
+	Dwarf_Addr bias = 0, elf_bias = 0;
 	Dwfl_Line *line;
 	GElf_Off symoff;
 	GElf_Sym sym;
@@ -183,7 +183,10 @@ static int lookup(struct mt_symbolizer *s, uint64_t addr,
 		memset(out, 0, sizeof(*out));
 		return 1;
 	}
-	modname = dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+	/* Without its ELF file no address within it: the frame has no object. */
+	if (dwfl_module_getelf(mod, &elf_bias))
+		modname = dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL,
+					   NULL);
 	symname = dwfl_module_addrinfo(mod, addr, &symoff, &sym, NULL, NULL, NULL);
 	line = dwfl_module_getsrc(mod, addr);
 	if (line)
@@ -223,6 +226,7 @@ static int lookup(struct mt_symbolizer *s, uint64_t addr,
 		out[nr].line = lineno;
 		out[nr].inlined = tag == DW_TAG_inlined_subroutine;
 		out[nr].module = modname;
+		out[nr].offset = addr - elf_bias;
 		nr++;
 		if (tag == DW_TAG_subprogram)
 			break;
@@ -250,6 +254,7 @@ static int lookup(struct mt_symbolizer *s, uint64_t addr,
 		out[0].line = lineno;
 		out[0].inlined = false;
 		out[0].module = modname;
+		out[0].offset = addr - elf_bias;
 		nr = 1;
 	}
 	return nr;

@@ -71,8 +71,10 @@ int mt_leak_unwind(struct mt_handle *h, pid_t pid, uint64_t start,
 		nla_nest_end(msg, nest);
 		err = req_run(h, msg, &r);
 	}
-	if (err == -ENOENT || err == -EPERM)
-		return mt_seterr(err, "unwind tables: %d is not traced by this user",
+	if (err == -ENOENT)
+		return mt_seterr(err, "no leak session for %d", (int)pid);
+	if (err == -EPERM)
+		return mt_seterr(err, "not permitted: the leak session of %d is another user's",
 				 (int)pid);
 	return err;
 }

@@ -2,7 +2,8 @@
 /*
  * "leak_symbolize [-r] PID ADDR...": mt_sym_lookup() of each address (-r:
  * as return addresses), one line per frame, innermost first:
- * "ADDR<TAB>FUNCTION<TAB>FILE:LINE<TAB>inlined|-".
+ * "ADDR<TAB>FUNCTION<TAB>FILE:LINE<TAB>inlined|-<TAB>OBJECT+0xOFFSET|-"
+ * (OBJECT: the file name of the frame's module).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,11 +35,19 @@ int main(int argc, char **argv)
 		uint64_t addr = strtoull(argv[i], NULL, 0);
 
 		nr = mt_sym_lookup(s, addr, ret, &f);
-		for (j = 0; j < nr; j++)
-			printf("%s\t%s\t%s:%d\t%s\n", argv[i],
+		for (j = 0; j < nr; j++) {
+			const char *obj = f[j].module ? strrchr(f[j].module, '/') : NULL;
+
+			printf("%s\t%s\t%s:%d\t%s\t", argv[i],
 			       f[j].function ? f[j].function : "??",
 			       f[j].file ? f[j].file : "??", f[j].line,
 			       f[j].inlined ? "inlined" : "-");
+			if (f[j].module)
+				printf("%s+%#llx\n", obj ? obj + 1 : f[j].module,
+				       (unsigned long long)f[j].offset);
+			else
+				puts("-");
+		}
 	}
 	mt_sym_close(s);
 	return 0;

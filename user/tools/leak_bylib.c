@@ -21,13 +21,7 @@ void mode_frames(struct mode_out *m, const struct mt_leak_stack *s,
 
 		for (k = 0; k < nf; k++) {
 			if (!m->json) {
-				fprintf(m->o, "        %s", f[k].function ? f[k].function : "??");
-				if (f[k].file)
-					fprintf(m->o, " (%s:%d)", f[k].file, f[k].line);
-				else
-					fprintf(m->o, " (%#llx)",
-						(unsigned long long)s->frames[j]);
-				fputs(f[k].inlined ? " (inlined)\n" : "\n", m->o);
+				text_frame(m->o, s->frames[j], &f[k]);
 				continue;
 			}
 			json_frame(m->o, !first, s->frames[j], &f[k]);

@@ -1,6 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
-/* memtrack-leak: JSON strings and frames, the same in every report. */
+/* memtrack-leak: JSON strings, JSON and text frames, the same in every report. */
+#include <string.h>
+
 #include "leak_json.h"
+
+const char *base(const char *path)
+{
+	const char *s = path ? strrchr(path, '/') : NULL;
+
+	return s ? s + 1 : path;
+}
 
 void json_str(FILE *o, const char *s)
 {
@@ -24,8 +33,13 @@ void json_str(FILE *o, const char *s)
 
 void json_frame(FILE *o, bool sep, uint64_t addr, const struct mt_sym_frame *f)
 {
-	fprintf(o, "%s{\"address\":%llu,\"function\":", sep ? "," : "",
+	fprintf(o, "%s{\"address\":%llu,\"offset\":", sep ? "," : "",
 		(unsigned long long)addr);
+	if (f->module)
+		fprintf(o, "%llu", (unsigned long long)f->offset);
+	else
+		fputs("null", o);
+	fputs(",\"function\":", o);
 	json_str(o, f->function);
 	fputs(",\"file\":", o);
 	json_str(o, f->file);
@@ -33,4 +47,18 @@ void json_frame(FILE *o, bool sep, uint64_t addr, const struct mt_sym_frame *f)
 		f->inlined ? "true" : "false");
 	json_str(o, f->module);
 	fputc('}', o);
+}
+
+void text_frame(FILE *o, uint64_t addr, const struct mt_sym_frame *f)
+{
+	fprintf(o, "        %s", f->function ? f->function : "??");
+	if (f->file)
+		fprintf(o, " (%s:%d)", f->file, f->line);
+	else if (f->module)
+		fprintf(o, " (%s+%#llx)", base(f->module), (unsigned long long)f->offset);
+	else
+		fprintf(o, " (%#llx)", (unsigned long long)addr);
+	if (f->inlined)
+		fputs(" (inlined)", o);
+	fputc('\n', o);
 }

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* JSON output shared by memtrack-leak's reports (leak_json.c). */
+/* Output shared by memtrack-leak's reports (leak_json.c): JSON, frames. */
 #ifndef MEMTRACK_LEAK_JSON_H
 #define MEMTRACK_LEAK_JSON_H
 
@@ -9,9 +9,16 @@
 
 #include "memtrack.h"
 
+/* The file name of path. */
+const char *base(const char *path);
 /* s as a JSON string, null for NULL. */
 void json_str(FILE *o, const char *s);
 /* One symbolized frame as a member of a frames array, after a comma if sep. */
 void json_frame(FILE *o, bool sep, uint64_t addr, const struct mt_sym_frame *f);
+/*
+ * One frame as a text line: "function (file:line)", else the address in
+ * its object "(object+0xOFF)", else addr; "??" for an unknown function.
+ */
+void text_frame(FILE *o, uint64_t addr, const struct mt_sym_frame *f);
 
 #endif

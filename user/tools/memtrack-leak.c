@@ -163,13 +163,6 @@ static int64_t growth_of(const struct prev *p, size_t n, const struct mt_leak_st
 
 /* ---- output ---------------------------------------------------------------- */
 
-static const char *base(const char *path)
-{
-	const char *s = path ? strrchr(path, '/') : NULL;
-
-	return s ? s + 1 : path;
-}
-
 static double age_s(uint64_t now_ns, uint64_t oldest_ns)
 {
 	return oldest_ns && now_ns > oldest_ns ? (now_ns - oldest_ns) / 1e9 : 0;
@@ -195,19 +188,20 @@ struct report {
 	unsigned int nr;
 };
 
-/* Text: one frame line; "??" where nothing is known. */
-static void text_frame(FILE *o, const struct mt_sym_frame *f, uint64_t addr)
+/* Folded: one frame's name; ';' and ' ' separate fields: replaced. */
+static void folded_frame(FILE *o, uint64_t addr, const struct mt_sym_frame *f)
 {
-	fprintf(o, "        %s", f->function ? f->function : "??");
-	if (f->file)
-		fprintf(o, " (%s:%d)", f->file, f->line);
-	else if (f->module)
-		fprintf(o, " (%s+%#llx)", base(f->module), (unsigned long long)addr);
-	else
-		fprintf(o, " (%#llx)", (unsigned long long)addr);
-	if (f->inlined)
-		fputs(" (inlined)", o);
-	fputc('\n', o);
+	const char *fn = f->function;
+	char buf[NAME_MAX + 24];
+
+	/* Unknown: the address in its object, the same in every run. */
+	if (!fn && f->module)
+		snprintf(buf, sizeof(buf), "%s+%#llx", base(f->module),
+			 (unsigned long long)f->offset);
+	else if (!fn)
+		snprintf(buf, sizeof(buf), "%#llx", (unsigned long long)addr);
+	for (fn = fn ? fn : buf; *fn; fn++)
+		fputc(*fn == ';' || *fn == ' ' ? '_' : *fn, o);
 }
 
 /* Text: frame lines; JSON: the members of a frames array. */
@@ -222,7 +216,7 @@ static void print_frames(struct report *r, const struct mt_leak_stack *s)
 
 		for (k = 0; k < nf; k++) {
 			if (r->fmt == FMT_TEXT) {
-				text_frame(o, &f[k], s->frames[j]);
+				text_frame(o, s->frames[j], &f[k]);
 				continue;
 			}
 			json_frame(o, j || k, s->frames[j], &f[k]);
@@ -388,19 +382,9 @@ static void print_report(struct report *r, struct mt_leak_stack *v, size_t n,
 				int k, nf = mt_sym_lookup(r->sym, s->frames[j], true, &f);
 
 				for (k = nf; k-- > 0;) {
-					const char *fn = f[k].function;
-					char buf[32];
-
-					if (!fn) {
-						snprintf(buf, sizeof(buf), "%#llx",
-							 (unsigned long long)s->frames[j]);
-						fn = buf;
-					}
 					fputs(first ? "" : ";", o);
 					first = false;
-					/* ';' and ' ' separate fields: replace them */
-					for (; *fn; fn++)
-						fputc(*fn == ';' || *fn == ' ' ? '_' : *fn, o);
+					folded_frame(o, s->frames[j], &f[k]);
 				}
 			}
 			fprintf(o, "%s %llu\n", first ? "[unknown]" : "",
@@ -836,8 +820,13 @@ int main(int argc, char **argv)
 		nap(interval_ms);
 		if (stop)
 			break;
-		/* Objects mapped since (dlopen); their calls are unwound from now on. */
-		if (unw && (err = mt_unwinder_sync(unw, h)) < 0 && err != -ESRCH)
+		/*
+		 * Objects mapped since (dlopen); their calls are unwound from
+		 * now on.  A session gone (exit, exec, unload) is not a table's
+		 * fault: the report below fails too and says why.
+		 */
+		err = unw ? mt_unwinder_sync(unw, h) : 0;
+		if (err < 0 && !session_gone(err) && !module_gone())
 			fprintf(stderr, "%s: warning: unwind tables: %s\n", prog, mt_errmsg());
 		err = take_report(h, &r, (uint32_t)min_age_ms, (size_t)top,
 				  &prev, &nprev);
