@@ -177,6 +177,25 @@ def command_exit_status():
 
 
 @test
+def command_that_execs():
+    """A program that execs another runs on untraced to its own exit status:
+    the session ends with the exec, said once, no report, no SIGTRAP."""
+    want = "memtrack-leak: env exec'd another program: the session ended with it; no report\n"
+    for args, status in ((["env", "true"], 0),
+                         (["env", "sh", "-c", "echo out; exit 5"], 5)):
+        r = subprocess.run([TOOL, "--json", "-o", OUT, "--"] + args,
+                           capture_output=True, text=True, timeout=60)
+        docs = []
+        if os.path.exists(OUT):
+            with open(OUT) as f:
+                docs = json_docs(f.read())
+            os.unlink(OUT)
+        check(r.returncode == status and r.stderr == want and not docs,
+              f"{args}: exit {r.returncode}, stderr {r.stderr!r}, {len(docs)} reports")
+        check(r.stdout == ("out\n" if status else ""), f"{args}: stdout {r.stdout!r}")
+
+
+@test
 def command_signals_forwarded():
     """SIGTERM to the tool reaches the program, which exits by it and is
     reported on; SIGKILL of the program: no exit stop, a clear message,

@@ -232,8 +232,9 @@ static bool group_stop(pid_t pid)
 
 static int opts(const struct mt_rdv *b)
 {
-	return PTRACE_O_TRACEEXIT | (b->on ? PTRACE_O_TRACECLONE |
-				     PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK : 0);
+	return PTRACE_O_TRACEEXIT | PTRACE_O_TRACEEXEC |
+	       (b->on ? PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK |
+			PTRACE_O_TRACEVFORK : 0);
 }
 
 /* A new task the program made stops first: let it go, without breakpoint. */
@@ -334,6 +335,16 @@ again:
 			/* Its memory stays as it is: no int3 left behind. */
 			mt_rdv_remove(pid, &b);
 			err = 1;
+			goto out;
+		}
+		/*
+		 * Without this event the tracee would get a SIGTRAP after the
+		 * exec and, handed it back, die of it.  The new image has none
+		 * of the old breakpoint.
+		 */
+		if (event == PTRACE_EVENT_EXEC) {
+			b.on = false;
+			err = MT_RUN_EXECED;
 			goto out;
 		}
 		if (event == PTRACE_EVENT_CLONE || event == PTRACE_EVENT_FORK ||

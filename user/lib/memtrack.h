@@ -270,7 +270,9 @@ int mt_run_find_probes(pid_t pid, struct mt_leak_probe **out, size_t *n);
  * Resume the program and forward its signals until its main thread stops
  * at its exit (returns 1: its memory is still there, to report on), or it
  * is gone without that stop (returns 0, *status its wait status: killed by
- * SIGKILL, or a thread other than the main one ended the process).
+ * SIGKILL, or a thread other than the main one ended the process), or it
+ * exec'd another program (returns MT_RUN_EXECED: the leak session ended with
+ * the exec; mt_run_finish() lets the new program run on).
  * *fwd, when set by a signal handler, is a signal to send to the program.
  * sync->fn is called whenever the program may have mapped objects: at the
  * dynamic loader's rendezvous (startup, dlopen) while the program waits,
@@ -281,6 +283,7 @@ struct mt_run_sync {
 	void *arg;
 };
 
+#define MT_RUN_EXECED	2
 int mt_run_until_exit(pid_t pid, volatile sig_atomic_t *fwd,
 		      const struct mt_run_sync *sync, int *status);
 /* From the exit stop: let it go and reap it; *status its wait status. */

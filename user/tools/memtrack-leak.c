@@ -778,6 +778,19 @@ int main(int argc, char **argv)
 			rc = 1;
 			goto out;
 		}
+		if (err == MT_RUN_EXECED) {
+			fprintf(stderr, "%s: %s exec'd another program: the session ended with it; no report\n",
+				prog, cmd[0]);
+			attached = false;
+			running = false;
+			if (mt_run_finish(r.pid, &st) < 0) {
+				fprintf(stderr, "%s: %s\n", prog, mt_errmsg());
+				rc = 1;
+			} else {
+				rc = wait_status_code(st);
+			}
+			goto out;
+		}
 		if (!err) {
 			fprintf(stderr, "%s: %s ended without stopping at its exit (%s %d): no report\n",
 				prog, cmd[0], WIFSIGNALED(st) ? "signal" : "status",
