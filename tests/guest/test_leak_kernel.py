@@ -8,6 +8,7 @@ Runs inside the VM with the module loaded:
     tests/vm/run -- python3 tests/guest/test_leak_kernel.py
 """
 import array
+import functools
 import os
 import re
 import struct
@@ -66,6 +67,9 @@ def mapped_path(pid, name):
     raise TestFailure(f"{name} not mapped in {pid}")
 
 
+# The objects do not change during a run, and readelf and nm are slow under
+# emulation: each object is read once.
+@functools.lru_cache(maxsize=None)
 def load_segments(path):
     """PT_LOAD (vaddr, memsz, file offset) of an ELF object (readelf -lW)."""
     out = subprocess.run(["readelf", "-lW", path], capture_output=True, text=True,
@@ -85,6 +89,7 @@ def file_offset(path, vaddr):
     raise TestFailure(f"{vaddr:#x} not in a PT_LOAD of {path}")
 
 
+@functools.lru_cache(maxsize=None)
 def dynsyms(path):
     """Defined dynamic symbols, without version suffixes: name -> vaddr."""
     out = subprocess.run(["nm", "-D", "--defined-only", path], capture_output=True,
@@ -103,17 +108,24 @@ def libc_probes(pid, apis=("malloc", "calloc", "realloc", "free")):
     return [(path, file_offset(path, syms[a]), API[a]) for a in apis]
 
 
-def leaker_functions(pid):
-    """Runtime [start, end) of leaker's functions (PIE: load base + nm -S)."""
-    path, base = mapped_path(pid, "leaker")
+@functools.lru_cache(maxsize=None)
+def text_symbols(path):
+    """{function: (vaddr, size)} of an object's text (nm -S)."""
     out = subprocess.run(["nm", "-S", path], capture_output=True, text=True,
                          check=True).stdout
     funcs = {}
     for line in out.splitlines():
         f = line.split()
         if len(f) == 4 and f[2] in ("T", "t"):
-            funcs[f[3]] = (base + int(f[0], 16), base + int(f[0], 16) + int(f[1], 16))
+            funcs[f[3]] = (int(f[0], 16), int(f[1], 16))
     return funcs
+
+
+def leaker_functions(pid):
+    """Runtime [start, end) of leaker's functions (PIE: load base + nm -S)."""
+    path, base = mapped_path(pid, "leaker")
+    return {fn: (base + va, base + va + size)
+            for fn, (va, size) in text_symbols(path).items()}
 
 
 def function_of(funcs, addr):
@@ -146,6 +158,7 @@ def stacks_by_function(g, pid, frees=False, **kw):
 def check_exact(g, pid, rounds, unknown=1):
     """unknown: frees of unseen blocks expected (1 if attached before round 1)."""
     by_fn = stacks_by_function(g, pid)
+    funcs = leaker_functions(pid)
     check(set(by_fn) == set(EXPECTED),
           f"leaking functions {sorted(by_fn)}, expected {sorted(EXPECTED)}")
     for fn, (api, blocks, nbytes) in EXPECTED.items():
@@ -155,7 +168,7 @@ def check_exact(g, pid, rounds, unknown=1):
         check(got == want, f"{fn}: (api, blocks, bytes) {got}, expected {want}")
         # frames[1]: leaker's main called each of them (frame-pointer walk).
         check(s["nr_frames"] >= 2 and
-              function_of(leaker_functions(pid), s["frames"][1]) == "main",
+              function_of(funcs, s["frames"][1]) == "main",
               f"{fn}: frames[1] not in main: {s['frames'][:3]}")
     st = g.leak_stats(pid)
     check(st["outstanding_blocks"] == sum(e[1] for e in EXPECTED.values()) * rounds,
