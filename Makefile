@@ -3,6 +3,8 @@
 #   make                  module for KVER (default: running kernel, else the
 #                         newest installed headers) + user tools
 #   make KVER=<release>   module for that kernel -> build/<release>/memtrack.ko
+#                         (5.10 and 7.2: inside the build root that
+#                         scripts/buildroot bullseye|sid made)
 #   make check            install what is missing, build for 6.1 and 6.12, run
 #                         host and VM tests; ends with "N passed, N failed"
 #   make run              show memtrack working (in a VM where the host
@@ -17,9 +19,17 @@ KVER ?= $(shell $(TOP)/scripts/kernel-release)
 KDIR ?= /lib/modules/$(KVER)/build
 KOBJ := $(TOP)/build/$(KVER)/obj
 
+# Kernels whose compiler and kbuild tools the host lacks (5.10, 7.2) are
+# built inside their own Debian root (scripts/buildroot), with the checkout
+# mounted at the same path there, so paths and symlinks mean the same inside
+# and out.  Headers installed on the host win.
+MEMTRACK_CACHE ?= /var/cache/memtrack
+KROOT := $(if $(wildcard /lib/modules/$(KVER)/build),,$(wildcard $(MEMTRACK_CACHE)/kernels/$(KVER)/root))
+KRUN := $(if $(KROOT),MEMTRACK_BIND=$(TOP) $(TOP)/scripts/inroot $(KROOT))
+
 KMOD_FILES := $(wildcard kmod/*.c kmod/*.h)
 KMOD_DEPS := Kbuild $(KMOD_FILES) $(wildcard include/uapi/linux/*.h) \
-	$(wildcard kmod/features/*.c) kmod/features/detect
+	$(wildcard kmod/features/*.c) kmod/features/detect kmod/features/exports
 
 CC ?= cc
 USER_CFLAGS := -O2 -g -Wall -Wextra -Werror=implicit-function-declaration \
@@ -42,7 +52,7 @@ module: build/$(KVER)/memtrack.ko
 # kbuild writes objects next to the sources, so each kernel gets its own tree
 # of links to them.
 build/$(KVER)/memtrack.ko: $(KMOD_DEPS) FORCE
-	@test -d $(KDIR) || { echo "no kernel headers for $(KVER): run scripts/install-deps" >&2; exit 1; }
+	@$(KRUN) test -d $(KDIR) || { echo "no kernel headers for $(KVER): run scripts/install-deps (6.1, 6.12) or scripts/buildroot bullseye|sid (5.10, 7.2)" >&2; exit 1; }
 	@mkdir -p $(KOBJ)/kmod
 	@find $(KOBJ)/kmod -maxdepth 1 -type l -delete
 	@ln -sfn $(TOP)/include $(KOBJ)/include
@@ -50,8 +60,8 @@ build/$(KVER)/memtrack.ko: $(KMOD_DEPS) FORCE
 	@for f in $(KMOD_FILES); do ln -sf $(TOP)/$$f $(KOBJ)/$$f; done
 	@if [ ! -f $(KOBJ)/memtrack_features.h ] || \
 	    [ -n "$$(find kmod/features -newer $(KOBJ)/memtrack_features.h)" ]; then \
-		kmod/features/detect $(KDIR) $(KOBJ); fi
-	$(MAKE) -C $(KDIR) M=$(KOBJ) modules
+		$(KRUN) kmod/features/detect $(KDIR) $(KOBJ); fi
+	$(KRUN) $(MAKE) -C $(KDIR) M=$(KOBJ) modules
 	@cp $(KOBJ)/memtrack.ko $@
 
 user:

@@ -9,8 +9,17 @@
 
 #include <linux/pid.h>
 #include <linux/mm.h>
+#include <linux/sched.h>
+#include <linux/kprobes.h>
+#include <linux/proc_fs.h>
+#include <linux/rculist.h>
 #include <linux/uprobes.h>
 #include "memtrack_features.h"
+#ifdef MTR_HAVE_TASK_EXEC_STATE
+#include <linux/sched/exec_state.h>
+#else
+#include <linux/sched/coredump.h>
+#endif
 
 /* Syscall entry points, for kprobes: the arch's syscall wrapper names. */
 #if defined(CONFIG_X86_64)
@@ -31,6 +40,160 @@
 #endif
 
 /*
+ * kmem:kmalloc passes the NUMA node since 6.1; 5.10 traces kmalloc_node()
+ * calls apart, in kmem:kmalloc_node (the same arguments plus the node).
+ */
+#ifdef MTR_HAVE_KMALLOC_NODE_ARG
+#define MTR_KMALLOC_PROTO unsigned long call_site, const void *ptr, \
+	size_t bytes_req, size_t bytes_alloc, gfp_t gfp, int node
+#else
+#define MTR_KMALLOC_PROTO unsigned long call_site, const void *ptr, \
+	size_t bytes_req, size_t bytes_alloc, gfp_t gfp
+#define MTR_HAVE_KMALLOC_NODE_TP 1
+#endif
+
+/* task:task_newtask's clone_flags became a u64 in 7.x. */
+#ifdef MTR_HAVE_NEWTASK_U64
+#define MTR_NEWTASK_PROTO struct task_struct *task, u64 clone_flags
+#else
+#define MTR_NEWTASK_PROTO struct task_struct *task, unsigned long clone_flags
+#endif
+
+/* sched:sched_process_exit gained group_dead in 7.x. */
+#ifdef MTR_HAVE_PROCESS_EXIT_GROUP_DEAD
+#define MTR_PROCESS_EXIT_PROTO struct task_struct *task, bool group_dead
+#else
+#define MTR_PROCESS_EXIT_PROTO struct task_struct *task
+#endif
+
+/*
+ * vmscan:mm_vmscan_direct_reclaim_begin/end: 7.x passes the memcg (begin:
+ * gfp first, then order); before, (order, gfp) and (nr_reclaimed).
+ */
+#ifdef MTR_HAVE_RECLAIM_BEGIN_MEMCG
+#define MTR_RECLAIM_BEGIN_PROTO gfp_t gfp, int order, struct mem_cgroup *memcg
+#else
+#define MTR_RECLAIM_BEGIN_PROTO int order, gfp_t gfp
+#endif
+#ifdef MTR_HAVE_RECLAIM_END_MEMCG
+#define MTR_RECLAIM_END_PROTO unsigned long nr_reclaimed, \
+	struct mem_cgroup *memcg
+#else
+#define MTR_RECLAIM_END_PROTO unsigned long nr_reclaimed
+#endif
+
+/* A kretprobe instance names its kretprobe through get_kretprobe() (5.11+). */
+#ifdef MTR_HAVE_GET_KRETPROBE
+#define mtr_get_kretprobe(ri) get_kretprobe(ri)
+#else
+#define mtr_get_kretprobe(ri) ((ri)->rp)
+#endif
+
+/* A proc entry's data: pde_data() since 5.17, PDE_DATA() before. */
+#ifdef MTR_HAVE_PDE_DATA
+#define mtr_pde_data(inode) pde_data(inode)
+#else
+#define mtr_pde_data(inode) PDE_DATA(inode)
+#endif
+
+/*
+ * seq_file over an RCU list, with the head as the first record (5.17+ has
+ * seq_list_start_head_rcu() and seq_list_next_rcu(); 5.10 does not).
+ * Called under rcu_read_lock().
+ */
+#ifdef MTR_HAVE_SEQ_LIST_RCU
+#define mtr_seq_list_start_head_rcu(head, pos) seq_list_start_head_rcu(head, pos)
+#define mtr_seq_list_next_rcu(v, head, ppos) seq_list_next_rcu(v, head, ppos)
+#else
+static inline struct list_head *
+mtr_seq_list_start_head_rcu(struct list_head *head, loff_t pos)
+{
+	struct list_head *lh;
+
+	if (!pos)
+		return head;
+	for (lh = rcu_dereference(list_next_rcu(head)); lh != head;
+	     lh = rcu_dereference(list_next_rcu(lh)))
+		if (--pos == 0)
+			return lh;
+	return NULL;
+}
+
+static inline struct list_head *
+mtr_seq_list_next_rcu(void *v, struct list_head *head, loff_t *ppos)
+{
+	struct list_head *lh = rcu_dereference(list_next_rcu((struct list_head *)v));
+
+	++*ppos;
+	return lh == head ? NULL : lh;
+}
+#endif
+
+/*
+ * Whether @task (with @mm) may be traced by its owner: not made undumpable
+ * by a setuid exec or prctl.  7.x keeps dumpability in task->exec_state,
+ * earlier kernels in mm->flags.
+ */
+#ifdef MTR_HAVE_TASK_EXEC_STATE
+static inline bool mtr_dumpable_by_owner(struct task_struct *task,
+					 struct mm_struct *mm)
+{
+	const struct task_exec_state *es;
+	bool ok;
+
+	rcu_read_lock();
+	es = rcu_dereference(task->exec_state);
+	ok = es && es->dumpable == TASK_DUMPABLE_OWNER;
+	rcu_read_unlock();
+	return ok;
+}
+#else
+static inline bool mtr_dumpable_by_owner(struct task_struct *task,
+					 struct mm_struct *mm)
+{
+	return get_dumpable(mm) == SUID_DUMP_USER;
+}
+#endif
+
+/*
+ * CAP_SYS_PTRACE of current, without an audit record: 5.10 does not export
+ * has_capability_noaudit(); ns_capable_noaudit() asks the same of current's
+ * subjective credentials (and marks the task as having used privilege).
+ */
+#ifdef MTR_HAVE_EXPORT_HAS_CAPABILITY_NOAUDIT
+#define mtr_capable_noaudit(cap) has_capability_noaudit(current, cap)
+#else
+#define mtr_capable_noaudit(cap) ns_capable_noaudit(&init_user_ns, cap)
+#endif
+
+/*
+ * Generic netlink.  Multicast groups only CAP_SYS_ADMIN may join: a group
+ * flag since 6.8 (and 6.1.y); 5.10.y's backport of that fix took a bit.
+ */
+#if defined(MTR_HAVE_GENL_MCAST_CAP_FLAG)
+#define MTR_GENL_MCGRP_CAP_SYS_ADMIN .flags = GENL_MCAST_CAP_SYS_ADMIN
+#elif defined(MTR_HAVE_GENL_MCAST_CAP_BIT)
+#define MTR_GENL_MCGRP_CAP_SYS_ADMIN .cap_sys_admin = 1
+#else
+#error "memtrack: this kernel cannot restrict a multicast group to CAP_SYS_ADMIN"
+#endif
+
+/*
+ * A required attribute: GENL_REQ_ATTR_CHECK() (6.0+) also names the missing
+ * attribute in the extack; before, only a message says so.
+ */
+#ifndef MTR_HAVE_GENL_REQ_ATTR_CHECK
+#define GENL_REQ_ATTR_CHECK(info, attr) ({				\
+	const struct genl_info *__info = (info);			\
+	bool __missing = !__info->attrs[attr];				\
+									\
+	if (__missing)							\
+		NL_SET_ERR_MSG(__info->extack, "missing attribute");	\
+	__missing;							\
+})
+#endif
+
+/*
  * RSS counters: 6.1 keeps atomics (plus per-task caches /proc reads the same
  * way); 6.2+ keeps percpu_counters, whose plain read misses the per-CPU
  * batches, and /proc/PID/status sums them exactly: so do we.
@@ -41,11 +204,39 @@
 #define mtr_mm_counter(mm, member) get_mm_counter(mm, member)
 #endif
 
+/* NR_PAGETABLE moved from the zone to the node counters in 5.11. */
+#ifdef MTR_HAVE_PAGETABLE_NODE_STAT
+#define mtr_page_tables() global_node_page_state(NR_PAGETABLE)
+#else
+#define mtr_page_tables() global_zone_page_state(NR_PAGETABLE)
+#endif
+
+/* NR_ANON_THPS counts pages since 5.13; before, huge pages. */
+#if defined(MTR_HAVE_THP_STAT_PAGES) || !defined(CONFIG_TRANSPARENT_HUGEPAGE)
+#define mtr_anon_thp_pages() global_node_page_state(NR_ANON_THPS)
+#else
+#define mtr_anon_thp_pages() \
+	(global_node_page_state(NR_ANON_THPS) * HPAGE_PMD_NR)
+#endif
+
 /* A dump's parsed request attributes: in a struct genl_info since 6.6. */
 #ifdef MTR_HAVE_GENL_INFO_DUMP
 #define mtr_genl_dump_attrs(cb) (genl_info_dump(cb)->attrs)
 #else
 #define mtr_genl_dump_attrs(cb) (genl_dumpit_info(cb)->attrs)
+#endif
+
+/* Uprobe handlers: 6.13+ pass a per-hit __u64 *data, shared with the return. */
+#ifdef MTR_HAVE_UPROBE_HANDLER_DATA
+#define MTR_UPROBE_HANDLER_PROTO struct uprobe_consumer *uc, \
+	struct pt_regs *regs, __u64 *data
+#define MTR_URETPROBE_HANDLER_PROTO struct uprobe_consumer *uc, \
+	unsigned long func, struct pt_regs *regs, __u64 *data
+#else
+#define MTR_UPROBE_HANDLER_PROTO struct uprobe_consumer *uc, \
+	struct pt_regs *regs
+#define MTR_URETPROBE_HANDLER_PROTO struct uprobe_consumer *uc, \
+	unsigned long func, struct pt_regs *regs
 #endif
 
 /*

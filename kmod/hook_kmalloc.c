@@ -6,10 +6,10 @@
 #include <linux/slab.h>
 #include <trace/events/kmem.h>
 #include "memtrack.h"
+#include "compat.h"
 
-static void mtr_probe_kmalloc(void *data, unsigned long call_site,
-			     const void *ptr, size_t bytes_req,
-			     size_t bytes_alloc, gfp_t gfp, int node)
+static void mtr_kmalloc(unsigned long call_site, const void *ptr,
+			size_t bytes_req, size_t bytes_alloc, gfp_t gfp)
 {
 	struct mtr_thread *t;
 
@@ -23,6 +23,20 @@ static void mtr_probe_kmalloc(void *data, unsigned long call_site,
 	mtr_ev_kmalloc(MEMTRACK_REC_KMALLOC, call_site, ptr, bytes_req,
 		       bytes_alloc, gfp);
 }
+
+static void mtr_probe_kmalloc(void *data, MTR_KMALLOC_PROTO)
+{
+	mtr_kmalloc(call_site, ptr, bytes_req, bytes_alloc, gfp);
+}
+
+#ifdef MTR_HAVE_KMALLOC_NODE_TP
+static void mtr_probe_kmalloc_node(void *data, unsigned long call_site,
+				  const void *ptr, size_t bytes_req,
+				  size_t bytes_alloc, gfp_t gfp, int node)
+{
+	mtr_kmalloc(call_site, ptr, bytes_req, bytes_alloc, gfp);
+}
+#endif
 
 /* kfree(NULL) fires the tracepoint too; it frees nothing. */
 static void mtr_probe_kfree(void *data, unsigned long call_site,
@@ -44,11 +58,17 @@ static void __used mtr_kmalloc_check_types(void)
 {
 	check_trace_callback_type_kmalloc(mtr_probe_kmalloc);
 	check_trace_callback_type_kfree(mtr_probe_kfree);
+#ifdef MTR_HAVE_KMALLOC_NODE_TP
+	check_trace_callback_type_kmalloc_node(mtr_probe_kmalloc_node);
+#endif
 }
 
 static struct mtr_tracepoint mtr_kmalloc_tps[] = {
 	{ .name = "kmalloc", .probe = mtr_probe_kmalloc },
 	{ .name = "kfree", .probe = mtr_probe_kfree },
+#ifdef MTR_HAVE_KMALLOC_NODE_TP
+	{ .name = "kmalloc_node", .probe = mtr_probe_kmalloc_node },
+#endif
 };
 
 struct mtr_hook_group mtr_group_kmalloc = {

@@ -29,7 +29,7 @@ static struct mtr_kretprobe mtr_mmap_krps[MTR_NR_SYS];
 static int mtr_sys_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
 	struct mtr_sys_args *a = (struct mtr_sys_args *)ri->data;
-	struct kretprobe *rp = get_kretprobe(ri);
+	struct kretprobe *rp = mtr_get_kretprobe(ri);
 	unsigned long args[6];
 
 	a->sys = container_of(rp, struct mtr_kretprobe, rp) - mtr_mmap_krps;

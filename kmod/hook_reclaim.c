@@ -9,8 +9,9 @@
 #include <linux/timekeeping.h>
 #include <trace/events/vmscan.h>
 #include "memtrack.h"
+#include "compat.h"
 
-static void mtr_probe_reclaim_begin(void *data, int order, gfp_t gfp)
+static void mtr_probe_reclaim_begin(void *data, MTR_RECLAIM_BEGIN_PROTO)
 {
 	struct mtr_thread *t = mtr_current();
 
@@ -19,7 +20,7 @@ static void mtr_probe_reclaim_begin(void *data, int order, gfp_t gfp)
 }
 
 /* Every end is a stall, whether or not we saw its task begin. */
-static void mtr_probe_reclaim_end(void *data, unsigned long nr_reclaimed)
+static void mtr_probe_reclaim_end(void *data, MTR_RECLAIM_END_PROTO)
 {
 	struct mtr_thread *t = mtr_current();
 	u64 start, ns;

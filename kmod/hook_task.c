@@ -11,11 +11,11 @@
 #include <trace/events/task.h>
 #include <trace/events/sched.h>
 #include "memtrack.h"
+#include "compat.h"
 #include "leak.h"
 
 /* Before the child first runs, so none of its events are missed. */
-static void mtr_probe_newtask(void *data, struct task_struct *task,
-			     unsigned long clone_flags)
+static void mtr_probe_newtask(void *data, MTR_NEWTASK_PROTO)
 {
 	mtr_total_add(forks, 1);
 	mtr_track_task(task, GFP_NOWAIT | __GFP_NOWARN);
@@ -23,7 +23,7 @@ static void mtr_probe_newtask(void *data, struct task_struct *task,
 	mtr_leak_task_fork(task, clone_flags);
 }
 
-static void mtr_probe_exit(void *data, struct task_struct *task)
+static void mtr_probe_exit(void *data, MTR_PROCESS_EXIT_PROTO)
 {
 	struct mtr_thread *t = mtr_thread_find(task->pid);
 

@@ -480,7 +480,7 @@ static bool mtr_leak_request(u32 api, struct pt_regs *regs,
 	}
 }
 
-static int mtr_leak_entry(struct uprobe_consumer *uc, struct pt_regs *regs)
+static int mtr_leak_entry(MTR_UPROBE_HANDLER_PROTO)
 {
 	struct mtr_leak_probe *p = container_of(uc, struct mtr_leak_probe, uc);
 	struct mtr_leak_session *s = mtr_leak_current(uc);
@@ -541,8 +541,7 @@ out:
 	return 0;
 }
 
-static int mtr_leak_return(struct uprobe_consumer *uc, unsigned long func,
-			   struct pt_regs *regs)
+static int mtr_leak_return(MTR_URETPROBE_HANDLER_PROTO)
 {
 	struct mtr_leak_probe *p = container_of(uc, struct mtr_leak_probe, uc);
 	struct mtr_leak_session *s = mtr_leak_current(uc);
@@ -977,7 +976,7 @@ static bool mtr_leak_may_trace(struct task_struct *task, struct mm_struct *mm)
 	     uid_eq(cred->uid, tcred->suid) && gid_eq(cred->gid, tcred->gid) &&
 	     gid_eq(cred->gid, tcred->egid) && gid_eq(cred->gid, tcred->sgid);
 	rcu_read_unlock();
-	return ok && get_dumpable(mm) == SUID_DUMP_USER;
+	return ok && mtr_dumpable_by_owner(task, mm);
 }
 
 /* The target's mm, mmgrab()ed, after the permission check. */

@@ -987,7 +987,7 @@ static const struct genl_ops mtr_genl_ops[] = {
 /* Records show what other users' processes do: root only, like tracefs. */
 static const struct genl_multicast_group mtr_genl_mcgrps[] = {
 	[MTR_MCGRP_EVENTS] = { .name = MEMTRACK_GENL_MCGRP_EVENTS,
-			       .flags = GENL_MCAST_CAP_SYS_ADMIN },
+			       MTR_GENL_MCGRP_CAP_SYS_ADMIN },
 };
 
 static struct genl_family mtr_genl_family __ro_after_init = {

@@ -11,6 +11,7 @@
 #include <linux/cred.h>
 #include <linux/user_namespace.h>
 #include "memtrack.h"
+#include "compat.h"
 
 static void mtr_row_header(struct seq_file *m)
 {
@@ -59,12 +60,14 @@ static void *mtr_list_start(struct seq_file *m, loff_t *pos)
 	__acquires(RCU)
 {
 	rcu_read_lock();
-	return seq_list_start_head_rcu(pde_data(file_inode(m->file)), *pos);
+	return mtr_seq_list_start_head_rcu(mtr_pde_data(file_inode(m->file)),
+					   *pos);
 }
 
 static void *mtr_list_next(struct seq_file *m, void *v, loff_t *pos)
 {
-	return seq_list_next_rcu(v, pde_data(file_inode(m->file)), pos);
+	return mtr_seq_list_next_rcu(v, mtr_pde_data(file_inode(m->file)),
+				     pos);
 }
 
 static void mtr_list_stop(struct seq_file *m, void *v)

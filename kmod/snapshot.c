@@ -67,7 +67,7 @@ bool mtr_task_mm_snap(struct task_struct *task, struct mtr_mm_snap *s)
 static bool mtr_may_see_details(kuid_t owner)
 {
 	return uid_eq(current_fsuid(), owner) ||
-	       has_capability_noaudit(current, CAP_SYS_PTRACE);
+	       mtr_capable_noaudit(CAP_SYS_PTRACE);
 }
 
 static void mtr_add_live_thread(struct mtr_thread *t, struct task_struct *task,
@@ -135,7 +135,7 @@ void mtr_proc_view(struct mtr_proc *p, struct mtr_proc_view *v)
 			named = task;
 	}
 	if (named) {
-		__get_task_comm(v->comm, sizeof(v->comm), named);
+		get_task_comm(v->comm, named);
 		v->uid = task_uid(named);
 		mtr_stat_of_proc(named, &v->stat);
 	}
@@ -163,7 +163,7 @@ void mtr_thread_view(struct mtr_thread *t, struct mtr_proc_view *v)
 		task = pid_task(t->pid, PIDTYPE_PID);
 		mtr_add_live_thread(t, task, v, &have_mm);
 		if (task) {
-			__get_task_comm(v->comm, sizeof(v->comm), task);
+			get_task_comm(v->comm, task);
 			v->uid = task_uid(task);
 			mtr_stat_identity_of_thread(task, &v->stat);
 		} else {

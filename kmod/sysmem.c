@@ -10,6 +10,7 @@
 #include <linux/nodemask.h>
 #include <linux/seq_file.h>
 #include "memtrack.h"
+#include "compat.h"
 
 static u64 mtr_bytes(unsigned long pages)
 {
@@ -66,8 +67,8 @@ void mtr_sysmem_fill(struct memtrack_summary *s)
 		mtr_bytes(global_node_page_state_pages(NR_SLAB_RECLAIMABLE_B));
 	s->slab_unreclaimable =
 		mtr_bytes(global_node_page_state_pages(NR_SLAB_UNRECLAIMABLE_B));
-	s->page_tables = mtr_bytes(global_node_page_state(NR_PAGETABLE));
-	s->anon_huge = mtr_bytes(global_node_page_state(NR_ANON_THPS));
+	s->page_tables = mtr_bytes(mtr_page_tables());
+	s->anon_huge = mtr_bytes(mtr_anon_thp_pages());
 	s->swap_free = mtr_bytes(get_nr_swap_pages());
 }
 
