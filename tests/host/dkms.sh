@@ -11,8 +11,16 @@ mkdir -p "$work/src/memtrack-$ver" "$work/dkms"
 (cd "$root" && git ls-files -z --cached --others --exclude-standard |
 	xargs -0 cp --parents -t "$work/src/memtrack-$ver")
 opts=(--sourcetree "$work/src" --dkmstree "$work/dkms")
-dkms add -m memtrack -v "$ver" "${opts[@]}" >"$work/log" 2>&1 &&
-	dkms build -m memtrack -v "$ver" -k "$rel" "${opts[@]}" >>"$work/log" 2>&1 || {
+# A kernel the host has no headers for is built in its build root
+# (scripts/buildroot), as a user's own machine of that release would.
+run=()
+kroot=${MEMTRACK_CACHE:-/var/cache/memtrack}/kernels/$rel/root
+if [ ! -d "/lib/modules/$rel/build" ] && [ -d "$kroot" ]; then
+	run=(env MEMTRACK_BIND="$work" "$root/scripts/inroot" "$kroot")
+fi
+cd "$work"
+"${run[@]}" dkms add -m memtrack -v "$ver" "${opts[@]}" >"$work/log" 2>&1 &&
+	"${run[@]}" dkms build -m memtrack -v "$ver" -k "$rel" "${opts[@]}" >>"$work/log" 2>&1 || {
 	cat "$work/log" >&2
 	exit 1
 }
