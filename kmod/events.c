@@ -12,11 +12,6 @@
 #include <linux/string.h>
 #include "memtrack.h"
 
-static bool mtr_ev_wanted(void)
-{
-	return mtr_have_readers() && in_task();
-}
-
 static void mtr_rec_init(struct memtrack_rec_hdr *h, u16 type, u16 size)
 {
 	h->type = type;
@@ -160,8 +155,6 @@ void mtr_ev_page(u16 type, struct page *page, unsigned int order, gfp_t gfp)
 {
 	struct memtrack_rec_page r;
 
-	if (!mtr_ev_wanted())
-		return;
 	MTR_REC_INIT(r, type);
 	r.pfn = page ? page_to_pfn(page) : ~0ULL;
 	r.order = order;
@@ -190,8 +183,6 @@ void mtr_ev_kmalloc(u16 type, unsigned long call_site, const void *ptr,
 {
 	struct memtrack_rec_kmalloc r;
 
-	if (!mtr_ev_wanted())
-		return;
 	MTR_REC_INIT(r, type);
 	r.call_site = call_site;
 	r.ptr = (unsigned long)ptr;

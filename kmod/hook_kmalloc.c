@@ -20,8 +20,9 @@ static void mtr_kmalloc(unsigned long call_site, const void *ptr,
 	mtr_count(t, MTR_C_KMALLOC_CALLS, 1);
 	mtr_count(t, MTR_C_KMALLOC_REQ, bytes_req);
 	mtr_count(t, MTR_C_KMALLOC_ALLOC, bytes_alloc);
-	mtr_ev_kmalloc(MEMTRACK_REC_KMALLOC, call_site, ptr, bytes_req,
-		       bytes_alloc, gfp);
+	if (mtr_ev_wanted())
+		mtr_ev_kmalloc(MEMTRACK_REC_KMALLOC, call_site, ptr, bytes_req,
+			       bytes_alloc, gfp);
 }
 
 static void mtr_probe_kmalloc(void *data, MTR_KMALLOC_PROTO)
@@ -51,7 +52,8 @@ static void mtr_probe_kfree(void *data, unsigned long call_site,
 	if (!t)
 		return;
 	mtr_count(t, MTR_C_KFREE_CALLS, 1);
-	mtr_ev_kmalloc(MEMTRACK_REC_KFREE, call_site, ptr, 0, 0, 0);
+	if (mtr_ev_wanted())
+		mtr_ev_kmalloc(MEMTRACK_REC_KFREE, call_site, ptr, 0, 0, 0);
 }
 
 static void __used mtr_kmalloc_check_types(void)

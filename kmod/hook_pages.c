@@ -25,12 +25,14 @@ static void mtr_probe_page_alloc(void *data, struct page *page,
 		return;
 	if (likely(page)) {
 		mtr_count(t, MTR_C_PG_ALLOC, 1UL << order);
-		mtr_ev_page(MEMTRACK_REC_PAGE_ALLOC, page, order, gfp);
+		if (mtr_ev_wanted())
+			mtr_ev_page(MEMTRACK_REC_PAGE_ALLOC, page, order, gfp);
 	} else {
 		mtr_count(t, MTR_C_PG_ALLOC_FAIL, 1);
 		WRITE_ONCE(t->fail_gfp, (__force u32)gfp);
 		WRITE_ONCE(t->proc->fail_gfp, (__force u32)gfp);
-		mtr_ev_page(MEMTRACK_REC_PAGE_ALLOC_FAIL, NULL, order, gfp);
+		if (mtr_ev_wanted())
+			mtr_ev_page(MEMTRACK_REC_PAGE_ALLOC_FAIL, NULL, order, gfp);
 	}
 }
 
@@ -44,7 +46,8 @@ static void mtr_probe_page_free(void *data, struct page *page,
 	if (!t)
 		return;
 	mtr_count(t, MTR_C_PG_FREE, 1UL << order);
-	mtr_ev_page(MEMTRACK_REC_PAGE_FREE, page, order, 0);
+	if (mtr_ev_wanted())
+		mtr_ev_page(MEMTRACK_REC_PAGE_FREE, page, order, 0);
 }
 
 /* Order-0 pages freed in batches take this tracepoint instead. */

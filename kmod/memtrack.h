@@ -7,6 +7,7 @@
 
 #include <linux/types.h>
 #include <linux/list.h>
+#include <linux/hashtable.h>
 #include <linux/spinlock.h>
 #include <linux/rcupdate.h>
 #include <linux/percpu.h>
@@ -85,8 +86,34 @@ struct mtr_proc {
 int mtr_table_init(void);
 void mtr_table_exit(void);
 int mtr_table_scan_existing(void);
-struct mtr_thread *mtr_thread_find(pid_t tid);	/* RCU; live only */
-struct mtr_thread *mtr_current(void);		/* RCU; NULL outside task ctx */
+/*
+ * The lookups every probe makes are inline: under the kernels' return-thunk
+ * mitigations a call and return are a noticeable part of a probe's cost.
+ */
+#define MTR_HASH_BITS 14
+extern struct hlist_head mtr_thread_hash[1 << MTR_HASH_BITS];
+
+/* RCU; live threads only. */
+static inline struct mtr_thread *mtr_thread_find(pid_t tid)
+{
+	struct mtr_thread *t;
+
+	hash_for_each_possible_rcu(mtr_thread_hash, t, hnode, tid)
+		if (t->tid == tid && !READ_ONCE(t->exit_ns))
+			return t;
+	return NULL;
+}
+
+/*
+ * Events in interrupt context belong to no task.  Probes run with preemption
+ * disabled, which is an RCU read-side section.
+ */
+static inline struct mtr_thread *mtr_current(void)
+{
+	if (!in_task())
+		return NULL;
+	return mtr_thread_find(current->pid);
+}
 void mtr_track_task(struct task_struct *task, gfp_t gfp);
 bool mtr_thread_exit(struct mtr_thread *t, struct task_struct *task);
 void mtr_thread_exec(struct task_struct *task, pid_t old_tid);
@@ -284,7 +311,17 @@ void mtr_reader_want_wakeup(struct mtr_reader *r);
 wait_queue_head_t *mtr_reader_waitq(struct mtr_reader *r);
 void mtr_emit(struct memtrack_rec_hdr *h, u32 class);
 void mtr_emit_as(struct memtrack_rec_hdr *h, u32 class, kuid_t uid);
-bool mtr_have_readers(void);
+extern struct list_head mtr_readers;	/* ring.c; RCU */
+static inline bool mtr_have_readers(void)
+{
+	return !list_empty(&mtr_readers);
+}
+
+/* Whether a record is wanted at all: a reader exists, in task context. */
+static inline bool mtr_ev_wanted(void)
+{
+	return mtr_have_readers() && in_task();
+}
 
 /* events.c: building records in the probes (task context only). */
 void mtr_ev_task_new(struct task_struct *task, unsigned long clone_flags);
@@ -298,6 +335,7 @@ void mtr_ev_brk(unsigned long old_brk, unsigned long new_brk);
 void mtr_ev_shm(u32 op, int shmid, unsigned long addr, unsigned long size);
 void mtr_ev_oom(struct task_struct *victim, unsigned long rss_pages);
 void mtr_ev_reclaim(u64 duration_ns, unsigned long nr_reclaimed);
+/* The two per-page and per-kmalloc ones: the caller checks mtr_ev_wanted(). */
 void mtr_ev_page(u16 type, struct page *page, unsigned int order, gfp_t gfp);
 void mtr_ev_rss(struct mtr_proc *p, unsigned long rss, unsigned long prev,
 		u64 window_ns);

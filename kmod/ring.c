@@ -64,7 +64,7 @@ bool mtr_ring_kb_valid(unsigned int kb)
 	return kb >= MEMTRACK_RING_KB_MIN && kb <= MEMTRACK_RING_KB_MAX &&
 	       is_power_of_2(kb);
 }
-static LIST_HEAD(mtr_readers);
+LIST_HEAD(mtr_readers);
 static DEFINE_MUTEX(mtr_readers_lock);
 
 static void mtr_ring_copy_in(struct mtr_ring *ring, u64 pos, const void *src,
@@ -179,11 +179,6 @@ void mtr_emit_as(struct memtrack_rec_hdr *h, u32 class, kuid_t uid)
 void mtr_emit(struct memtrack_rec_hdr *h, u32 class)
 {
 	mtr_emit_as(h, class, current_uid());
-}
-
-bool mtr_have_readers(void)
-{
-	return !list_empty(&mtr_readers);
 }
 
 static void mtr_reader_wake(struct irq_work *work)

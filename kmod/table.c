@@ -22,9 +22,7 @@
 #include <linux/stringify.h>
 #include "memtrack.h"
 
-#define MTR_HASH_BITS 14
-
-static DEFINE_HASHTABLE(mtr_thread_hash, MTR_HASH_BITS);
+DEFINE_HASHTABLE(mtr_thread_hash, MTR_HASH_BITS);
 static DEFINE_HASHTABLE(mtr_proc_hash, MTR_HASH_BITS);
 LIST_HEAD(mtr_thread_list);
 LIST_HEAD(mtr_proc_list);
@@ -40,27 +38,6 @@ const char *const mtr_counter_names[MTR_NR_COUNTERS] = {
 #include <uapi/linux/memtrack_counters.h>
 };
 #undef MEMTRACK_COUNTER
-
-struct mtr_thread *mtr_thread_find(pid_t tid)
-{
-	struct mtr_thread *t;
-
-	hash_for_each_possible_rcu(mtr_thread_hash, t, hnode, tid)
-		if (t->tid == tid && !READ_ONCE(t->exit_ns))
-			return t;
-	return NULL;
-}
-
-/*
- * Events in interrupt context belong to no task.  Probes run with preemption
- * disabled, which is an RCU read-side section.
- */
-struct mtr_thread *mtr_current(void)
-{
-	if (!in_task())
-		return NULL;
-	return mtr_thread_find(current->pid);
-}
 
 static struct mtr_proc *mtr_proc_find(pid_t tgid)
 {
