@@ -552,6 +552,18 @@ static int wait_status_code(int st)
 	return 1;
 }
 
+/* Let a launched program run on untraced and reap it: its exit status. */
+static int run_finish(pid_t pid)
+{
+	int st;
+
+	if (mt_run_finish(pid, &st) < 0) {
+		fprintf(stderr, "%s: %s\n", prog, mt_errmsg());
+		return 1;
+	}
+	return wait_status_code(st);
+}
+
 struct resync_arg {
 	struct mt_unwinder *u;
 	struct mt_handle *h;
@@ -783,12 +795,7 @@ int main(int argc, char **argv)
 				prog, cmd[0]);
 			attached = false;
 			running = false;
-			if (mt_run_finish(r.pid, &st) < 0) {
-				fprintf(stderr, "%s: %s\n", prog, mt_errmsg());
-				rc = 1;
-			} else {
-				rc = wait_status_code(st);
-			}
+			rc = run_finish(r.pid);
 			goto out;
 		}
 		if (!err) {
@@ -812,12 +819,7 @@ int main(int argc, char **argv)
 		attached = false;
 		/* Its exit status is ours, report or not: errors are on stderr. */
 		running = false;
-		if (mt_run_finish(r.pid, &st) < 0) {
-			fprintf(stderr, "%s: %s\n", prog, mt_errmsg());
-			rc = 1;
-		} else {
-			rc = wait_status_code(st);
-		}
+		rc = run_finish(r.pid);
 		goto out;
 	}
 
