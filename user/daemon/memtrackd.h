@@ -15,6 +15,7 @@
 #include <sys/types.h>
 
 #include "conn.h"
+#include "util.h"
 
 #define MTD_DEFAULT_CONFIG	"/etc/memtrack/memtrackd.conf"
 #define MTD_DEFAULT_PORT	9471
@@ -24,8 +25,6 @@
 #define MTD_DEFAULT_MAX_PROGRAMS	4096
 #define MTD_OTHER_COMM		"[other]"
 #define MTD_MAX_AGGREGATORS	8
-
-#define ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))
 
 /* ---- log.c ---- */
 void mtd_log_init(bool to_stderr);

@@ -11,8 +11,7 @@
 
 #include "memtrack.h"
 #include "internal.h"
-
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#include "util.h"
 
 static __thread char mt_errbuf[256];
 
