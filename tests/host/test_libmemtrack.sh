@@ -1,8 +1,9 @@
 #!/bin/bash
 # Host checks of libmemtrack and memtrack-events that need no kernel module:
 # the build (-Wall -Wextra -Werror), memtrack-events' command line and its
-# errors without the module, and user/tests/test_records.c (hand-built record
-# buffers through the record walker and the text/JSON formatters).
+# errors without the module, user/tests/test_records.c (hand-built record
+# buffers through the record walker and the text/JSON formatters) and
+# user/tests/test_json.c (the JSON string writer, also against Python's).
 # Prints "PASS name" or "FAIL name: why" per check; exits 1 if any failed.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -98,19 +99,22 @@ if [ $rc -ne 0 ] || ! grep -q '^PASS' <<<"$out"; then
 fi
 
 # Every sample record: the JSON line parses and has exactly the text line's
-# fields and values.
+# fields and values (a string's bytes, \ooo in the text, as UTF-8 with
+# U+FFFD for what is not).
 "$tmp/tests/test_records" --dump >"$tmp/dump" 2>&1
 if out=$(python3 - "$tmp/dump" <<'PY' 2>&1
 import json, re, sys
 
-lines = open(sys.argv[1], encoding="latin-1").read().splitlines()
+lines = open(sys.argv[1], "rb").read().splitlines()
 assert len(lines) == 36, "expected 18 text+JSON pairs, got %d lines" % len(lines)
 
 def unescape(s):
-    return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), s)
+    b = re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), s)
+    return b.encode("latin-1").decode("utf-8", "replace")
 
 for text, js in zip(lines[0::2], lines[1::2]):
-    obj = json.loads(js)
+    text = text.decode("ascii")
+    obj = json.loads(js.decode("utf-8"))
     head, _, rest = text.partition(" ")
     cpu, pidtgid, typ, *fields = text.split(" ")[1:]
     want = {"time": float(head), "cpu": int(cpu.strip("[]")),
@@ -131,6 +135,54 @@ PY
 	pass records-json-matches-text-every-type
 else
 	fail records-json-matches-text-every-type "$out"
+fi
+
+# ---- the JSON string writer --------------------------------------------------------
+out=$("$tmp/tests/test_json" 2>&1); rc=$?
+sed -E 's/^(PASS|FAIL) /\1 json-/' <<<"$out"
+if [ $rc -ne 0 ] || ! grep -q '^PASS' <<<"$out"; then
+	failed=1
+fi
+
+# Python's json module as the reference: each case of test_json, and 20,000
+# random byte strings weighted to UTF-8's edges, come out exactly as
+# json.dumps(bytes.decode("utf-8", "replace"), ensure_ascii=False) (Python
+# substitutes maximal subparts too), valid UTF-8 that parses back to that.
+"$tmp/tests/test_json" --dump >"$tmp/json-cases"
+if out=$(python3 - "$tmp/tests/test_json" "$tmp/json-cases" <<'PY' 2>&1
+import json, random, subprocess, sys
+
+def check(raw, got, what):
+    want = raw.decode("utf-8", "replace")
+    if got != json.dumps(want, ensure_ascii=False).encode():
+        sys.exit("%s %s: got %r" % (what, raw.hex(), got))
+    if json.loads(got.decode("utf-8")) != want:
+        sys.exit("%s %s: does not parse back" % (what, raw.hex()))
+
+cases = open(sys.argv[2], "rb").read().split(b"\n")[:-1]
+assert len(cases) >= 26, "%d cases" % len(cases)
+for line in cases:
+    hexin, got = line.split(b"\t", 1)
+    check(bytes.fromhex(hexin.decode()), got, "case")
+
+rnd = random.Random(13)
+pool = [bytes([b]) for b in range(1, 256)] + [
+    c.encode() for c in "\u00e9\u20ac\U0001f600\u0080\u07ff\u0800\uffff\U00010000\U0010ffff"]
+inputs = [b"".join(rnd.choice(pool) for _ in range(rnd.randrange(0, 24)))
+          for _ in range(20000)]
+# bytes 0x80.. more often: cut multi-byte characters and stray bytes
+inputs += [bytes(rnd.randrange(0x80, 0x100) for _ in range(rnd.randrange(1, 8)))
+           for _ in range(20000)]
+out = subprocess.run([sys.argv[1], "--stdin"], input=b"".join(i.hex().encode() + b"\n" for i in inputs),
+                     capture_output=True, check=True).stdout.split(b"\n")
+assert len(out) == len(inputs) + 1, "%d lines for %d inputs" % (len(out), len(inputs))
+for raw, got in zip(inputs, out):
+    check(raw, got, "random")
+PY
+); then
+	pass json-writer-equals-python-json-dumps
+else
+	fail json-writer-equals-python-json-dumps "$out"
 fi
 
 # ---- memtrack-events' main loop, against a stand-in for /dev/memtrack ----------

@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 #include <linux/memtrack.h>
 
@@ -68,6 +69,22 @@ bool mt_counter_signed(unsigned int idx);
  */
 int mt_format_text(const struct memtrack_rec_hdr *rec, char *buf, size_t len);
 int mt_format_json(const struct memtrack_rec_hdr *rec, char *buf, size_t len);
+
+/* ---- JSON strings (json.c) ------------------------------------------------ */
+
+/*
+ * A string as a JSON string, for every JSON document the tools write:
+ * valid UTF-8 unchanged; '"', '\' and control characters escaped (\b \f
+ * \n \r \t, the others \u00XX); each ill-formed UTF-8 sequence (stray
+ * continuation byte, overlong form, surrogate, cut short, F5..FF) as one
+ * U+FFFD.  The output is always valid UTF-8 and valid JSON; NULL is null.
+ *
+ * mt_json_print(): the NUL-terminated s to f.  mt_json_snprint(): the n
+ * bytes at s into buf, snprintf-style: returns the length the whole string
+ * needs; the output is truncated (and terminated) if it does not fit.
+ */
+void mt_json_print(FILE *f, const char *s);
+size_t mt_json_snprint(char *buf, size_t len, const char *s, size_t n);
 
 /* ---- /dev/memtrack -------------------------------------------------------- */
 

@@ -282,36 +282,28 @@ static void f_hex(struct out *o, const char *key, uint64_t v)
 
 /*
  * A fixed-size, maybe unterminated string.  Text: '\ooo' for space, '\' and
- * anything unprintable (as /proc/memtrack/tasks does).  JSON: a string with
- * '"', '\' and control characters escaped, other bytes >= 0x80 as \u00XX
- * (the kernel's comm is bytes, not necessarily UTF-8).
+ * anything unprintable (as /proc/memtrack/tasks does).  JSON: through
+ * mt_json_snprint() (the kernel's comm is bytes, not necessarily UTF-8).
  */
 static void f_str(struct out *o, const char *key, const char *s, size_t max)
 {
-	size_t i, n = strnlen(s, max);
+	size_t room, i, n = strnlen(s, max);
 
 	out_key(o, key);
-	if (o->json)
-		out_add(o, "\"");
+	if (o->json) {
+		room = o->pos < o->len ? o->len - o->pos : 0;
+		o->pos += mt_json_snprint(room ? o->buf + o->pos : NULL, room,
+					  s, n);
+		return;
+	}
 	for (i = 0; i < n; i++) {
 		unsigned char c = s[i];
 
-		if (o->json) {
-			if (c == '"' || c == '\\')
-				out_add(o, "\\%c", c);
-			else if (c < 0x20 || c >= 0x7f)
-				out_add(o, "\\u%04x", c);
-			else
-				out_add(o, "%c", c);
-		} else {
-			if (c <= ' ' || c == '\\' || c >= 0x7f)
-				out_add(o, "\\%03o", c);
-			else
-				out_add(o, "%c", c);
-		}
+		if (c <= ' ' || c == '\\' || c >= 0x7f)
+			out_add(o, "\\%03o", c);
+		else
+			out_add(o, "%c", c);
 	}
-	if (o->json)
-		out_add(o, "\"");
 }
 
 static void f_mm(struct out *o, const struct memtrack_mm *mm)

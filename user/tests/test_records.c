@@ -142,7 +142,7 @@ static void build_all(struct buf *b)
 	oom.victim_tgid = 4321;
 	oom.victim_uid = 0;
 	oom.victim_rss = 104857600;
-	strcpy(oom.victim_comm, "hog");
+	strcpy(oom.victim_comm, "h\xc3\xa9g");	/* UTF-8 */
 	put(b, &oom, sizeof(oom));
 
 	hdr(&rc, MEMTRACK_REC_RECLAIM_STALL, sizeof(rc));
@@ -209,7 +209,7 @@ static const char *const want_text[] = {
 	H "shm op=get shmid=7 size=1048576",
 	H "shm op=at shmid=7 addr=0x7f0000200000",
 	H "shm op=dt addr=0x7f0000200000",
-	H "oom_victim victim_pid=4321 victim_tgid=4321 victim_uid=0 victim_rss=104857600 victim_comm=hog",
+	H "oom_victim victim_pid=4321 victim_tgid=4321 victim_uid=0 victim_rss=104857600 victim_comm=h\\303\\251g",
 	H "reclaim_stall duration_ns=1500000 nr_reclaimed=32",
 	H "page_alloc_fail order=3 gfp=0xcc0",
 	H "rss_growth rss=209715200 prev_rss=104857600 window_ns=1000000000",
@@ -232,6 +232,8 @@ static const struct {
 	{ 1, J "\"type\":\"task_new\",\"parent\":1230,\"uid\":1000,\"clone_flags\":\"0x3d0f00\",\"comm\":\"worker\"}" },
 	{ 3, J "\"type\":\"mmap\",\"addr\":\"0x7f0000001000\",\"len\":8192,\"prot\":\"0x3\",\"flags\":\"0x22\"}" },
 	{ 7, J "\"type\":\"shm\",\"op\":\"get\",\"shmid\":7,\"size\":1048576}" },
+	/* UTF-8 as it is */
+	{ 10, J "\"type\":\"oom_victim\",\"victim_pid\":4321,\"victim_tgid\":4321,\"victim_uid\":0,\"victim_rss\":104857600,\"victim_comm\":\"h\xc3\xa9g\"}" },
 	{ 12, J "\"type\":\"page_alloc_fail\",\"order\":3,\"gfp\":\"0xcc0\"}" },
 };
 
@@ -294,7 +296,8 @@ static void test_all_types(void)
 static void test_json(void)
 {
 	const char *name = "format-json-exact";
-	const char *te_comm = "\"comm\":\"a b\\\\\\\"\\u000a\\u00ff-16-bytes\"";
+	/* \n short; 0xff, not UTF-8, as U+FFFD */
+	const char *te_comm = "\"comm\":\"a b\\\\\\\"\\n\xef\xbf\xbd-16-bytes\"";
 	size_t i;
 
 	build_all(&b);

@@ -53,9 +53,9 @@ int bylib_report(struct mode_out *m, const struct mt_leak_stack *v, size_t n)
 
 		if (m->json) {
 			fprintf(m->o, "%s{\"object\":", i ? "," : "");
-			json_str(m->o, r->object);
+			mt_json_print(m->o, r->object);
 			fputs(",\"api\":", m->o);
-			json_str(m->o, mt_leak_api_name(r->api));
+			mt_json_print(m->o, mt_leak_api_name(r->api));
 			fprintf(m->o, ",\"bytes\":%llu,\"blocks\":%llu,\"calls\":%llu,"
 				"\"call_bytes\":%llu,\"stacks\":%u}",
 				(unsigned long long)r->bytes,

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* memtrack-leak: JSON strings, JSON and text frames, the same in every report. */
+/* memtrack-leak: JSON and text frames, the same in every report. */
 #include <string.h>
 
 #include "leak_json.h"
@@ -11,26 +11,6 @@ const char *base(const char *path)
 	return s ? s + 1 : path;
 }
 
-void json_str(FILE *o, const char *s)
-{
-	if (!s) {
-		fputs("null", o);
-		return;
-	}
-	fputc('"', o);
-	for (; *s; s++) {
-		unsigned char c = *s;
-
-		if (c == '"' || c == '\\')
-			fprintf(o, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(o, "\\u%04x", c);
-		else
-			fputc(c, o);
-	}
-	fputc('"', o);
-}
-
 void json_frame(FILE *o, bool sep, uint64_t addr, const struct mt_sym_frame *f)
 {
 	fprintf(o, "%s{\"address\":%llu,\"offset\":", sep ? "," : "",
@@ -40,12 +20,12 @@ void json_frame(FILE *o, bool sep, uint64_t addr, const struct mt_sym_frame *f)
 	else
 		fputs("null", o);
 	fputs(",\"function\":", o);
-	json_str(o, f->function);
+	mt_json_print(o, f->function);
 	fputs(",\"file\":", o);
-	json_str(o, f->file);
+	mt_json_print(o, f->file);
 	fprintf(o, ",\"line\":%d,\"inlined\":%s,\"module\":", f->line,
 		f->inlined ? "true" : "false");
-	json_str(o, f->module);
+	mt_json_print(o, f->module);
 	fputc('}', o);
 }
 

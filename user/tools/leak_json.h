@@ -11,8 +11,6 @@
 
 /* The file name of path. */
 const char *base(const char *path);
-/* s as a JSON string, null for NULL. */
-void json_str(FILE *o, const char *s);
 /* One symbolized frame as a member of a frames array, after a comma if sep. */
 void json_frame(FILE *o, bool sep, uint64_t addr, const struct mt_sym_frame *f);
 /*

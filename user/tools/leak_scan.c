@@ -93,7 +93,7 @@ static void print_stacks(struct mode_out *m, struct mt_scan_block *b,
 		if (m->json) {
 			fprintf(m->o, "%s{\"stack_id\":%u,\"api\":", k++ ? "," : "",
 				b[i].stack_id);
-			json_str(m->o, mt_leak_api_name(b[i].api));
+			mt_json_print(m->o, mt_leak_api_name(b[i].api));
 			fprintf(m->o, ",\"bytes\":%llu,\"blocks\":%zu,",
 				(unsigned long long)bytes, j - i);
 			print_classes(m, &sum, "");

@@ -257,9 +257,9 @@ static void print_mismatches(struct report *r, const struct mt_leak_stack *v,
 		if (r->fmt == FMT_JSON) {
 			fprintf(o, "%s{\"alloc_stack_id\":%u,\"alloc_api\":",
 				nr++ ? "," : "", s->stack_id);
-			json_str(o, mt_leak_api_name(s->api));
+			mt_json_print(o, mt_leak_api_name(s->api));
 			fputs(",\"free_api\":", o);
-			json_str(o, mt_leak_api_name(s->free_api));
+			mt_json_print(o, mt_leak_api_name(s->free_api));
 			fprintf(o, ",\"count\":%u,\"free_stack_id\":%u,\"alloc_frames\":[",
 				s->mismatched, fs ? fs->stack_id : 0);
 			print_frames(r, s);
@@ -344,7 +344,7 @@ static void print_report(struct report *r, struct mt_leak_stack *v, size_t n,
 				i ? "," : "", s->stack_id, (int)s->tgid,
 				(unsigned long long)s->blocks,
 				age_s(now, s->oldest_ns), (long long)growth);
-			json_str(o, mt_leak_api_name(s->api));
+			mt_json_print(o, mt_leak_api_name(s->api));
 			fputs(",\"frames\":[", o);
 		} else if (r->fmt == FMT_JSON) {
 			fprintf(o, "%s{\"stack_id\":%u,\"pid\":%d,\"bytes\":%llu,\"blocks\":%llu,"
@@ -353,7 +353,7 @@ static void print_report(struct report *r, struct mt_leak_stack *v, size_t n,
 				(unsigned long long)s->bytes,
 				(unsigned long long)s->blocks,
 				age_s(now, s->oldest_ns), (long long)growth);
-			json_str(o, mt_leak_api_name(s->api));
+			mt_json_print(o, mt_leak_api_name(s->api));
 			fprintf(o, ",\"mismatched\":%u,\"frames\":[", s->mismatched);
 		} else if (r->fmt == FMT_TEXT && fds_mode) {
 			fprintf(o, "  #%zu %llu fds (%s)",

@@ -99,7 +99,5 @@ void top_batch_text(FILE *f, const struct top_table *tb, const char *source,
 		    unsigned int show, size_t nrows);
 void top_batch_json(FILE *f, const struct top_table *tb, const char *source,
 		    unsigned int show, size_t nrows);
-/* s as a JSON string: quotes, and \uXXXX for anything not printable ASCII. */
-void top_json_string(FILE *f, const char *s);
 
 #endif

@@ -70,31 +70,17 @@ void top_batch_text(FILE *f, const struct top_table *tb, const char *source,
 	fputc('\n', f);
 }
 
-void top_json_string(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			fprintf(f, "\\%c", *s);
-		else if ((unsigned char)*s < 0x20 || (unsigned char)*s >= 0x7f)
-			fprintf(f, "\\u%04x", (unsigned char)*s);
-		else
-			fputc(*s, f);
-	}
-	fputc('"', f);
-}
-
 static void json_row(FILE *f, const struct top_row *r, unsigned int show)
 {
 	const struct memtrack_task *t = &r->t;
 
 	fprintf(f, "{\"type\":\"task\",\"pid\":%d,\"ppid\":%d,\"uid\":%u,"
 		"\"user\":", t->pid, t->ppid, t->uid);
-	top_json_string(f, r->user);
+	mt_json_print(f, r->user);
 	fprintf(f, ",\"comm\":");
-	top_json_string(f, t->comm);
+	mt_json_print(f, t->comm);
 	fprintf(f, ",\"cgroup\":");
-	top_json_string(f, r->cgroup);
+	mt_json_print(f, r->cgroup);
 	fprintf(f, ",\"cgroup_max\":%" PRIu64, r->cg_max);
 	fprintf(f, ",\"threads\":%u,\"cgroup_id\":%llu,\"cpu_pct\":%.2f,"
 		"\"cpu_ns\":%llu,\"start_ns\":%llu,"
@@ -137,7 +123,7 @@ void top_batch_json(FILE *f, const struct top_table *tb, const char *source,
 	size_t i;
 
 	fprintf(f, "{\"type\":\"summary\",\"source\":");
-	top_json_string(f, source);
+	mt_json_print(f, source);
 	fprintf(f, ",\"module\":%s,\"processes\":%zu,\"time\":%.6f,"
 		"\"interval\":%.6f,"
 		"\"mem_total\":%llu,\"mem_free\":%llu,\"used\":%" PRIu64

@@ -109,7 +109,7 @@ void top_cluster_batch_json(FILE *f, const struct top_cluster_snap *s,
 	size_t i;
 
 	fprintf(f, "{\"type\":\"cluster\",\"aggregator\":");
-	top_json_string(f, name);
+	mt_json_print(f, name);
 	fprintf(f, ",\"nodes_up\":%u,\"nodes_down\":%u,\"processes\":%zu,"
 		"\"programs\":%zu}\n", s->nodes_up, s->nodes_down, s->nprocs,
 		s->nprogs);
@@ -117,9 +117,9 @@ void top_cluster_batch_json(FILE *f, const struct top_cluster_snap *s,
 		const struct top_cluster_proc *p = &s->procs[i];
 
 		fprintf(f, "{\"type\":\"task\",\"node\":");
-		top_json_string(f, p->node);
+		mt_json_print(f, p->node);
 		fprintf(f, ",\"pid\":%d,\"comm\":", p->pid);
-		top_json_string(f, p->comm);
+		mt_json_print(f, p->comm);
 		fprintf(f, ",\"rss\":%" PRIu64 ",\"rss_anon\":%" PRIu64
 			",\"rss_file\":%" PRIu64 ",\"rss_shmem\":%" PRIu64
 			",\"swap\":%" PRIu64 "}\n", p->rss, p->anon, p->file,
@@ -129,7 +129,7 @@ void top_cluster_batch_json(FILE *f, const struct top_cluster_snap *s,
 		const struct top_cluster_prog *p = &s->progs[i];
 
 		fprintf(f, "{\"type\":\"program\",\"comm\":");
-		top_json_string(f, p->comm);
+		mt_json_print(f, p->comm);
 		fprintf(f, ",\"nproc\":%" PRIu64 ",\"rss\":%" PRIu64
 			",\"rss_anon\":%" PRIu64 ",\"rss_file\":%" PRIu64
 			",\"rss_shmem\":%" PRIu64 ",\"swap\":%" PRIu64 "}\n",

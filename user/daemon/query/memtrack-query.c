@@ -44,22 +44,6 @@ static void usage(FILE *f)
 		DEFAULT_TIMEOUT_MS);
 }
 
-static void json_str(const char *s)
-{
-	const unsigned char *c = (const unsigned char *)s;
-
-	putchar('"');
-	for (; *c; c++) {
-		if (*c == '"' || *c == '\\')
-			printf("\\%c", *c);
-		else if (*c < 0x20 || *c >= 0x7f)
-			printf("\\u%04x", *c);
-		else
-			putchar(*c);
-	}
-	putchar('"');
-}
-
 static void print_json(const struct mtd_query_result *r)
 {
 	size_t i, j;
@@ -71,12 +55,12 @@ static void print_json(const struct mtd_query_result *r)
 			const char *c = r->cells[i * r->ncols + j];
 
 			printf("%s", j ? ", " : "");
-			json_str(r->cols[j]);
+			mt_json_print(stdout, r->cols[j]);
 			printf(": ");
 			if (r->numeric[j])
 				printf("%s", c);
 			else
-				json_str(c);
+				mt_json_print(stdout, c);
 		}
 		printf("}");
 	}
