@@ -4,6 +4,7 @@ itself, against workloads of known size and /proc.  In the VM (MEMTRACK_VM
 set, module loaded) both paths are checked: the module, and /proc forced;
 on the host (tests/host/test_top.sh) only /proc, which it then must pick by
 itself."""
+import contextlib
 import json
 import os
 import subprocess
@@ -178,7 +179,8 @@ def threads_of_a_missing_process_fail():
 def top_json(flags, n=1, delay=None):
     """memtrack-top -b --json: a list of samples, each (summary, rows by pid)."""
     args = [TOP, "-b", "--json", "-n", str(n)] + (["-d", str(delay)] if delay else []) + flags
-    out = subprocess.run(args, capture_output=True, text=True, timeout=300)
+    # strict UTF-8: a byte sequence that is not fails here
+    out = subprocess.run(args, capture_output=True, encoding="utf-8", timeout=300)
     check(out.returncode == 0 and not out.stderr, f"{args}: rc {out.returncode} {out.stderr!r}")
     samples = []
     for line in out.stdout.splitlines():
@@ -269,6 +271,48 @@ def batch_rows_of_a_known_workload():
                   int(row["ANON"]) == r["rss_anon"] >> 10 and row["CGROUP"] == "/" + CGNAME and
                   row["LIMIT"] == (str(m.cg_max >> 10) if m.cg_max else "-"),
                   f"{want}: text row {row}")
+
+
+class Named:
+    """A process that set its comm to these bytes (/proc/self/comm)."""
+
+    def __init__(self, comm):
+        self.comm = comm
+
+    def __enter__(self):
+        code = ("import sys, time; open('/proc/self/comm', 'wb').write(bytes.fromhex(sys.argv[1]));"
+                " print('ok', flush=True); time.sleep(600)")
+        self.p = subprocess.Popen([sys.executable, "-c", code, self.comm.hex()],
+                                  stdout=subprocess.PIPE)
+        self.pid = self.p.pid
+        if self.p.stdout.readline() != b"ok\n":
+            self.__exit__()
+            check(False, f"comm {self.comm!r} not set")
+        return self
+
+    def __exit__(self, *exc):
+        self.p.kill()
+        self.p.wait()
+
+
+# comm bytes -> the comm in JSON: UTF-8 as it is, the rest as U+FFFD (the
+# kernel keeps 15 bytes: the last cuts an é in two)
+COMMS = [(b"sl\xc3\xa9\xe2\x82\xacp", "sl\u00e9\u20acp"),
+         (b"\xf0\x9f\x98\x80 \"q\\\t", "\U0001f600 \"q\\\t"),
+         (b"bad\xff\xc3(\xed\xa0\x80)", "bad\ufffd\ufffd(\ufffd\ufffd\ufffd)"),
+         (b"\xc3\xa9" * 8, "\u00e9" * 7 + "\ufffd")]
+
+
+@test
+def batch_json_comm_is_utf8():
+    with contextlib.ExitStack() as stack:
+        procs = [stack.enter_context(Named(raw)) for raw, _ in COMMS]
+        for flags, want in PATHS:
+            (_, rows), = top_json(flags)
+            for p, (raw, comm) in zip(procs, COMMS):
+                r = rows.get(p.pid)
+                check(r is not None, f"{want}: no row for comm {raw!r}")
+                check(r["comm"] == comm, f"{want}: comm {r['comm']!r}, expected {comm!r}")
 
 
 def settle(pid, timeout=30):

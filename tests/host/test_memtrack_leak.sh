@@ -7,7 +7,8 @@
 #    operator new/delete variants are found in a C++ process;
 #  - mt_sym_lookup() on a -O2 -g fixture agrees with addr2line -f -i,
 #    an inlined function shown as inlined, and a C++ name demangled; on a
-#    stripped copy, the object+offset it gives is what addr2line takes;
+#    stripped copy, the object+offset it gives is what addr2line takes (its
+#    path, not all UTF-8, in JSON as UTF-8 with U+FFFD);
 #  - memtrack-leak's usage errors (exit 2) and its message without the module.
 # Prints "PASS name" or "FAIL name: why" per check; exits 1 if any failed.
 set -uo pipefail
@@ -255,8 +256,12 @@ got=$("$sym" "$cpid" 0x10 | cut -f2,5)
 # A stripped copy of the PIE: no function, no line, so a frame is its object
 # and the address in it, the runtime address less the load bias.  That is
 # what addr2line takes: on the unstripped file it gives the call of grab().
-strip -o "$tmp/leakdemo-stripped" "$tmp/leakdemo"
-start "$tmp/s.out" "$tmp/leakdemo-stripped" 60 || fail fixture-stripped "printed nothing"
+# Its directory's name is UTF-8 (dé€) then a byte that is not (0xff): JSON
+# gives the path as UTF-8 with U+FFFD.
+sdir=$tmp/$'d\xc3\xa9\xe2\x82\xac\xff'
+mkdir "$sdir"
+strip -o "$sdir/leakdemo-stripped" "$tmp/leakdemo"
+start "$tmp/s.out" "$sdir/leakdemo-stripped" 60 || fail fixture-stripped "printed nothing"
 spid=${pids[-1]}
 sbias=$(($(awk '$1 == "main" { print $2 }' "$tmp/s.out") - 0x$main_nm))
 sra_inl=$(awk '$1 == "ra" && $2 == "inl" { print $3 }' "$tmp/s.out")
@@ -427,14 +432,14 @@ grep -qxF "        ?? (leakdemo-stripped+$soff_inl)" <<<"$out" &&
 	grep -qxF "        ?? (leakdemo-stripped+$soff_direct)" <<<"$out" &&
 	pass leak-text-object-offset || fail leak-text-object-offset "'$out'"
 if sfake -p "$spid" -i 0.1 -n 1 --json -o "$tmp/sjson" 2>"$tmp/err" &&
-   python3 - "$tmp/sjson" "$sra_inl" "$soff_inl" "$sra_direct" "$soff_direct" <<'PY'
+   python3 - "$tmp/sjson" "$sra_inl" "$soff_inl" "$sra_direct" "$soff_direct" "$tmp" <<'PY'
 import json, sys
-d = json.load(open(sys.argv[1]))
+d = json.load(open(sys.argv[1], encoding="utf-8"))
 want = {int(sys.argv[i], 16): int(sys.argv[i + 1], 16) for i in (2, 4)}
 frames = [f for s in d["stacks"] for f in s["frames"]]
 assert sorted(f["address"] for f in frames) == sorted(want), frames
 for f in frames:
-    assert f["module"].endswith("/leakdemo-stripped"), f
+    assert f["module"] == sys.argv[6] + "/d\u00e9\u20ac\ufffd/leakdemo-stripped", f
     assert f["offset"] == want[f["address"]] and f["function"] is None, f
 PY
 then
