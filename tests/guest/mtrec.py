@@ -2,61 +2,36 @@
 include/uapi/linux/memtrack.h."""
 import fcntl
 import os
-import re
-import struct
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-UAPI = os.path.join(ROOT, "include", "uapi", "linux")
+import uapi
 
-
-def _uapi_enum(prefix, first):
-    """Values of a C enum in the uapi header whose names start with prefix."""
-    with open(os.path.join(UAPI, "memtrack.h")) as f:
-        text = f.read()
-    names = re.findall(rf"^\s*({prefix}\w+)(?:\s*=\s*(\d+))?,", text, re.M)
-    out, v = {}, first
-    for name, val in names:
-        v = int(val) if val else v
-        out[name[len(prefix):]] = v
-        v += 1
-    return out
-
-
-REC = _uapi_enum("MEMTRACK_REC_", 1)
-REC.pop("_MAX", None)
+# REC["MMAP"] = 4, ...; REC_NAME the other way
+REC = {k[len("MEMTRACK_REC_"):]: v
+       for k, v in uapi.enum("memtrack_rec_type").items() if not k.startswith("__")}
 REC_NAME = {v: k for k, v in REC.items()}
-with open(os.path.join(UAPI, "memtrack_counters.h")) as f:
-    COUNTERS = re.findall(r"^MEMTRACK_COUNTER\(\w+, (\w+)\)", f.read(), re.M)
+COUNTERS = uapi.COUNTERS
 
-CLASS = {n: 1 << i for i, n in enumerate(
-    ["task", "mmap", "shm", "oom", "reclaim", "alloc_fail", "rss", "page", "kmalloc"])}
-CLASS_ALL = (1 << 9) - 1
-CLASS_DEFAULT = CLASS_ALL & ~(CLASS["page"] | CLASS["kmalloc"])
+# CLASS["mmap"] = MEMTRACK_CLASS_MMAP, ...
+CLASS = {n[len("MEMTRACK_CLASS_"):].lower(): uapi.define(n)
+         for n in uapi.defines("MEMTRACK_CLASS_")
+         if n not in ("MEMTRACK_CLASS_ALL", "MEMTRACK_CLASS_DEFAULT")}
+CLASS_ALL = uapi.define("MEMTRACK_CLASS_ALL")
+CLASS_DEFAULT = uapi.define("MEMTRACK_CLASS_DEFAULT")
 
-HDR = struct.Struct("<HHIQii")
-MM = "10Q"
-BODY = {
-    "LOST": "Q",
-    "TASK_NEW": "iIQ16s",
-    "TASK_EXIT": f"II16s{MM}{len(COUNTERS)}Q",
-    "MMAP": "QQII", "MUNMAP": "QQII",
-    "MREMAP": "QQQQ",
-    "BRK": "QQ",
-    "SHM": "IiQQ",
-    "OOM_VICTIM": "iiIIQ16s",
-    "RECLAIM_STALL": "QQ",
-    "PAGE_ALLOC_FAIL": "QII", "PAGE_ALLOC": "QII", "PAGE_FREE": "QII",
-    "RSS_GROWTH": "QQQ",
-    "KMALLOC": "QQQQII", "KFREE": "QQQQII",
-}
+HDR = uapi.layout("memtrack_rec_hdr").struct
+HDR_VALUES = len(HDR.unpack(bytes(HDR.size)))
+# Each record type's struct, named beside it in enum memtrack_rec_type; a
+# record's body is that struct's fields after the header, spread out.
+LAYOUT = {k[len("MEMTRACK_REC_"):]: uapi.layout(v)
+          for k, v in uapi.enum_comments("memtrack_rec_type").items()}
 
 
 def _ioc(direction, nr, size):
-    return (direction << 30) | (size << 16) | (0xB7 << 8) | nr
+    return (direction << 30) | (size << 16) | (uapi.define("MEMTRACK_IOC_MAGIC") << 8) | nr
 
 
-FILTER = struct.Struct("<IIii")
-STATS = struct.Struct("<QQQIIQ")
+FILTER = uapi.layout("memtrack_filter").struct
+STATS = uapi.layout("memtrack_ring_stats")
 IOC_GET_VERSION = _ioc(2, 0, 4)
 IOC_SET_FILTER = _ioc(1, 1, FILTER.size)
 IOC_GET_FILTER = _ioc(2, 2, FILTER.size)
@@ -69,8 +44,8 @@ class Record:
          self.tgid) = HDR.unpack_from(raw)
         self.name = REC_NAME.get(self.type, str(self.type))
         self.raw = raw
-        fmt = BODY.get(self.name)
-        self.body = struct.unpack_from("<" + fmt, raw, HDR.size) if fmt else ()
+        lay = LAYOUT.get(self.name)
+        self.body = lay.values(raw)[HDR_VALUES:] if lay else ()
 
     def __repr__(self):
         return f"<{self.name} pid={self.pid} tgid={self.tgid} {self.body[:4]}>"
@@ -102,10 +77,7 @@ class Ring:
         return FILTER.unpack(fcntl.ioctl(self.fd, IOC_GET_FILTER, bytes(FILTER.size)))
 
     def stats(self):
-        d, lost, pending, ring_bytes, ncpu, gen = STATS.unpack(
-            fcntl.ioctl(self.fd, IOC_GET_STATS, bytes(STATS.size)))
-        return dict(delivered=d, lost=lost, pending=pending, ring_bytes=ring_bytes,
-                    nr_cpus=ncpu, generated=gen)
+        return STATS.unpack(fcntl.ioctl(self.fd, IOC_GET_STATS, bytes(STATS.size)))
 
     def read(self, size=1 << 20):
         try:

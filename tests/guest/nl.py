@@ -10,11 +10,11 @@ include/uapi/linux/memtrack.h.
 """
 import errno
 import os
-import re
 import socket
 import struct
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import uapi
+
 
 NETLINK_GENERIC = 16
 SOL_NETLINK = 270
@@ -39,71 +39,27 @@ CTRL_ATTR_MCAST_GRP_NAME, CTRL_ATTR_MCAST_GRP_ID = 1, 2
 
 
 
-def _uapi_enum(name):
-    """{constant: value} of an enum of include/uapi/linux/memtrack.h."""
-    with open(os.path.join(ROOT, "include", "uapi", "linux", "memtrack.h")) as f:
-        body = re.search(r"enum %s \{(.*?)\};" % name, f.read(), re.S).group(1)
-    out, v = {}, -1
-    for line in body.splitlines():
-        m = re.match(r"\s*(\w+)\s*(?:=\s*(\w+))?\s*,?\s*(?:/\*.*)?$", line)
-        if m:
-            v = int(m.group(2), 0) if m.group(2) else v + 1
-            out[m.group(1)] = v
-    return out
-
-
-def _uapi_define(name):
-    """The value of a numeric #define of include/uapi/linux/memtrack.h."""
-    with open(os.path.join(ROOT, "include", "uapi", "linux", "memtrack.h")) as f:
-        m = re.search(r"^#define %s\s+\(?(\w+)(?:U\s*<<\s*(\d+))?\)?" % name,
-                      f.read(), re.M)
-    v = int(m.group(1).rstrip("U"), 0)
-    return v << int(m.group(2)) if m.group(2) else v
-
-
-RETENTION_MS_MAX = _uapi_define("MEMTRACK_RETENTION_MS_MAX")
-RING_KB_MIN = _uapi_define("MEMTRACK_RING_KB_MIN")
-RING_KB_MAX = _uapi_define("MEMTRACK_RING_KB_MAX")
-LEAK_F_CHILDREN = _uapi_define("MEMTRACK_LEAK_F_CHILDREN")
+RETENTION_MS_MAX = uapi.define("MEMTRACK_RETENTION_MS_MAX")
+RING_KB_MIN = uapi.define("MEMTRACK_RING_KB_MIN")
+RING_KB_MAX = uapi.define("MEMTRACK_RING_KB_MAX")
+LEAK_F_CHILDREN = uapi.define("MEMTRACK_LEAK_F_CHILDREN")
 
 
 # CMD_*, ATTR_*, HOOK_ATTR_*, PROBE_ATTR_* and CMD_MAX, ATTR_MAX, ... as the
 # header numbers them, so that a new command or attribute needs no edit here.
 for _enum in ("memtrack_cmd", "memtrack_attr", "memtrack_hook_attr",
               "memtrack_probe_attr"):
-    for _k, _v in _uapi_enum(_enum).items():
+    for _k, _v in uapi.enum(_enum).items():
         if _k.startswith("__MEMTRACK_"):
             globals()[_k[len("__MEMTRACK_"):]] = _v - 1
         else:
             globals()[_k[len("MEMTRACK_"):]] = _v
 
-
-def _counter_names():
-    path = os.path.join(ROOT, "include", "uapi", "linux", "memtrack_counters.h")
-    with open(path) as f:
-        return re.findall(r"^MEMTRACK_COUNTER\(\s*\w+\s*,\s*(\w+)\s*\)", f.read(), re.M)
-
-
-COUNTERS = _counter_names()
-MM_FIELDS = ("rss_anon", "rss_file", "rss_shmem", "swap", "rss_peak",
-             "vm_total", "vm_data", "vm_stack", "vm_exec", "pgtables")
-TASK = struct.Struct(f"<iiIIBBBBI16s{len(MM_FIELDS)}Q{len(COUNTERS)}QiIQQQQ")
-TASK_STAT_FIELDS = ("ppid", "pad2", "cgroup_id", "utime_ns", "stime_ns", "start_ns")
-
-SUMMARY_FIELDS = (
-    "abi_version", "nr_cpus", "uptime_ns",
-    "mem_total", "mem_free", "file_pages", "active_anon", "inactive_anon",
-    "active_file", "inactive_file", "unevictable", "dirty", "writeback",
-    "anon_pages", "mapped", "shmem", "slab_reclaimable", "slab_unreclaimable",
-    "page_tables", "anon_huge", "swap_free",
-    "page_alloc_failures", "reclaim_scanned", "reclaim_reclaimed",
-    "reclaim_dirty", "reclaim_writeback", "direct_reclaim_stalls",
-    "direct_reclaim_ns", "page_allocs", "page_frees", "kmallocs", "kfrees",
-    "address_space_syscalls", "forks", "exits", "oom_kills",
-    "records_generated", "records_lost",
-    "processes", "processes_exited", "threads", "threads_exited", "untracked")
-SUMMARY = struct.Struct("<IIQ" + "Q" * 18 + "Q" * 17 + "IIIIQ")
-assert len(SUMMARY_FIELDS) == 43
+COUNTERS = uapi.COUNTERS
+TASK = uapi.layout("memtrack_task")
+MM_FIELDS = tuple(f[0] for f in uapi.layout("memtrack_mm").fields)
+SUMMARY = uapi.layout("memtrack_summary")
+SUMMARY_FIELDS = tuple(f[0] for f in SUMMARY.fields)
 
 
 class NlError(OSError):
@@ -114,23 +70,22 @@ class NlError(OSError):
 
 def parse_task(data):
     """struct memtrack_task as a dict in the columns of /proc/memtrack/tasks."""
-    v = TASK.unpack_from(data)
-    t = {"pid": v[0], "tgid": v[1], "uid": v[2], "threads": v[3],
-         "state": "X" if v[4] else "R", "detailed": v[5], "oom_victim": v[6],
-         "fail_gfp": v[8], "comm": v[9].split(b"\0", 1)[0].decode("latin-1")}
-    mm = v[10:10 + len(MM_FIELDS)]
-    t.update(zip(MM_FIELDS, mm))
-    ctr = v[10 + len(MM_FIELDS):10 + len(MM_FIELDS) + len(COUNTERS)]
-    for name, c in zip(COUNTERS, ctr):
+    v = TASK.unpack(data)
+    t = {"pid": v["pid"], "tgid": v["tgid"], "uid": v["uid"],
+         "threads": v["threads"], "state": "X" if v["exited"] else "R",
+         "detailed": v["detailed"], "oom_victim": v["oom_victim"],
+         "fail_gfp": v["fail_gfp"], "comm": v["comm"].decode("latin-1")}
+    t.update(v["mm"])
+    for name, c in zip(COUNTERS, v["counters"]):
         # Signed quantities are two's complement, as /proc prints them.
         t[name] = c - (1 << 64) if c >= 1 << 63 else c
-    t.update(zip(TASK_STAT_FIELDS, v[10 + len(MM_FIELDS) + len(COUNTERS):]))
-    del t["pad2"]
+    for name in ("ppid", "cgroup_id", "utime_ns", "stime_ns", "start_ns"):
+        t[name] = v[name]
     return t
 
 
 def parse_summary(data):
-    return dict(zip(SUMMARY_FIELDS, SUMMARY.unpack_from(data)))
+    return SUMMARY.unpack(data)
 
 
 # ---- attributes ---------------------------------------------------------------
@@ -331,8 +286,7 @@ class Genl:
 
     def leak_stats(self, tgid):
         (cmd, a), = self.request(CMD_LEAK_STATS, attr_u32(ATTR_TGID, tgid))
-        return dict(zip(LEAK_STATS_FIELDS,
-                        LEAK_STATS.unpack_from(parse_attrs(a)[ATTR_LEAK_STATS][0])))
+        return LEAK_STATS.unpack(parse_attrs(a)[ATTR_LEAK_STATS][0])
 
     def leak_stacks(self, tgid, min_age_ms=None):
         p = attr_u32(ATTR_TGID, tgid)
@@ -347,31 +301,23 @@ class Genl:
         blocks = []
         for _, a in msgs:
             for data in parse_attrs(a)[ATTR_LEAK_BLOCKS]:
-                blocks += [dict(zip(("addr", "size", "time_ns", "stack_id", "api"), v))
-                           for v in LEAK_BLOCK.iter_unpack(data)]
+                blocks += [LEAK_BLOCK.unpack(data, off)
+                           for off in range(0, len(data), LEAK_BLOCK.size)]
         return (blocks, len(msgs)) if raw else blocks
 
 
 
 # ---- leak tracer ------------------------------------------------------------------
 
-LEAK_APIS = ("malloc", "calloc", "realloc", "reallocarray", "free",
-             "posix_memalign", "aligned_alloc", "memalign", "valloc", "pvalloc",
-             "new", "new_array", "delete", "delete_array",
-             "open", "socket", "socketpair", "pipe", "dup", "accept", "eventfd",
-             "memfd", "epoll", "timerfd", "signalfd", "inotify", "fcntl", "close")
-API = {name: i + 1 for i, name in enumerate(LEAK_APIS)}
-LEAK_F_CHILDREN = 1
-LEAK_STACK = struct.Struct("<IIQQQIIIIQQII")
-LEAK_STATS_FIELDS = ("allocs", "frees", "outstanding_bytes", "outstanding_blocks",
-                     "unknown_frees", "mismatched_frees", "dropped_allocs",
-                     "dropped_stacks", "nr_stacks", "nr_probes",
-                     "fd_opens", "fd_closes", "outstanding_fds", "unknown_closes",
-                     "fds_closed_unseen", "nr_children", "children",
-                     "dropped_children", "reserved")
-LEAK_STATS = struct.Struct("<8QII5Q4I")
+# enum memtrack_leak_api: {"malloc": 1, ..., "close": N}
+API = {k[len("MEMTRACK_API_"):].lower(): v
+       for k, v in uapi.enum("memtrack_leak_api").items()
+       if not k.startswith("__")}
+LEAK_APIS = tuple(API)
+LEAK_STACK = uapi.layout("memtrack_leak_stack")
+LEAK_STATS = uapi.layout("memtrack_leak_stats")
 # LEAK_BLOCKS (--scan): struct memtrack_leak_block, back to back
-LEAK_BLOCK = struct.Struct("<QQQII")
+LEAK_BLOCK = uapi.layout("memtrack_leak_block")
 
 
 def attr_u64(atype, v):
@@ -386,9 +332,7 @@ def probe_nest(path, offset, api):
 
 
 def parse_leak_stack(data):
-    v = LEAK_STACK.unpack_from(data)
-    s = dict(zip(("stack_id", "nr_frames", "bytes", "blocks", "oldest_ns", "api",
-                  "mismatched", "free_api", "free_stack_id", "total_allocs",
-                  "total_bytes", "tgid", "reserved"), v))
-    s["frames"] = list(struct.unpack_from(f"<{s['nr_frames']}Q", data, LEAK_STACK.size))
+    """struct memtrack_leak_stack and its frames[] as a dict."""
+    s = LEAK_STACK.unpack(data)
+    s["frames"] = LEAK_STACK.tail_values(data, s["nr_frames"])
     return s

@@ -11,13 +11,13 @@ import array
 import functools
 import os
 import re
-import struct
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from mtlib import *  # noqa: E402,F403
 from nl import Genl, NlError, API, attr, attr_u32, attr_str, attr_nest  # noqa: E402
 import nl  # noqa: E402
+import uapi  # noqa: E402
 
 LEAKER = os.path.join(ROOT, "build", "tests", "leaker")
 
@@ -475,10 +475,17 @@ def bad_requests_refused():
 # ---- LEAK_UNWIND ---------------------------------------------------------------------
 
 CMD_LEAK_UNWIND, ATTR_LEAK_UNWIND = nl.CMD_LEAK_UNWIND, nl.ATTR_LEAK_UNWIND
-(UW_START, UW_END, UW_BIAS, UW_NR_ROWS, UW_FIRST_ROW, UW_ROWS) = range(1, 7)
-UW_NONE, UW_SP, UW_BP, UW_OUTERMOST, UW_UNKNOWN = range(5)
-UW_ROW = struct.Struct("<IihBB")
-UW_MAX_CHUNK, UW_MAX_ROWS = 4096, 1 << 20
+_UW_ATTR = uapi.enum("memtrack_unwind_attr")
+(UW_START, UW_END, UW_BIAS, UW_NR_ROWS, UW_FIRST_ROW, UW_ROWS) = (
+    _UW_ATTR["MEMTRACK_UNWIND_ATTR_" + n]
+    for n in ("START", "END", "BIAS", "NR_ROWS", "FIRST_ROW", "ROWS"))
+_UW_CFA = uapi.enum("memtrack_unwind_cfa")
+UW_NONE, UW_SP, UW_BP, UW_OUTERMOST, UW_UNKNOWN = (
+    _UW_CFA["MEMTRACK_UNWIND_" + n]
+    for n in ("NONE", "CFA_SP", "CFA_BP", "OUTERMOST", "UNKNOWN"))
+UW_ROW = uapi.layout("memtrack_unwind_row").struct
+UW_MAX_CHUNK = uapi.define("MEMTRACK_UNWIND_MAX_CHUNK")
+UW_MAX_ROWS = uapi.define("MEMTRACK_UNWIND_MAX_ROWS")
 
 
 def uw_rows(*rows):
