@@ -5,8 +5,10 @@
 #   make KVER=<release>   module for that kernel -> build/<release>/memtrack.ko
 #                         (5.10 and 7.2: inside the build root that
 #                         scripts/buildroot bullseye|sid made)
-#   make check            install what is missing, build for 6.1 and 6.12, run
-#                         host and VM tests; ends with "N passed, N failed"
+#   make check            install what is missing, build for the four kernels,
+#                         run host and VM tests; ends with "N passed, N failed"
+#   make check SUITE=core TEST=brk_growth KERNEL=6.12
+#                         one suite (tests/suites.ini), one test, one kernel
 #   make run              show memtrack working (in a VM where the host
 #                         cannot load modules)
 #   make install          module, tools, udev rule, modules-load snippet
@@ -121,8 +123,10 @@ $(TESTBIN)/leaker: tests/progs/leaker.c
 	@mkdir -p $(TESTBIN)
 	$(CC) $(USER_CFLAGS) -fno-omit-frame-pointer -o $@ $<
 
+# SUITE=name(s) [TEST=name(s)] [KERNEL=series]: one suite, one test, one
+# kernel (scripts/check says how).
 check:
-	@scripts/check
+	@SUITE="$(SUITE)" TEST="$(TEST)" KERNEL="$(KERNEL)" scripts/check
 
 run:
 	@scripts/run-demo
