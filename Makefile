@@ -33,14 +33,7 @@ KMOD_FILES := $(wildcard kmod/*.c kmod/*.h)
 KMOD_DEPS := Kbuild $(KMOD_FILES) $(wildcard include/uapi/linux/*.h) \
 	$(wildcard kmod/features/*.c) kmod/features/detect kmod/features/exports
 
-CC ?= cc
-USER_CFLAGS := -O2 -g -Wall -Wextra -Werror=implicit-function-declaration \
-	-I$(TOP)/include
 BIN := build/bin
-TESTBIN := build/tests
-
-# Workloads the tests drive; each does something exactly known.
-PROGS := $(patsubst tests/progs/%.c,$(TESTBIN)/%,$(wildcard tests/progs/*.c))
 
 DESTDIR ?=
 PREFIX ?= /usr/local
@@ -69,59 +62,9 @@ build/$(KVER)/memtrack.ko: $(KMOD_DEPS) FORCE
 user:
 	@if [ -f user/Makefile ]; then $(MAKE) -C user TOP=$(TOP) BIN=$(TOP)/$(BIN); fi
 
-progs: $(PROGS) $(TESTBIN)/filedata
-
-# Leak fixtures (tests/progs/leaks/README.md), with and without frame
-# pointers, as the leak tracer must handle both.
-LEAK_SRCS := $(wildcard tests/progs/leaks/*.c tests/progs/leaks/*.cc)
-LEAK_NAMES := $(basename $(notdir $(LEAK_SRCS)))
-LEAK_PROGS := $(foreach v,fp nofp,$(addprefix $(TESTBIN)/leaks/$(v)/,$(LEAK_NAMES)))
-LEAK_CFLAGS_fp := -fno-omit-frame-pointer
-LEAK_CFLAGS_nofp :=
-
-# The library the dlopen fixture loads after the tracer attached.
-LEAK_DSOS := $(foreach v,fp nofp,$(TESTBIN)/leaks/$(v)/libdlleak.so)
-
-$(LEAK_DSOS): $(TESTBIN)/leaks/%/libdlleak.so: tests/progs/leaks/lib/dlleak.c \
-		tests/progs/leaks/common.h
-	@mkdir -p $(dir $@)
-	$(CC) -O2 -g $(LEAK_CFLAGS_$*) -Wall -Wextra -fPIC -shared -o $@ $<
-
-# bylib links libbylib.so (lib/bylib_lib.c), found next to it at run time.
-LEAK_LIBS := $(foreach v,fp nofp,$(TESTBIN)/leaks/$(v)/libbylib.so)
-LEAK_LDLIBS_bylib = -L$(dir $@) -lbylib -Wl,-rpath,'$$ORIGIN'
-
-leak-progs: $(LEAK_PROGS) $(LEAK_DSOS) $(LEAK_LIBS)
-
-$(TESTBIN)/leaks/%/libbylib.so: tests/progs/leaks/lib/bylib_lib.c tests/progs/leaks/common.h
-	@mkdir -p $(dir $@)
-	$(CC) -O2 -g $(LEAK_CFLAGS_$*) -Wall -Wextra -fPIC -shared -o $@ $<
-
-$(TESTBIN)/leaks/fp/bylib: $(TESTBIN)/leaks/fp/libbylib.so
-$(TESTBIN)/leaks/nofp/bylib: $(TESTBIN)/leaks/nofp/libbylib.so
-
-.SECONDEXPANSION:
-$(TESTBIN)/leaks/%: tests/progs/leaks/common.h \
-		$$(wildcard tests/progs/leaks/$$(notdir $$@).c tests/progs/leaks/$$(notdir $$@).cc)
-	@mkdir -p $(dir $@)
-	$(if $(wildcard tests/progs/leaks/$(notdir $@).cc),$(CXX) -Wno-mismatched-new-delete,$(CC)) \
-		-O2 -g $(LEAK_CFLAGS_$(firstword $(subst /, ,$*))) -Wall -Wextra -o $@ \
-		$(wildcard tests/progs/leaks/$(notdir $@).c tests/progs/leaks/$(notdir $@).cc) \
-		$(LEAK_LDLIBS_$(notdir $@)) -lpthread
-
-# A file on the host's filesystem (9p in the VM), for file-backed RSS.
-$(TESTBIN)/filedata:
-	@mkdir -p $(TESTBIN)
-	head -c 33554432 /dev/zero >$@
-
-$(TESTBIN)/%: tests/progs/%.c
-	@mkdir -p $(TESTBIN)
-	$(CC) $(USER_CFLAGS) -o $@ $< -lpthread
-
-# The leak tracer walks frame pointers: the test asserts exact stacks.
-$(TESTBIN)/leaker: tests/progs/leaker.c
-	@mkdir -p $(TESTBIN)
-	$(CC) $(USER_CFLAGS) -fno-omit-frame-pointer -o $@ $<
+# The workloads and leak fixtures the tests drive: tests/Makefile.
+progs leak-progs:
+	@$(MAKE) --no-print-directory -C tests TOP=$(TOP) $@
 
 # SUITE=name(s) [TEST=name(s)] [KERNEL=series]: one suite, one test, one
 # kernel (scripts/check says how).
