@@ -99,7 +99,6 @@ int mt_ring_open(const struct memtrack_filter *f, bool nonblock);
  * as 0, -EINTR as is).
  */
 int mt_ring_read(int fd, mt_record_cb cb, void *arg);
-int mt_ring_stats(int fd, struct memtrack_ring_stats *st);
 
 /* ---- generic netlink -------------------------------------------------------- */
 
@@ -235,7 +234,6 @@ int mt_leak_detach(struct mt_handle *h, pid_t pid);
  */
 int mt_leak_stacks(struct mt_handle *h, pid_t pid, uint32_t min_age_ms,
 		   bool all, struct mt_leak_stack **out, size_t *n);
-int mt_leak_stats(struct mt_handle *h, pid_t pid, struct memtrack_leak_stats *st);
 
 /*
  * Unwind tables (unwind.c): the compact CFI rows of an object's executable

@@ -81,9 +81,6 @@ int ioctl(int fd, unsigned long req, ...)
 		}
 		return 0;
 	}
-	case MEMTRACK_IOC_GET_STATS:
-		memset(arg, 0, sizeof(struct memtrack_ring_stats));
-		return 0;
 	}
 	errno = ENOTTY;
 	return -1;

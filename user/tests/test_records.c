@@ -515,6 +515,23 @@ static void test_classes(void)
 		FAIL(name, "message '%s'", mt_errmsg());
 		return;
 	}
+	/* mt_class_name(): each single bit's name parses back to it */
+	for (i = 0; i < 32; i++) {
+		uint32_t bit = 1U << i, bits = 0;
+		const char *cn = mt_class_name(bit);
+
+		if ((bit & MEMTRACK_CLASS_ALL) ?
+		    !cn || mt_class_parse(cn, &bits) || bits != bit : !!cn) {
+			FAIL(name, "mt_class_name(%#x) '%s'", bit, cn ? cn : "NULL");
+			return;
+		}
+	}
+	if (mt_class_name(0) ||
+	    mt_class_name(MEMTRACK_CLASS_PAGE | MEMTRACK_CLASS_KMALLOC) ||
+	    strcmp(mt_class_name(MEMTRACK_CLASS_ALLOC_FAIL), "alloc_fail")) {
+		FAIL(name, "mt_class_name of no bit, of two, of alloc_fail");
+		return;
+	}
 	printf("PASS %s\n", name);
 }
 
