@@ -57,7 +57,7 @@ int mtd_agg_config_key(struct mtd_agg_config *c, const char *name,
 		*why = "must be yes or no";
 		return mtd_parse_bool(value, &c->require_identity_match) ? 0 : 1;
 	}
-	for (i = 0; i < ARRAY_SIZE(keys); i++) {
+	for (i = 0; i < MT_ARRAY_SIZE(keys); i++) {
 		if (strcmp(name, keys[i].name))
 			continue;
 		*why = keys[i].why;

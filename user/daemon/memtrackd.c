@@ -33,7 +33,7 @@
 struct daemon_ctx {
 	pthread_mutex_t lock;
 	struct mtd_config cfg;
-	struct mtd_source src;
+	struct mtd_source *src;
 	struct mtd_state *st;
 	struct mtd_relay *relay;	/* NULL: no aggregators */
 	struct mtd_creds *creds;	/* the relay's, NULL without it */
@@ -53,12 +53,12 @@ static int sample_locked(struct daemon_ctx *d)
 	struct mtd_sample s = { 0 };
 	int err;
 
-	err = d->src.ops->sample(&d->src, &s);
+	err = mtd_source_sample(d->src, &s);
 	if (!err)
 		err = mtd_state_update(d->st, &s);
 	mtd_sample_free(&s);
 	if (err)
-		mtd_log(LOG_ERR, "sampling (%s): %s", d->src.ops->name,
+		mtd_log(LOG_ERR, "sampling (%s): %s", mtd_source_name(d->src),
 			strerror(-err));
 	return err;
 }
@@ -68,7 +68,7 @@ static int scrape(void *arg, struct mtd_buf *out)
 	struct daemon_ctx *d = arg;
 	struct mtd_expo_opts o = {
 		.node = d->cfg.node,
-		.source = d->src.ops->name,
+		.source = mtd_source_name(d->src),
 		.top_pids = d->cfg.top_pids,
 	};
 	int err;
@@ -85,26 +85,11 @@ static int scrape(void *arg, struct mtd_buf *out)
 	return err;
 }
 
-static int open_source(struct daemon_ctx *d, char *err, size_t errlen)
-{
-	switch (d->cfg.source) {
-	case MTD_SOURCE_MODULE:
-		return mtd_source_module_open(&d->src, err, errlen);
-	case MTD_SOURCE_PROC:
-		return mtd_source_proc_open(&d->src, err, errlen);
-	default:
-		if (!mtd_source_module_open(&d->src, err, errlen))
-			return 0;
-		mtd_log(LOG_INFO, "%s; reading /proc instead", err);
-		return mtd_source_proc_open(&d->src, err, errlen);
-	}
-}
-
 /* The periodic sample to the aggregators; the caller holds the lock. */
 static void relay_snapshot(struct daemon_ctx *d)
 {
 	struct mtd_buf b = { 0 };
-	int err = mtd_snapshot_format(d->st, d->src.ops->name, &b);
+	int err = mtd_snapshot_format(d->st, mtd_source_name(d->src), &b);
 
 	if (!err)
 		err = mtd_relay_push(d->relay, MTD_RELAY_SNAPSHOT, b.p, b.len);
@@ -166,7 +151,7 @@ static void run(struct daemon_ctx *d, int sigfd)
 
 		/* a scrape may have reconnected the source: ask each time */
 		pthread_mutex_lock(&d->lock);
-		evfd = events_off ? -1 : d->src.ops->events_fd(&d->src);
+		evfd = events_off ? -1 : mtd_source_events_fd(d->src);
 		pthread_mutex_unlock(&d->lock);
 		pfd[1].fd = evfd;
 		pfd[1].events = POLLIN;
@@ -198,8 +183,8 @@ static void run(struct daemon_ctx *d, int sigfd)
 			struct mtd_buf recs = { 0 };
 
 			pthread_mutex_lock(&d->lock);
-			err = d->src.ops->read_events(&d->src, d->st,
-						      d->relay ? &recs : NULL);
+			err = mtd_source_read_events(d->src, d->st,
+						     d->relay ? &recs : NULL);
 			pthread_mutex_unlock(&d->lock);
 			relay_records(d, &recs);
 			free(recs.p);
@@ -281,7 +266,8 @@ int main(int argc, char **argv)
 		mtd_log(LOG_ERR, "%s", err);
 		return 1;
 	}
-	if (open_source(&d, err, sizeof(err))) {
+	d.src = mtd_source_open(d.cfg.source, err, sizeof(err));
+	if (!d.src) {
 		mtd_log(LOG_ERR, "%s", err);
 		return 1;
 	}
@@ -290,7 +276,7 @@ int main(int argc, char **argv)
 		mtd_log(LOG_ERR, "out of memory");
 		return 1;
 	}
-	d.st->events = d.src.ops->events_fd(&d.src) >= 0;
+	d.st->events = mtd_source_events_fd(d.src) >= 0;
 	/* key files may be readable by root only */
 	if (d.cfg.nr_aggregators) {
 		d.creds = mtd_creds_load(&d.cfg.auth, false, err, sizeof(err));
@@ -334,13 +320,13 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	mtd_log(LOG_INFO, "node %s, source %s, serving http://%s%s%s:%u/metrics",
-		d.cfg.node, d.src.ops->name, strchr(d.cfg.listen, ':') ? "[" : "",
+		d.cfg.node, mtd_source_name(d.src), strchr(d.cfg.listen, ':') ? "[" : "",
 		d.cfg.listen, strchr(d.cfg.listen, ':') ? "]" : "", d.cfg.port);
 	run(&d, sigfd);
 	mtd_http_stop(http);
 	mtd_relay_stop(d.relay);
 	mtd_creds_free(d.creds);
-	d.src.ops->close(&d.src);
+	mtd_source_close(d.src);
 	mtd_state_free(d.st);
 	return 0;
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * memtrackd: the node daemon.  Shared types of its parts: config (config.c),
- * where samples come from (source_module.c, source_proc.c), the per-program
+ * where samples come from (source.c), the per-program
  * state kept across samples (programs.c), the exposition text (metrics.c),
  * the HTTP endpoint (http.c), privileges (privs.c), logging (log.c).
  */
@@ -15,7 +15,7 @@
 #include <sys/types.h>
 
 #include "conn.h"
-#include "util.h"
+#include "memtrack.h"
 
 #define MTD_DEFAULT_CONFIG	"/etc/memtrack/memtrackd.conf"
 #define MTD_DEFAULT_PORT	9471
@@ -149,32 +149,25 @@ void mtd_sample_free(struct mtd_sample *s);
 /* A zeroed row at the end of s->procs, NULL when out of memory. */
 struct mtd_proc *mtd_sample_add(struct mtd_sample *s);
 
-/* ---- sources ---- */
+/* ---- source.c: where samples come from ---- */
 struct mtd_source;
 struct mtd_state;
 struct mtd_buf;
 
-struct mtd_source_ops {
-	const char *name;
-	int (*sample)(struct mtd_source *src, struct mtd_sample *out);
-	/*
-	 * Event socket to poll, -1 if none; handle what is waiting, and
-	 * append the raw records to *records if not NULL (for the relay).
-	 */
-	int (*events_fd)(struct mtd_source *src);
-	int (*read_events)(struct mtd_source *src, struct mtd_state *st,
+/* Opens what it needs now, before privileges are dropped; NULL, err set. */
+struct mtd_source *mtd_source_open(enum mtd_source_kind kind,
+				   char *err, size_t errlen);
+void mtd_source_close(struct mtd_source *src);
+/* "module" or "proc". */
+const char *mtd_source_name(const struct mtd_source *src);
+int mtd_source_sample(struct mtd_source *src, struct mtd_sample *out);
+/*
+ * Event socket to poll, -1 if none; handle what is waiting, and append the
+ * raw records to *records if not NULL (for the relay).
+ */
+int mtd_source_events_fd(struct mtd_source *src);
+int mtd_source_read_events(struct mtd_source *src, struct mtd_state *st,
 			   struct mtd_buf *records);
-	void (*close)(struct mtd_source *src);
-};
-
-struct mtd_source {
-	const struct mtd_source_ops *ops;
-	void *priv;
-};
-
-/* Both open what they need now, before privileges are dropped. */
-int mtd_source_module_open(struct mtd_source *src, char *err, size_t errlen);
-int mtd_source_proc_open(struct mtd_source *src, char *err, size_t errlen);
 
 /* ---- programs.c: state across samples ---- */
 

@@ -505,7 +505,7 @@ void mtd_relay_metrics(struct mtd_relay *r, const struct mtd_expo_opts *o,
 	unsigned int f, i;
 
 	pthread_mutex_lock(&r->lock);
-	for (f = 0; f < ARRAY_SIZE(fam); f++) {
+	for (f = 0; f < MT_ARRAY_SIZE(fam); f++) {
 		mtd_buf_printf(b, "# HELP %s %s\n# TYPE %s %s\n", fam[f].name,
 			       fam[f].help, fam[f].name, fam[f].type);
 		for (i = 0; i < r->npeers; i++) {

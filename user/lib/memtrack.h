@@ -23,6 +23,9 @@
 /* Last error of an mt_* call in this thread, for messages. */
 const char *mt_errmsg(void);
 
+/* The number of elements of an array (for tables of names and the like). */
+#define MT_ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+
 /* ---- records ------------------------------------------------------------ */
 
 /*
@@ -366,6 +369,10 @@ int mt_sym_lookup(struct mt_symbolizer *s, uint64_t addr, bool ret_addr,
  * exited processes are not kept.
  */
 #define MT_SOURCE_PROC		(1 << 0)	/* never the module */
+/* The module or nothing: NULL (errno, mt_errmsg()) when it is not there. */
+#define MT_SOURCE_MODULE	(1 << 1)
+/* /proc task rows without cgroup_id (left 0): no /proc/PID/cgroup read. */
+#define MT_SOURCE_NO_CGROUP	(1 << 2)
 
 struct mt_source;
 
@@ -388,6 +395,8 @@ struct mt_sysinfo {
 	uint64_t swap_total;		/* bytes, /proc/meminfo in both cases */
 	uint64_t buffers;
 	uint64_t mem_available;		/* bytes, /proc/meminfo in both cases */
+	/* /proc/vmstat pgfault and pgmajfault, without the module only */
+	uint64_t pgfault, pgmajfault;
 };
 
 int mt_source_sysinfo(struct mt_source *src, struct mt_sysinfo *si);

@@ -2,7 +2,8 @@
 /*
  * The data source's output for tests: "source NAME", the system figures as
  * "sys KEY VALUE" lines, then one "task k=v ..." line per row, of every
- * process or (-T TGID) of one process's threads.  --proc forces /proc.
+ * process or (-T TGID) of one process's threads.  --proc forces /proc,
+ * --module the module, --no-cgroup leaves /proc rows without cgroup_id.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,10 +43,14 @@ int main(int argc, char **argv)
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--proc"))
 			flags |= MT_SOURCE_PROC;
+		else if (!strcmp(argv[i], "--module"))
+			flags |= MT_SOURCE_MODULE;
+		else if (!strcmp(argv[i], "--no-cgroup"))
+			flags |= MT_SOURCE_NO_CGROUP;
 		else if (!strcmp(argv[i], "-T") && i + 1 < argc)
 			tgid = atoi(argv[++i]);
 		else {
-			fprintf(stderr, "usage: source_dump [--proc] [-T TGID]\n");
+			fprintf(stderr, "usage: source_dump [--proc|--module] [--no-cgroup] [-T TGID]\n");
 			return 2;
 		}
 	}
@@ -54,18 +59,22 @@ int main(int argc, char **argv)
 		fprintf(stderr, "source_dump: %s\n", mt_errmsg());
 		return 1;
 	}
-	printf("source %s\n", mt_source_name(src));
+	printf("source %s\nsys is_module %d\n", mt_source_name(src),
+	       mt_source_is_module(src));
 	err = mt_source_sysinfo(src, &si);
 	if (!err) {
 		printf("sys module %d\nsys mem_total %llu\nsys mem_free %llu\n"
 		       "sys swap_total %llu\nsys oom_kills %llu\n"
-		       "sys page_allocs %llu\nsys kmallocs %llu\n", si.module,
+		       "sys page_allocs %llu\nsys kmallocs %llu\n"
+		       "sys pgfault %llu\nsys pgmajfault %llu\n", si.module,
 		       (unsigned long long)si.sum.mem_total,
 		       (unsigned long long)si.sum.mem_free,
 		       (unsigned long long)si.swap_total,
 		       (unsigned long long)si.sum.oom_kills,
 		       (unsigned long long)si.sum.page_allocs,
-		       (unsigned long long)si.sum.kmallocs);
+		       (unsigned long long)si.sum.kmallocs,
+		       (unsigned long long)si.pgfault,
+		       (unsigned long long)si.pgmajfault);
 		err = tgid ? mt_source_threads(src, tgid, &rows, &n) :
 			     mt_source_tasks(src, &rows, &n);
 	}

@@ -16,7 +16,6 @@
 #include <string.h>
 
 #include "memtrack.h"
-#include "util.h"
 
 #define FFFD "\xef\xbf\xbd"
 
@@ -79,7 +78,7 @@ static const struct {
 	CASE("latin1-comm", "caf\xe9 \xff", "\"caf" FFFD " " FFFD "\""),
 };
 
-#define NR_CASES ARRAY_SIZE(cases)
+#define NR_CASES MT_ARRAY_SIZE(cases)
 
 /* mt_json_print()'s output for s, malloc'ed */
 static char *printed(const char *s)
