@@ -25,7 +25,7 @@ CGNAME = "mt-top-test"
 
 
 def source_dump(flags, tgid=None):
-    """(source name, sys dict, rows by pid) from user/tests/source_dump."""
+    """(source name, sys dict, rows by pid) from user/tests/helpers/source_dump."""
     args = [SOURCE_DUMP] + flags + (["-T", str(tgid)] if tgid else [])
     out = subprocess.run(args, capture_output=True, text=True, timeout=120)
     check(out.returncode == 0, f"{args}: {out.stderr.strip()}")
