@@ -2,7 +2,7 @@
 /*
  * aggsim: NODES simulated memtrackd nodes feeding one aggregator on
  * 127.0.0.1:PORT, each sending a snapshot of PROCS processes (version 2,
- * user/daemon/relay_proto.h) every INTERVAL_MS for SECONDS, spread evenly
+ * user/net/relay_proto.h) every INTERVAL_MS for SECONDS, spread evenly
  * over the interval.  Frames are built once per node; a send only patches
  * the sequence number.  One thread, epoll, non-blocking sockets, so that
  * the simulator costs little next to the aggregator.  Prints what it

@@ -25,7 +25,7 @@ CGNAME = "mt-top-test"
 
 
 def source_dump(flags, tgid=None):
-    """(source name, sys dict, rows by pid) from user/tests/source_dump."""
+    """(source name, sys dict, rows by pid) from user/tests/helpers/source_dump."""
     args = [SOURCE_DUMP] + flags + (["-T", str(tgid)] if tgid else [])
     out = subprocess.run(args, capture_output=True, text=True, timeout=120)
     check(out.returncode == 0, f"{args}: {out.stderr.strip()}")
@@ -109,6 +109,7 @@ def source_picks_the_module_when_loaded_else_proc():
         name, si, _ = source_dump(flags)
         check(name == want, f"{flags}: source {name!r}, expected {want!r}")
         check(si["module"] == (want == "memtrack module"), f"{flags}: module flag {si['module']}")
+        check(si["is_module"] == si["module"], f"{flags}: mt_source_is_module {si['is_module']}")
         with open("/proc/meminfo") as f:
             mi = {k: int(v.split()[0]) for k, v in (line.split(":", 1) for line in f)}
         check(si["mem_total"] == mi["MemTotal"] * 1024,
@@ -120,8 +121,36 @@ def source_picks_the_module_when_loaded_else_proc():
                 vm = dict(line.split() for line in f)
             check(si["oom_kills"] == int(vm["oom_kill"]), "oom_kills not vmstat's")
             check(si["page_allocs"] > 0, "no page allocations from /proc/vmstat")
+            check(0 < si["pgfault"] <= int(vm["pgfault"]) and
+                  si["pgmajfault"] <= int(vm["pgmajfault"]),
+                  f"pgfault {si['pgfault']} pgmajfault {si['pgmajfault']}, vmstat's "
+                  f"{vm['pgfault']} {vm['pgmajfault']}")
         else:
             check(si["kmallocs"] > 0, "module source has no kmallocs")
+            check(si["pgfault"] == 0 and si["pgmajfault"] == 0, "module source has pgfault")
+
+
+@test
+def source_flags_module_only_and_no_cgroup():
+    # MT_SOURCE_MODULE: the module or nothing (never /proc in its place)
+    out = subprocess.run([SOURCE_DUMP, "--module"], capture_output=True, text=True, timeout=120)
+    if IN_VM:
+        check(out.returncode == 0 and out.stdout.startswith("source memtrack module\n"),
+              f"--module: rc {out.returncode}, {out.stdout[:40]!r} {out.stderr!r}")
+    else:
+        check(out.returncode == 1 and "memtrack.ko is not loaded" in out.stderr,
+              f"--module without the module: rc {out.returncode}, {out.stderr!r}")
+    out = subprocess.run([SOURCE_DUMP, "--proc", "--module"], capture_output=True, text=True)
+    check(out.returncode == 1 and "source_dump:" in out.stderr and not out.stdout,
+          f"--proc --module: rc {out.returncode}, {out.stderr!r}")
+    # MT_SOURCE_NO_CGROUP: /proc rows without cgroup_id, the rest the same
+    with Workload() as m:
+        _, _, rows = source_dump(["--proc", "--no-cgroup"])
+        r = [r for r in rows.get(m.pid, []) if not r["exited"]]
+        check(len(r) == 1 and r[0]["comm"] == "memload" and r[0]["threads"] == 4,
+              f"--no-cgroup: memload rows {r}")
+        check(all(r["cgroup_id"] == 0 for rs in rows.values() for r in rs),
+              "--no-cgroup: a row with a cgroup_id")
 
 
 @test

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1
 /*
  * libmemtrack: the leak tracer's generic netlink commands (LEAK_ATTACH,
- * LEAK_DETACH, the LEAK_STACKS dump, LEAK_STATS).
+ * LEAK_DETACH, the LEAK_STACKS dump).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -172,43 +172,4 @@ int mt_leak_stacks(struct mt_handle *h, pid_t pid, uint32_t min_age_ms,
 	*out = l.v;
 	*n = l.n;
 	return 0;
-}
-
-struct stats_arg {
-	struct memtrack_leak_stats *st;
-	bool got;
-};
-
-static int parse_stats(struct req *r, struct nlattr **tb)
-{
-	struct stats_arg *s = r->arg;
-	struct nlattr *a = tb[MEMTRACK_ATTR_LEAK_STATS];
-
-	if (!a)
-		return mt_seterr(-EBADMSG, "netlink: reply without leak stats");
-	/* longer is a newer kernel */
-	if ((size_t)nla_len(a) < sizeof(*s->st))
-		return mt_seterr(-EBADMSG,
-				 "netlink: leak stats of %d bytes, expected at least %zu",
-				 nla_len(a), sizeof(*s->st));
-	memcpy(s->st, nla_data(a), sizeof(*s->st));
-	s->got = true;
-	return 0;
-}
-
-int mt_leak_stats(struct mt_handle *h, pid_t pid, struct memtrack_leak_stats *st)
-{
-	struct stats_arg s = { .st = st };
-	struct req r = { .parse = parse_stats, .arg = &s };
-	struct nl_msg *msg;
-	int err;
-
-	memset(st, 0, sizeof(*st));
-	msg = req_tgid_msg(h, MEMTRACK_CMD_LEAK_STATS, 0, pid, 0);
-	if (!msg)
-		return -ENOMEM;
-	err = req_leak_run(h, msg, pid, &r);
-	if (!err && !s.got)
-		err = mt_seterr(-EBADMSG, "netlink: no leak stats in the reply");
-	return err;
 }

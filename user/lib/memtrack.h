@@ -23,6 +23,9 @@
 /* Last error of an mt_* call in this thread, for messages. */
 const char *mt_errmsg(void);
 
+/* The number of elements of an array (for tables of names and the like). */
+#define MT_ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+
 /* ---- records ------------------------------------------------------------ */
 
 /*
@@ -99,7 +102,6 @@ int mt_ring_open(const struct memtrack_filter *f, bool nonblock);
  * as 0, -EINTR as is).
  */
 int mt_ring_read(int fd, mt_record_cb cb, void *arg);
-int mt_ring_stats(int fd, struct memtrack_ring_stats *st);
 
 /* ---- generic netlink -------------------------------------------------------- */
 
@@ -235,7 +237,6 @@ int mt_leak_detach(struct mt_handle *h, pid_t pid);
  */
 int mt_leak_stacks(struct mt_handle *h, pid_t pid, uint32_t min_age_ms,
 		   bool all, struct mt_leak_stack **out, size_t *n);
-int mt_leak_stats(struct mt_handle *h, pid_t pid, struct memtrack_leak_stats *st);
 
 /*
  * Unwind tables (unwind.c): the compact CFI rows of an object's executable
@@ -358,6 +359,71 @@ void mt_sym_close(struct mt_symbolizer *s);
 int mt_sym_lookup(struct mt_symbolizer *s, uint64_t addr, bool ret_addr,
 		  const struct mt_sym_frame **frames);
 
+/* ---- leak scan ------------------------------------------------------------- */
+
+/*
+ * memtrack-leak --scan: leak classes of outstanding blocks, as valgrind
+ * memcheck and LeakSanitizer define them, from a snapshot of the target's
+ * memory.  scan.c classifies (pure, no I/O); scan_proc.c takes the snapshot
+ * of a live process.
+ */
+enum mt_scan_class {
+	MT_SCAN_DEFINITE,	/* no pointer to it anywhere it could be found */
+	MT_SCAN_INDIRECT,	/* lost, but pointed to by a lost block */
+	MT_SCAN_POSSIBLE,	/* reached, but only through an interior pointer */
+	MT_SCAN_REACHABLE,	/* a chain of start pointers from a root */
+	MT_SCAN_NR_CLASSES
+};
+
+struct mt_scan_block {
+	uint64_t addr;
+	uint64_t size;
+	uint32_t stack_id;
+	uint32_t api;
+	enum mt_scan_class cls;		/* set by mt_scan_classify() */
+};
+
+/*
+ * A copy of target memory at addr.  Words of a root region are roots,
+ * except those inside a known block (the [heap] holds blocks allocated
+ * before the tracer attached, which may point to known ones, next to the
+ * known blocks themselves); other regions only supply block contents.
+ * data need not be aligned; only 8-byte aligned target words are pointers.
+ */
+struct mt_scan_region {
+	uint64_t addr;
+	uint64_t len;
+	const unsigned char *data;
+	bool root;
+};
+
+/*
+ * Classify blocks[] (any order; sorted by address on return) given the
+ * regions (any order, not overlapping).  Bytes of a block no region
+ * covers count as holding no pointers.  Returns 0 or -ENOMEM.
+ */
+int mt_scan_classify(struct mt_scan_block *blocks, size_t nblocks,
+		     const struct mt_scan_region *regions, size_t nregions);
+const char *mt_scan_class_name(enum mt_scan_class c);
+
+/*
+ * A snapshot of pid's memory for the scan: each thread stopped with
+ * PTRACE_SEIZE + PTRACE_INTERRUPT, its registers read, then the roots
+ * (rw file-backed mappings and the anonymous ones right after them (bss),
+ * [heap], each thread's stack from its sp up, the mapping at each thread's
+ * fs base (TLS), the registers) and every rw mapping holding one of the
+ * blocks copied with process_vm_readv; then the threads are let go.
+ */
+struct mt_scan_snapshot {
+	struct mt_scan_region *regions;
+	size_t nregions;
+	unsigned int nthreads;
+};
+
+int mt_scan_snapshot_take(pid_t pid, const struct mt_scan_block *blocks,
+			  size_t nblocks, struct mt_scan_snapshot *snap);
+void mt_scan_snapshot_free(struct mt_scan_snapshot *snap);
+
 /* ---- data source for a top: the module, or /proc without it ------------- */
 
 /*
@@ -368,6 +434,10 @@ int mt_sym_lookup(struct mt_symbolizer *s, uint64_t addr, bool ret_addr,
  * exited processes are not kept.
  */
 #define MT_SOURCE_PROC		(1 << 0)	/* never the module */
+/* The module or nothing: NULL (errno, mt_errmsg()) when it is not there. */
+#define MT_SOURCE_MODULE	(1 << 1)
+/* /proc task rows without cgroup_id (left 0): no /proc/PID/cgroup read. */
+#define MT_SOURCE_NO_CGROUP	(1 << 2)
 
 struct mt_source;
 
@@ -390,6 +460,8 @@ struct mt_sysinfo {
 	uint64_t swap_total;		/* bytes, /proc/meminfo in both cases */
 	uint64_t buffers;
 	uint64_t mem_available;		/* bytes, /proc/meminfo in both cases */
+	/* /proc/vmstat pgfault and pgmajfault, without the module only */
+	uint64_t pgfault, pgmajfault;
 };
 
 int mt_source_sysinfo(struct mt_source *src, struct mt_sysinfo *si);

@@ -11,7 +11,6 @@
 
 #include "memtrack.h"
 #include "internal.h"
-#include "util.h"
 
 static __thread char mt_errbuf[256];
 
@@ -186,12 +185,12 @@ int mt_class_parse(const char *csv, uint32_t *classes)
 		size_t len = strcspn(p, ",");
 		size_t i;
 
-		for (i = 0; i < ARRAY_SIZE(class_names); i++) {
+		for (i = 0; i < MT_ARRAY_SIZE(class_names); i++) {
 			if (strlen(class_names[i].name) == len &&
 			    !strncmp(class_names[i].name, p, len))
 				break;
 		}
-		if (i == ARRAY_SIZE(class_names))
+		if (i == MT_ARRAY_SIZE(class_names))
 			return mt_seterr(-EINVAL, "unknown event class '%.*s'",
 					 (int)len, p);
 		bits |= class_names[i].bits;
@@ -207,7 +206,7 @@ const char *mt_class_name(uint32_t bit)
 {
 	size_t i;
 
-	for (i = 0; i < ARRAY_SIZE(class_names); i++)
+	for (i = 0; i < MT_ARRAY_SIZE(class_names); i++)
 		if (class_names[i].bits == bit)
 			return class_names[i].name;
 	return NULL;

@@ -57,12 +57,3 @@ int mt_ring_read(int fd, mt_record_cb cb, void *arg)
 	}
 	return mt_walk_records(buf, n, cb, arg);
 }
-
-int mt_ring_stats(int fd, struct memtrack_ring_stats *st)
-{
-	memset(st, 0, sizeof(*st));
-	if (ioctl(fd, MEMTRACK_IOC_GET_STATS, st) < 0)
-		return mt_seterr(-errno, "%s: MEMTRACK_IOC_GET_STATS: %s",
-				 MEMTRACK_DEVICE, strerror(errno));
-	return 0;
-}

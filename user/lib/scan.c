@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "scan.h"
+#include "memtrack.h"
 
 enum { UNREACHED = -1 };
 

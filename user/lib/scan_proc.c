@@ -22,7 +22,6 @@
 
 #include "memtrack.h"
 #include "internal.h"
-#include "scan.h"
 
 struct thread {
 	pid_t tid;

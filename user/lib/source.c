@@ -10,16 +10,22 @@
 #include "internal.h"
 #include "source.h"
 
+#define MT_SOURCE_FLAGS	(MT_SOURCE_PROC | MT_SOURCE_MODULE | MT_SOURCE_NO_CGROUP)
+
 struct mt_source {
 	struct mt_handle *h;		/* NULL: /proc */
+	bool no_cgroup;			/* MT_SOURCE_NO_CGROUP */
 };
 
 struct mt_source *mt_source_open(int flags)
 {
 	struct mt_source *src;
 
-	if (flags & ~MT_SOURCE_PROC) {
-		mt_seterr(-EINVAL, "%s: unknown flags %#x", __func__, flags);
+	if ((flags & ~MT_SOURCE_FLAGS) ||
+	    ((flags & MT_SOURCE_PROC) && (flags & MT_SOURCE_MODULE))) {
+		mt_seterr(-EINVAL, "%s: %s flags %#x", __func__,
+			  flags & ~MT_SOURCE_FLAGS ? "unknown" : "conflicting",
+			  flags);
 		errno = EINVAL;
 		return NULL;
 	}
@@ -29,9 +35,18 @@ struct mt_source *mt_source_open(int flags)
 		errno = ENOMEM;
 		return NULL;
 	}
+	src->no_cgroup = flags & MT_SOURCE_NO_CGROUP;
+	if (flags & MT_SOURCE_PROC)
+		return src;
+	src->h = mt_open(0);
 	/* No module (or no netlink family): /proc, which always works. */
-	if (!(flags & MT_SOURCE_PROC))
-		src->h = mt_open(0);
+	if (!src->h && (flags & MT_SOURCE_MODULE)) {
+		int e = errno;
+
+		free(src);
+		errno = e;
+		return NULL;
+	}
 	return src;
 }
 
@@ -69,7 +84,7 @@ int mt_source_sysinfo(struct mt_source *src, struct mt_sysinfo *si)
 	if (err)
 		return err;
 	if (!src->h)
-		return mt_proc_vmstat(&si->sum);
+		return mt_proc_vmstat(si);
 	err = mt_get_summary(src->h, &sum);
 	if (err)
 		return err;
@@ -83,7 +98,7 @@ int mt_source_tasks(struct mt_source *src, struct memtrack_task **out,
 {
 	if (src->h)
 		return mt_dump_tasks(src->h, NULL, out, n);
-	return mt_proc_tasks(out, n);
+	return mt_proc_tasks(out, n, src->no_cgroup);
 }
 
 int mt_source_threads(struct mt_source *src, pid_t tgid,

@@ -7,14 +7,13 @@
 
 /* /proc/meminfo and /proc/vmstat into si (sum.* without the module). */
 int mt_proc_meminfo(struct mt_sysinfo *si);
-int mt_proc_vmstat(struct memtrack_summary *s);
+int mt_proc_vmstat(struct mt_sysinfo *si);
 
-/* Every /proc/PID, or /proc/TGID/task/TID; growing arrays of rows. */
-int mt_proc_tasks(struct memtrack_task **out, size_t *n);
+/*
+ * Every /proc/PID, or /proc/TGID/task/TID; growing arrays of rows.
+ * no_cgroup: cgroup_id left 0 (no /proc/PID/cgroup read).
+ */
+int mt_proc_tasks(struct memtrack_task **out, size_t *n, bool no_cgroup);
 int mt_proc_threads(pid_t tgid, struct memtrack_task **out, size_t *n);
-/* mt_proc_tasks(), and without cgroup_id (no /proc/PID/cgroup read). */
-#define MT_PROC_NO_CGROUP	(1U << 0)
-int mt_proc_tasks_flags(struct memtrack_task **out, size_t *n,
-			unsigned int flags);
 
 #endif

@@ -34,7 +34,7 @@ struct rows {
 	size_t n, cap;
 	struct cg_cache cg;
 	long tick_ns;
-	bool no_cgroup;			/* MT_PROC_NO_CGROUP */
+	bool no_cgroup;			/* cgroup_id left 0 */
 };
 
 /*
@@ -284,15 +284,9 @@ static int finish(struct rows *r, int err, struct memtrack_task **out,
 	return 0;
 }
 
-int mt_proc_tasks(struct memtrack_task **out, size_t *n)
+int mt_proc_tasks(struct memtrack_task **out, size_t *n, bool no_cgroup)
 {
-	return mt_proc_tasks_flags(out, n, 0);
-}
-
-int mt_proc_tasks_flags(struct memtrack_task **out, size_t *n,
-			unsigned int flags)
-{
-	struct rows r = { .no_cgroup = flags & MT_PROC_NO_CGROUP };
+	struct rows r = { .no_cgroup = no_cgroup };
 
 	return finish(&r, scan(&r, "/proc", 0), out, n);
 }

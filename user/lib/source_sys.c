@@ -2,7 +2,7 @@
 /*
  * System memory without the module: /proc/meminfo (kB) and /proc/vmstat
  * (event counts since boot) into the fields of struct memtrack_summary they
- * correspond to.
+ * correspond to, and those it has none for into struct mt_sysinfo.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -15,7 +15,6 @@
 
 #define SUM(f)	offsetof(struct mt_sysinfo, sum.f)
 #define SI(f)	offsetof(struct mt_sysinfo, f)
-#define VM(f)	offsetof(struct memtrack_summary, f)
 
 struct field {
 	const char *name;
@@ -54,16 +53,18 @@ static const struct field meminfo_fields[] = {
  * pgscan_anon/file would count the same pages twice, so those are by name.
  */
 static const struct field vmstat_fields[] = {
-	{ "pgscan_kswapd", VM(reclaim_scanned) },
-	{ "pgscan_direct", VM(reclaim_scanned) },
-	{ "pgscan_khugepaged", VM(reclaim_scanned) },
-	{ "pgsteal_kswapd", VM(reclaim_reclaimed) },
-	{ "pgsteal_direct", VM(reclaim_reclaimed) },
-	{ "pgsteal_khugepaged", VM(reclaim_reclaimed) },
-	{ "allocstall_", VM(direct_reclaim_stalls) },
-	{ "pgalloc_", VM(page_allocs) },
-	{ "pgfree", VM(page_frees) },
-	{ "oom_kill", VM(oom_kills) },
+	{ "pgscan_kswapd", SUM(reclaim_scanned) },
+	{ "pgscan_direct", SUM(reclaim_scanned) },
+	{ "pgscan_khugepaged", SUM(reclaim_scanned) },
+	{ "pgsteal_kswapd", SUM(reclaim_reclaimed) },
+	{ "pgsteal_direct", SUM(reclaim_reclaimed) },
+	{ "pgsteal_khugepaged", SUM(reclaim_reclaimed) },
+	{ "allocstall_", SUM(direct_reclaim_stalls) },
+	{ "pgalloc_", SUM(page_allocs) },
+	{ "pgfree", SUM(page_frees) },
+	{ "oom_kill", SUM(oom_kills) },
+	{ "pgfault", SI(pgfault) },
+	{ "pgmajfault", SI(pgmajfault) },
 };
 
 static bool field_match(const char *pattern, const char *name)
@@ -121,9 +122,9 @@ int mt_proc_meminfo(struct mt_sysinfo *si)
 	return 0;
 }
 
-int mt_proc_vmstat(struct memtrack_summary *s)
+int mt_proc_vmstat(struct mt_sysinfo *si)
 {
 	return read_fields("/proc/vmstat", vmstat_fields,
 			   sizeof(vmstat_fields) / sizeof(vmstat_fields[0]),
-			   s, 1);
+			   si, 1);
 }

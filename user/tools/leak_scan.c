@@ -11,7 +11,7 @@
 
 #include "leak_json.h"
 #include "leak_modes.h"
-#include "scan.h"
+#include "memtrack.h"
 
 static const char *const json_names[] = {
 	[MT_SCAN_DEFINITE] = "definitely_lost",

@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * memtrackd --aggregate: the aggregator's shared types, inside
+ * user/aggregator (its entry point is aggregate.h).  aggregate.c
+ * accepts connections (a thread each, small stacks) and keeps the node
+ * table; agg_node.c stores what nodes send; snapshot_parse.c reads their
+ * snapshots; agg_query.c answers queries; agg_config.c reads [aggregate].
+ */
+#ifndef MEMTRACK_AGGREGATOR_AGG_H
+#define MEMTRACK_AGGREGATOR_AGG_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <linux/memtrack.h>
+
+#include "buf.h"
+#include "config.h"
+#include "conn.h"
+#include "relay_proto.h"
+
+/* One process or one program of a node's snapshot. */
+struct agg_row {
+	char comm[MEMTRACK_COMM_LEN];	/* NUL-terminated, unescaped */
+	int32_t pid;			/* process rows */
+	uint32_t nproc;			/* program rows */
+	uint64_t anon, file, shmem, swap;	/* bytes */
+};
+
+struct agg_snapshot {
+	char source[16];
+	struct agg_row *progs, *procs;
+	size_t nprogs, nprocs;
+};
+
+/* snapshot_parse.c: 0, or -EBADMSG with why in err. */
+int agg_snapshot_parse(const char *text, size_t len, struct agg_snapshot *s,
+		       char *err, size_t errlen);
+void agg_snapshot_free(struct agg_snapshot *s);
+void agg_snapshot_swap(struct agg_snapshot *a, struct agg_snapshot *b);
+
+struct agg_node {
+	pthread_mutex_t lock;
+	char name[MTD_RELAY_MAX_NODE + 1];
+	uint64_t session;
+	uint64_t first_seq;		/* first stored of this session */
+	uint64_t want;			/* the next seq it wants */
+	uint64_t received;		/* stored this session */
+	uint64_t gaps;			/* seqs never received this session */
+	uint64_t sessions;		/* sessions seen (daemon restarts) */
+	int64_t last_seen_ms;		/* mtd_mono_ms(), any frame */
+	bool reported_down;		/* logged as down */
+	int64_t last_seen_real_ms;	/* the same, wall clock, for humans */
+	unsigned int conns;		/* open connections of this node */
+	struct agg_snapshot snap;
+	/* the latest records, a ring of copies */
+	void **recs;
+	size_t rec_first, rec_count;
+	uint64_t recs_dropped;		/* pushed out of the ring */
+};
+
+struct agg {
+	const struct mtd_agg_config *cfg;
+	struct mtd_creds *creds;
+	enum mtd_auth_kind auth;
+	pthread_mutex_t lock;		/* the table and the counts below */
+	struct agg_node **nodes;	/* max_nodes slots, nnodes used */
+	size_t nnodes;
+	unsigned int conns;
+};
+
+int64_t agg_real_ms(void);
+
+/* agg_node.c: the node named name, NULL if there is none. */
+struct agg_node *agg_node_find(struct agg *a, const char *name);
+/* The same, created if need be; NULL when the table is full. */
+struct agg_node *agg_node_get(struct agg *a, const char *name);
+/*
+ * Whether one DATA body (after seq and kind) of module records is whole
+ * and well-formed, before anything of it is stored: 0, or -EBADMSG with
+ * err set.
+ */
+int agg_records_check(uint8_t kind, const uint8_t *data, size_t len,
+		      char *err, size_t errlen);
+/*
+ * Store the checked module records of one DATA body: 0 or -ENOMEM with err
+ * set.  The caller holds n->lock.
+ */
+int agg_node_store(struct agg *a, struct agg_node *n, const uint8_t *data,
+		   size_t len, char *err, size_t errlen);
+
+/* agg_query.c: the RESULT body for query text q into b. */
+void agg_query(struct agg *a, const char *q, size_t len, struct mtd_buf *b);
+
+#endif /* MEMTRACK_AGGREGATOR_AGG_H */

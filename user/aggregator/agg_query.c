@@ -1,0 +1,663 @@
+// SPDX-License-Identifier: GPL-2.0
+#define _GNU_SOURCE
+/*
+ * The aggregator's queries (RESULT bodies as relay_proto.h describes):
+ *
+ *   nodes
+ *   sum FIELD[,FIELD...] [by comm|node|node,comm] [where COND [and COND]...]
+ *   top N [by FIELD] [where COND [and COND]...]
+ *   events NODE [LAST]
+ *
+ * FIELD: rss anon file shmem swap (bytes; rss = anon + file + shmem),
+ * nproc (sum only); COND: comm=VALUE or node=VALUE.  sum and top read
+ * the latest snapshot of the nodes that are up: a down node's figures are
+ * stale, and `nodes` says which are down.  Rows come sorted by the first
+ * field, largest first.  A query that does not parse gets an error
+ * RESULT naming what is wrong, and the connection stays open.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <linux/memtrack.h>
+
+#include "agg.h"
+#include "frame_io.h"
+
+#define MAX_TOKENS	32
+#define MAX_TOP		10000
+#define MAX_FIELDS	6
+
+enum field { F_RSS, F_ANON, F_FILE, F_SHMEM, F_SWAP, F_NPROC, NR_FIELDS };
+
+static const char *const field_names[NR_FIELDS] = {
+	"rss", "anon", "file", "shmem", "swap", "nproc"
+};
+
+struct query {
+	enum { Q_NODES, Q_SUM, Q_TOP, Q_EVENTS } kind;
+	enum field fields[MAX_FIELDS];
+	unsigned int nfields;
+	bool by_node, by_comm;
+	unsigned long n;		/* top N, events LAST (0: all) */
+	const char *comm, *node;	/* where, NULL: any */
+};
+
+static void fail(struct mtd_buf *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void fail(struct mtd_buf *b, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	b->len = 0;
+	mtd_buf_append(b, "\1\0", 2);
+	mtd_buf_append(b, msg, strlen(msg));
+}
+
+static int field_of(const char *s, bool nproc_ok)
+{
+	int i;
+
+	for (i = 0; i < NR_FIELDS; i++)
+		if (!strcmp(s, field_names[i]))
+			return i == F_NPROC && !nproc_ok ? -1 : i;
+	return -1;
+}
+
+static int parse_number(const char *s, unsigned long max, unsigned long *out)
+{
+	char *end;
+
+	if (*s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	*out = strtoul(s, &end, 10);
+	return errno || *end || *out > max ? -1 : 0;
+}
+
+/* where COND [and COND]...: tokens from t[i]. */
+static int parse_where(char **t, int nt, int i, struct query *q,
+		       struct mtd_buf *b)
+{
+	if (i == nt)
+		return 0;
+	if (strcmp(t[i], "where") || i + 1 == nt) {
+		fail(b, "expected \"where COND\" at \"%s\"", t[i]);
+		return -1;
+	}
+	for (i++; i < nt; i++) {
+		const char **dst;
+
+		if (!strncmp(t[i], "comm=", 5))
+			dst = &q->comm;
+		else if (!strncmp(t[i], "node=", 5))
+			dst = &q->node;
+		else {
+			fail(b, "bad condition \"%s\" (comm=VALUE or node=VALUE)",
+			     t[i]);
+			return -1;
+		}
+		if (*dst || !t[i][5]) {
+			fail(b, "\"%s\": empty or given twice", t[i]);
+			return -1;
+		}
+		*dst = t[i] + 5;
+		if (i + 1 < nt && (strcmp(t[i + 1], "and") || i + 2 == nt)) {
+			fail(b, "expected \"and COND\" at \"%s\"", t[i + 1]);
+			return -1;
+		}
+		i++;
+	}
+	return 0;
+}
+
+static int parse_sum(char **t, int nt, struct query *q, struct mtd_buf *b)
+{
+	char *save = NULL, *f;
+	int i = 2;
+
+	if (nt < 2) {
+		fail(b, "sum: which field? (rss anon file shmem swap nproc)");
+		return -1;
+	}
+	for (f = strtok_r(t[1], ",", &save); f; f = strtok_r(NULL, ",", &save)) {
+		int k = field_of(f, true);
+
+		if (k < 0 || q->nfields == MAX_FIELDS) {
+			fail(b, "sum: unknown field \"%s\" (rss anon file shmem swap nproc)",
+			     f);
+			return -1;
+		}
+		q->fields[q->nfields++] = k;
+	}
+	if (!q->nfields) {
+		fail(b, "sum: which field?");
+		return -1;
+	}
+	if (i < nt && !strcmp(t[i], "by")) {
+		if (i + 1 == nt)
+			goto bad_by;
+		if (!strcmp(t[i + 1], "comm"))
+			q->by_comm = true;
+		else if (!strcmp(t[i + 1], "node"))
+			q->by_node = true;
+		else if (!strcmp(t[i + 1], "node,comm"))
+			q->by_node = q->by_comm = true;
+		else
+			goto bad_by;
+		i += 2;
+	}
+	return parse_where(t, nt, i, q, b);
+bad_by:
+	fail(b, "sum: by comm, node or node,comm");
+	return -1;
+}
+
+static int parse_top(char **t, int nt, struct query *q, struct mtd_buf *b)
+{
+	int i = 2;
+
+	if (nt < 2 || parse_number(t[1], MAX_TOP, &q->n) || !q->n) {
+		fail(b, "top: N must be 1..%d", MAX_TOP);
+		return -1;
+	}
+	q->fields[0] = F_RSS;
+	q->nfields = 1;
+	if (i < nt && !strcmp(t[i], "by")) {
+		int k = i + 1 < nt ? field_of(t[i + 1], false) : -1;
+
+		if (k < 0) {
+			fail(b, "top: by rss, anon, file, shmem or swap");
+			return -1;
+		}
+		q->fields[0] = k;
+		i += 2;
+	}
+	return parse_where(t, nt, i, q, b);
+}
+
+static int parse(char *text, struct query *q, struct mtd_buf *b)
+{
+	char *t[MAX_TOKENS], *save = NULL, *tok;
+	int nt = 0;
+
+	memset(q, 0, sizeof(*q));
+	for (tok = strtok_r(text, " \t\n", &save); tok;
+	     tok = strtok_r(NULL, " \t\n", &save)) {
+		if (nt == MAX_TOKENS) {
+			fail(b, "query too long (%d words at most)", MAX_TOKENS);
+			return -1;
+		}
+		t[nt++] = tok;
+	}
+	if (!nt) {
+		fail(b, "empty query");
+		return -1;
+	}
+	if (!strcmp(t[0], "nodes")) {
+		q->kind = Q_NODES;
+		if (nt == 1)
+			return 0;
+		fail(b, "nodes takes nothing more");
+		return -1;
+	}
+	if (!strcmp(t[0], "sum")) {
+		q->kind = Q_SUM;
+		return parse_sum(t, nt, q, b);
+	}
+	if (!strcmp(t[0], "top")) {
+		q->kind = Q_TOP;
+		return parse_top(t, nt, q, b);
+	}
+	if (!strcmp(t[0], "events")) {
+		q->kind = Q_EVENTS;
+		if (nt >= 2 && nt <= 3 &&
+		    (nt == 2 || !parse_number(t[2], 1000000, &q->n))) {
+			q->node = t[1];
+			return 0;
+		}
+		fail(b, "usage: events NODE [LAST]");
+		return -1;
+	}
+	fail(b, "unknown query \"%.64s\" (nodes, sum, top, events)", t[0]);
+	return -1;
+}
+
+/* ---- results ---- */
+
+static void put_str(struct mtd_buf *b, const char *s, char sep)
+{
+	const unsigned char *c = (const unsigned char *)s;
+
+	for (; *c; c++) {
+		if (*c < 0x20 || *c == '\\' || *c == 0x7f)
+			mtd_buf_printf(b, "\\%03o", *c);
+		else
+			mtd_buf_append(b, c, 1);
+	}
+	mtd_buf_append(b, &sep, 1);
+}
+
+static void put_num(struct mtd_buf *b, uint64_t v, char sep)
+{
+	mtd_buf_printf(b, "%llu%c", (unsigned long long)v, sep);
+}
+
+static uint64_t figure(const struct agg_row *r, enum field f)
+{
+	switch (f) {
+	case F_RSS:
+		return r->anon + r->file + r->shmem;
+	case F_ANON:
+		return r->anon;
+	case F_FILE:
+		return r->file;
+	case F_SHMEM:
+		return r->shmem;
+	case F_SWAP:
+		return r->swap;
+	default:
+		return r->nproc;
+	}
+}
+
+static bool node_up(struct agg *a, const struct agg_node *n, int64_t now)
+{
+	return n->last_seen_ms && now - n->last_seen_ms <= a->cfg->down_after_ms;
+}
+
+/* The nodes, a stable copy of the table's pointers. */
+static struct agg_node **nodes_of(struct agg *a, size_t *nn)
+{
+	struct agg_node **v;
+
+	pthread_mutex_lock(&a->lock);
+	*nn = a->nnodes;
+	v = malloc((*nn + 1) * sizeof(*v));
+	if (v)
+		memcpy(v, a->nodes, *nn * sizeof(*v));
+	pthread_mutex_unlock(&a->lock);
+	return v;
+}
+
+static void q_nodes(struct agg *a, struct mtd_buf *b)
+{
+	int64_t now = mtd_mono_ms();
+	struct agg_node **v;
+	size_t nn, i;
+
+	v = nodes_of(a, &nn);
+	if (!v) {
+		b->oom = true;
+		return;
+	}
+	mtd_buf_printf(b, "node:s\tstate:s\tlast_seen_ms_ago:n\tlast_seen_unix_ms:n\t"
+		       "connections:n\tsession:s\tfirst_seq:n\tlast_seq:n\t"
+		       "received:n\tgaps:n\tsessions:n\tprocesses:n\t"
+		       "records_kept:n\trecords_dropped:n\n");
+	for (i = 0; i < nn; i++) {
+		struct agg_node *n = v[i];
+
+		pthread_mutex_lock(&n->lock);
+		put_str(b, n->name, '\t');
+		put_str(b, node_up(a, n, now) ? "up" : "down", '\t');
+		put_num(b, now - n->last_seen_ms, '\t');
+		put_num(b, n->last_seen_real_ms, '\t');
+		put_num(b, n->conns, '\t');
+		mtd_buf_printf(b, "%016llx\t", (unsigned long long)n->session);
+		put_num(b, n->first_seq, '\t');
+		put_num(b, n->first_seq ? n->want - 1 : 0, '\t');
+		put_num(b, n->received, '\t');
+		put_num(b, n->gaps, '\t');
+		put_num(b, n->sessions, '\t');
+		put_num(b, n->snap.nprocs, '\t');
+		put_num(b, n->rec_count, '\t');
+		put_num(b, n->recs_dropped, '\n');
+		pthread_mutex_unlock(&n->lock);
+	}
+	free(v);
+}
+
+/* ---- sum: groups in an open-addressing table keyed by (node, comm) ---- */
+
+struct group {
+	const char *node;		/* NULL: not grouped by node */
+	char comm[MEMTRACK_COMM_LEN];	/* "": not grouped by comm */
+	uint64_t v[NR_FIELDS];
+	bool used;
+};
+
+struct groups {
+	struct group *g;
+	size_t cap, n;
+};
+
+static uint64_t hash_of(const char *node, const char *comm)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	for (; node && *node; node++)
+		h = (h ^ (unsigned char)*node) * 1099511628211ULL;
+	h = (h ^ 0xff) * 1099511628211ULL;
+	for (; *comm; comm++)
+		h = (h ^ (unsigned char)*comm) * 1099511628211ULL;
+	return h;
+}
+
+static int groups_grow(struct groups *gs)
+{
+	struct groups ng = { NULL, gs->cap ? gs->cap * 2 : 1024, gs->n };
+	size_t i;
+
+	ng.g = calloc(ng.cap, sizeof(*ng.g));
+	if (!ng.g)
+		return -ENOMEM;
+	for (i = 0; i < gs->cap; i++) {
+		struct group *o = &gs->g[i];
+		size_t k;
+
+		if (!o->used)
+			continue;
+		k = hash_of(o->node, o->comm) & (ng.cap - 1);
+		while (ng.g[k].used)
+			k = (k + 1) & (ng.cap - 1);
+		ng.g[k] = *o;
+	}
+	free(gs->g);
+	*gs = ng;
+	return 0;
+}
+
+static struct group *group_of(struct groups *gs, const char *node,
+			      const char *comm)
+{
+	size_t k;
+
+	if ((gs->n + 1) * 2 > gs->cap && groups_grow(gs))
+		return NULL;
+	k = hash_of(node, comm) & (gs->cap - 1);
+	for (;; k = (k + 1) & (gs->cap - 1)) {
+		struct group *g = &gs->g[k];
+
+		if (!g->used) {
+			g->used = true;
+			g->node = node;
+			strcpy(g->comm, comm);
+			gs->n++;
+			return g;
+		}
+		if (g->node == node && !strcmp(g->comm, comm))
+			return g;
+	}
+}
+
+static int by_field_desc(const void *x, const void *y, void *arg)
+{
+	const struct group *a = x, *b = y;
+	const enum field *f = arg;
+	uint64_t va = a->v[*f], vb = b->v[*f];
+	int c = a->node && b->node ? strcmp(a->node, b->node) : 0;
+
+	if (va != vb)
+		return va < vb ? 1 : -1;
+	return c ? c : strcmp(a->comm, b->comm);
+}
+
+static void q_sum(struct agg *a, const struct query *q, struct mtd_buf *b)
+{
+	int64_t now = mtd_mono_ms();
+	struct groups gs = { 0 };
+	struct agg_node **v;
+	size_t nn, i, j, out = 0;
+
+	v = nodes_of(a, &nn);
+	if (!v)
+		goto oom;
+	/* no group at all: one row even when nothing matches */
+	if (!q->by_node && !q->by_comm && !group_of(&gs, NULL, ""))
+		goto oom;
+	for (i = 0; i < nn; i++) {
+		struct agg_node *n = v[i];
+
+		if (q->node && strcmp(q->node, n->name))
+			continue;
+		pthread_mutex_lock(&n->lock);
+		for (j = 0; node_up(a, n, now) && j < n->snap.nprogs; j++) {
+			const struct agg_row *r = &n->snap.progs[j];
+			struct group *g;
+			int f;
+
+			if (q->comm && strcmp(q->comm, r->comm))
+				continue;
+			g = group_of(&gs, q->by_node ? n->name : NULL,
+				     q->by_comm ? r->comm : "");
+			if (!g) {
+				pthread_mutex_unlock(&n->lock);
+				goto oom;
+			}
+			for (f = 0; f < NR_FIELDS; f++)
+				g->v[f] += figure(r, f);
+		}
+		pthread_mutex_unlock(&n->lock);
+	}
+	for (i = 0; i < gs.cap; i++)
+		if (gs.g[i].used)
+			gs.g[out++] = gs.g[i];
+	qsort_r(gs.g, out, sizeof(*gs.g), by_field_desc, (void *)&q->fields[0]);
+	if (q->by_node)
+		mtd_buf_printf(b, "node:s\t");
+	if (q->by_comm)
+		mtd_buf_printf(b, "comm:s\t");
+	for (j = 0; j < q->nfields; j++)
+		mtd_buf_printf(b, "%s:n%c", field_names[q->fields[j]],
+			       j + 1 < q->nfields ? '\t' : '\n');
+	/* node names stay valid: nodes are never freed */
+	for (i = 0; i < out; i++) {
+		if (q->by_node)
+			put_str(b, gs.g[i].node, '\t');
+		if (q->by_comm)
+			put_str(b, gs.g[i].comm, '\t');
+		for (j = 0; j < q->nfields; j++)
+			put_num(b, gs.g[i].v[q->fields[j]],
+				j + 1 < q->nfields ? '\t' : '\n');
+	}
+	free(gs.g);
+	free(v);
+	return;
+oom:
+	free(gs.g);
+	free(v);
+	b->oom = true;
+}
+
+/* ---- top: a min-heap of the N largest ---- */
+
+struct top_row {
+	uint64_t key;
+	const char *node;
+	struct agg_row r;
+};
+
+static void sift_down(struct top_row *h, size_t n, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, m = i;
+		struct top_row t;
+
+		if (l < n && h[l].key < h[m].key)
+			m = l;
+		if (l + 1 < n && h[l + 1].key < h[m].key)
+			m = l + 1;
+		if (m == i)
+			return;
+		t = h[i];
+		h[i] = h[m];
+		h[m] = t;
+		i = m;
+	}
+}
+
+static void sift_up(struct top_row *h, size_t i)
+{
+	while (i && h[(i - 1) / 2].key > h[i].key) {
+		struct top_row t = h[i];
+
+		h[i] = h[(i - 1) / 2];
+		h[(i - 1) / 2] = t;
+		i = (i - 1) / 2;
+	}
+}
+
+static int top_desc(const void *x, const void *y)
+{
+	const struct top_row *a = x, *b = y;
+	int c;
+
+	if (a->key != b->key)
+		return a->key < b->key ? 1 : -1;
+	c = strcmp(a->node, b->node);
+	return c ? c : a->r.pid - b->r.pid;
+}
+
+static void q_top(struct agg *a, const struct query *q, struct mtd_buf *b)
+{
+	int64_t now = mtd_mono_ms();
+	struct top_row *h;
+	struct agg_node **v;
+	size_t nn, i, j, n = 0;
+
+	v = nodes_of(a, &nn);
+	h = malloc(q->n * sizeof(*h));
+	if (!v || !h)
+		goto oom;
+	for (i = 0; i < nn; i++) {
+		struct agg_node *nd = v[i];
+
+		if (q->node && strcmp(q->node, nd->name))
+			continue;
+		pthread_mutex_lock(&nd->lock);
+		for (j = 0; node_up(a, nd, now) && j < nd->snap.nprocs; j++) {
+			const struct agg_row *r = &nd->snap.procs[j];
+			uint64_t key;
+
+			if (q->comm && strcmp(q->comm, r->comm))
+				continue;
+			key = figure(r, q->fields[0]);
+			if (n < q->n) {
+				h[n] = (struct top_row){ key, nd->name, *r };
+				sift_up(h, n++);
+			} else if (key > h[0].key) {
+				h[0] = (struct top_row){ key, nd->name, *r };
+				sift_down(h, n, 0);
+			}
+		}
+		pthread_mutex_unlock(&nd->lock);
+	}
+	qsort(h, n, sizeof(*h), top_desc);
+	mtd_buf_printf(b, "node:s\tpid:n\tcomm:s\trss:n\tanon:n\tfile:n\t"
+		       "shmem:n\tswap:n\n");
+	for (i = 0; i < n; i++) {
+		const struct agg_row *r = &h[i].r;
+
+		put_str(b, h[i].node, '\t');
+		put_num(b, r->pid, '\t');
+		put_str(b, r->comm, '\t');
+		put_num(b, figure(r, F_RSS), '\t');
+		put_num(b, r->anon, '\t');
+		put_num(b, r->file, '\t');
+		put_num(b, r->shmem, '\t');
+		put_num(b, r->swap, '\n');
+	}
+	free(h);
+	free(v);
+	return;
+oom:
+	free(h);
+	free(v);
+	b->oom = true;
+}
+
+static void q_events(struct agg *a, const struct query *q, struct mtd_buf *b)
+{
+	struct agg_node **v, *n = NULL;
+	size_t nn, i, from, size;
+
+	v = nodes_of(a, &nn);
+	if (!v) {
+		b->oom = true;
+		return;
+	}
+	for (i = 0; i < nn && !n; i++)
+		if (!strcmp(v[i]->name, q->node))
+			n = v[i];
+	free(v);
+	if (!n) {
+		fail(b, "events: no node \"%.255s\"", q->node);
+		return;
+	}
+	b->p[1] = MTD_RESULT_RECORDS;	/* after the status byte */
+	pthread_mutex_lock(&n->lock);
+	from = q->n && q->n < n->rec_count ? n->rec_count - q->n : 0;
+	/* the latest that fit in one RESULT */
+	for (i = n->rec_count, size = 2; i > from; i--) {
+		const struct memtrack_rec_hdr *r =
+			n->recs[(n->rec_first + i - 1) % a->cfg->records_keep];
+
+		if (size + r->size > MTD_RELAY_MAX_RESULT)
+			break;
+		size += r->size;
+	}
+	for (; i < n->rec_count; i++) {
+		const struct memtrack_rec_hdr *r =
+			n->recs[(n->rec_first + i) % a->cfg->records_keep];
+
+		mtd_buf_append(b, r, r->size);
+	}
+	pthread_mutex_unlock(&n->lock);
+}
+
+void agg_query(struct agg *a, const char *text, size_t len, struct mtd_buf *b)
+{
+	char *q = malloc(len + 1);
+	struct query qu;
+
+	if (!q) {
+		b->oom = true;
+		return;
+	}
+	memcpy(q, text, len);
+	q[len] = 0;
+	if (strlen(q) != len) {
+		fail(b, "query contains a NUL byte");
+		goto out;
+	}
+	mtd_buf_append(b, "\0\0", 2);		/* ok, table: changed below */
+	if (b->oom || parse(q, &qu, b))
+		goto out;
+	switch (qu.kind) {
+	case Q_NODES:
+		q_nodes(a, b);
+		break;
+	case Q_SUM:
+		q_sum(a, &qu, b);
+		break;
+	case Q_TOP:
+		q_top(a, &qu, b);
+		break;
+	case Q_EVENTS:
+		q_events(a, &qu, b);
+		break;
+	}
+out:
+	if (!b->oom && b->len > MTD_RELAY_MAX_RESULT)
+		fail(b, "the result has %zu bytes, more than a RESULT holds (%u): narrow the query",
+		     b->len, MTD_RELAY_MAX_RESULT);
+	free(q);
+}

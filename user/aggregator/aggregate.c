@@ -1,0 +1,537 @@
+// SPDX-License-Identifier: GPL-2.0
+#define _GNU_SOURCE
+/*
+ * memtrackd --aggregate: accepts node and query connections on one port
+ * (relay_proto.h), a thread each with a small stack; the main thread
+ * accepts, logs nodes going down, and exits on SIGTERM/SIGINT.
+ *
+ * Every connection starts with HELLO within HELLO_MS.  A node's connection
+ * then carries DATA and HEARTBEAT frames, each acknowledged once stored; a
+ * query client's (session 0) carries QUERY frames, each answered with a
+ * RESULT.  A frame that is malformed, of the wrong type, or not complete
+ * within FRAME_MS of its header closes that connection, logged with the
+ * peer's address; the other connections do not notice.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+
+#include "agg.h"
+#include "aggregate.h"
+#include "conn.h"
+#include "frame_io.h"
+#include "log.h"
+#include "privs.h"
+#include "tcp.h"
+
+#define HELLO_MS		10000
+#define FRAME_MS		10000
+#define SEND_TIMEOUT_S		10
+#define THREAD_STACK		(256 * 1024)
+#define LISTEN_BACKLOG		4096
+#define TICK_MS			250
+
+struct conn_ctx {
+	struct agg *a;
+	int fd;
+	char peer[300];
+	struct mtd_conn *c;
+};
+
+static void conn_log(struct conn_ctx *x, const char *what, const char *why)
+{
+	mtd_log(LOG_WARNING, "aggregate: peer %s: %s: %s", x->peer, what, why);
+}
+
+static const char *errstr(int err)
+{
+	if (err == -EBADMSG)
+		return "malformed frame header";
+	if (err == -ECONNRESET)
+		return "closed by the peer";
+	if (err == -ETIMEDOUT)
+		return "timed out";
+	return strerror(-err);
+}
+
+static void send_ack(struct conn_ctx *x, uint8_t type, uint64_t seq, int *err)
+{
+	uint8_t b[8];
+
+	mtd_put_be64(b, seq);
+	*err = mtd_frame_write(x->c, type, b, sizeof(b));
+}
+
+/* A new session of the node restarts its figures. */
+static void begin_session(struct agg_node *n, uint64_t session, uint64_t oldest)
+{
+	n->session = session;
+	n->sessions++;
+	n->want = oldest ? oldest : 1;
+	n->first_seq = 0;
+	n->received = 0;
+	n->gaps = 0;
+}
+
+/* The node's connection joins it: the seq it wants next, 0 for all. */
+static uint64_t attach(struct agg_node *n, uint64_t session, uint64_t oldest)
+{
+	uint64_t want;
+
+	pthread_mutex_lock(&n->lock);
+	if (n->session != session) {
+		begin_session(n, session, oldest);
+		want = 0;		/* none of it: send all you have */
+	} else {
+		want = n->want;
+	}
+	n->conns++;
+	n->last_seen_ms = mtd_mono_ms();
+	n->last_seen_real_ms = agg_real_ms();
+	pthread_mutex_unlock(&n->lock);
+	return want;
+}
+
+/*
+ * One DATA frame's body, checked before any lock is taken (queries wait
+ * less): 0, or -EBADMSG with why set.
+ */
+static int check_data(const uint8_t *body, uint32_t len,
+		      struct agg_snapshot *snap, char *why, size_t whylen)
+{
+	if (!mtd_get_be64(body)) {
+		snprintf(why, whylen, "sequence number 0");
+		return -EBADMSG;
+	}
+	if (body[8] == MTD_RELAY_SNAPSHOT)
+		return agg_snapshot_parse((const char *)body + 9, len - 9, snap,
+					  why, whylen);
+	return agg_records_check(body[8], body + 9, len - 9, why, whylen);
+}
+
+/*
+ * A node's connection.  A name the table does not know enters it with the
+ * connection's first valid DATA, not at HELLO: a peer sending HELLOs with
+ * made-up names (and heartbeats) holds a connection slot, bounded by
+ * max_conns and idle_timeout_ms, but never a node slot.
+ */
+static void node_loop(struct conn_ctx *x, const char *name, uint64_t session,
+		      uint64_t oldest)
+{
+	struct agg *a = x->a;
+	struct agg_node *n = agg_node_find(a, name);
+	char why[256];
+	int err;
+
+	send_ack(x, MTD_RELAY_WELCOME, n ? attach(n, session, oldest) : 0, &err);
+	while (!err) {
+		struct agg_snapshot snap = { 0 };
+		uint8_t type, *body;
+		uint32_t len;
+		uint64_t seq, ack;
+
+		err = mtd_frame_read(x->c, &type, &body, &len,
+				     mtd_mono_ms() + a->cfg->idle_timeout_ms, 0,
+				     FRAME_MS);
+		if (err) {
+			if (err != -ECONNRESET)
+				conn_log(x, name, errstr(err));
+			break;
+		}
+		if (type == MTD_RELAY_HEARTBEAT && !n)
+			continue;	/* nothing to update yet */
+		if (type == MTD_RELAY_DATA) {
+			err = check_data(body, len, &snap, why, sizeof(why));
+			if (err) {
+				free(body);
+				conn_log(x, name, why);
+				break;
+			}
+			if (!n) {
+				n = agg_node_get(a, name);
+				if (!n) {
+					free(body);
+					agg_snapshot_free(&snap);
+					conn_log(x, name,
+						 "refused: too many nodes (max_nodes)");
+					break;
+				}
+				/* new, or another connection's by now */
+				attach(n, session, oldest);
+			}
+		}
+		seq = type == MTD_RELAY_DATA ? mtd_get_be64(body) : 0;
+		if (!n) {
+			free(body);
+			conn_log(x, name, "unexpected frame type");
+			break;
+		}
+		pthread_mutex_lock(&n->lock);
+		n->last_seen_ms = mtd_mono_ms();
+		n->last_seen_real_ms = agg_real_ms();
+		if (type == MTD_RELAY_HEARTBEAT) {
+			pthread_mutex_unlock(&n->lock);
+			continue;
+		}
+		if (type != MTD_RELAY_DATA || n->session != session) {
+			pthread_mutex_unlock(&n->lock);
+			free(body);
+			agg_snapshot_free(&snap);
+			conn_log(x, name, type != MTD_RELAY_DATA ?
+				 "unexpected frame type" :
+				 "superseded by a new session");
+			break;
+		}
+		if (seq >= n->want) {
+			if (body[8] == MTD_RELAY_SNAPSHOT)
+				agg_snapshot_swap(&n->snap, &snap);
+			else
+				err = agg_node_store(a, n, body + 9, len - 9,
+						     why, sizeof(why));
+			if (!err) {
+				n->gaps += seq - n->want;
+				n->want = seq + 1;
+				n->received++;
+				if (!n->first_seq)
+					n->first_seq = seq;
+			}
+		}	/* else a copy of one stored: acknowledge it again */
+		ack = n->want - 1;
+		pthread_mutex_unlock(&n->lock);
+		free(body);
+		agg_snapshot_free(&snap);	/* the old one, or unused */
+		if (err) {
+			conn_log(x, name, why);
+			break;
+		}
+		send_ack(x, MTD_RELAY_ACK, ack, &err);
+	}
+	if (n) {
+		pthread_mutex_lock(&n->lock);
+		n->conns--;
+		pthread_mutex_unlock(&n->lock);
+	}
+}
+
+static void query_loop(struct conn_ctx *x)
+{
+	struct agg *a = x->a;
+	int err = 0;
+
+	send_ack(x, MTD_RELAY_WELCOME, 0, &err);
+	while (!err) {
+		struct mtd_buf b = { 0 };
+		uint8_t type, *body;
+		uint32_t len;
+
+		err = mtd_frame_read(x->c, &type, &body, &len,
+				     mtd_mono_ms() + a->cfg->idle_timeout_ms, 0,
+				     FRAME_MS);
+		if (err) {
+			if (err != -ECONNRESET)
+				conn_log(x, "query client", errstr(err));
+			break;
+		}
+		if (type != MTD_RELAY_QUERY) {
+			free(body);
+			conn_log(x, "query client", "unexpected frame type");
+			break;
+		}
+		agg_query(a, (const char *)body, len, &b);
+		free(body);
+		if (b.oom) {
+			free(b.p);
+			conn_log(x, "query client", "out of memory");
+			break;
+		}
+		err = mtd_frame_write(x->c, MTD_RELAY_RESULT, b.p, b.len);
+		free(b.p);
+	}
+}
+
+/* HELLO: session, oldest, the name (printable, no spaces). */
+static int parse_hello(const uint8_t *b, uint32_t len, uint64_t *session,
+		       uint64_t *oldest, char *name)
+{
+	size_t nlen = (size_t)b[16] << 8 | b[17], i;
+
+	if (nlen != len - 18 || !nlen)
+		return -1;
+	for (i = 0; i < nlen; i++)
+		if (b[18 + i] <= 0x20 || b[18 + i] >= 0x7f)
+			return -1;
+	memcpy(name, b + 18, nlen);
+	name[nlen] = 0;
+	*session = mtd_get_be64(b);
+	*oldest = mtd_get_be64(b + 8);
+	return 0;
+}
+
+/*
+ * With auth, a node's name should be the name it proved (PSK identity or
+ * certificate CN), or it could pass for another node: a mismatch is logged,
+ * and refused with require_identity_match.  Whom it proved is logged.
+ */
+static bool identity_refused(struct conn_ctx *x, const char *name)
+{
+	const char *id = mtd_conn_peer_name(x->c);
+	char why[600];
+
+	if (x->a->auth == MTD_AUTH_NONE)
+		return false;
+	if (strcmp(id, name)) {
+		snprintf(why, sizeof(why),
+			 "%sthe node name is not its authenticated name \"%s\"%s",
+			 x->a->cfg->require_identity_match ? "refused: " : "",
+			 id, x->a->cfg->require_identity_match ?
+			 " (require_identity_match)" : "");
+		conn_log(x, name, why);
+		if (x->a->cfg->require_identity_match)
+			return true;
+	}
+	mtd_log(LOG_INFO, "aggregate: peer %s: node %s authenticated as \"%s\" (%s)",
+		x->peer, name, mtd_conn_peer(x->c), mtd_conn_desc(x->c));
+	return false;
+}
+
+static void *conn_main(void *arg)
+{
+	struct conn_ctx *x = arg;
+	struct agg *a = x->a;
+	char err[256], name[MTD_RELAY_MAX_NODE + 1];
+	uint64_t session, oldest;
+	uint8_t type, *body = NULL;
+	uint32_t len;
+	int r;
+
+	x->c = mtd_conn_open(a->creds, x->fd, err, sizeof(err));
+	if (!x->c) {
+		conn_log(x, "refused", err);
+		goto out;
+	}
+	if (mtd_conn_peer(x->c)[0]) {
+		size_t l = strlen(x->peer);
+
+		snprintf(x->peer + l, sizeof(x->peer) - l, " (%s)",
+			 mtd_conn_peer(x->c));
+	}
+	r = mtd_frame_read(x->c, &type, &body, &len, mtd_mono_ms() + HELLO_MS,
+			   mtd_mono_ms() + HELLO_MS, 0);
+	if (r) {
+		conn_log(x, "before HELLO", errstr(r));
+		goto out;
+	}
+	if (type != MTD_RELAY_HELLO) {
+		conn_log(x, "refused", "the first frame is not HELLO");
+		goto out;
+	}
+	if (parse_hello(body, len, &session, &oldest, name)) {
+		conn_log(x, "refused", "malformed HELLO");
+		goto out;
+	}
+	if (!session)
+		query_loop(x);
+	else if (!identity_refused(x, name))
+		node_loop(x, name, session, oldest);
+out:
+	free(body);
+	if (x->c)
+		mtd_conn_close(x->c);
+	pthread_mutex_lock(&a->lock);
+	a->conns--;
+	pthread_mutex_unlock(&a->lock);
+	free(x);
+	return NULL;
+}
+
+static void peer_name(const struct sockaddr_storage *ss, char *out, size_t len)
+{
+	char addr[INET6_ADDRSTRLEN] = "?";
+	unsigned int port = 0;
+
+	if (ss->ss_family == AF_INET) {
+		const struct sockaddr_in *in = (const void *)ss;
+
+		inet_ntop(AF_INET, &in->sin_addr, addr, sizeof(addr));
+		port = ntohs(in->sin_port);
+		snprintf(out, len, "%s:%u", addr, port);
+	} else {
+		const struct sockaddr_in6 *in = (const void *)ss;
+
+		inet_ntop(AF_INET6, &in->sin6_addr, addr, sizeof(addr));
+		port = ntohs(in->sin6_port);
+		snprintf(out, len, "[%s]:%u", addr, port);
+	}
+}
+
+static void accept_one(struct agg *a, int lfd, pthread_attr_t *attr)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	struct conn_ctx *x;
+	pthread_t t;
+	int fd, one = 1;
+	bool full;
+
+	fd = accept4(lfd, (struct sockaddr *)&ss, &sl, SOCK_CLOEXEC);
+	if (fd < 0) {
+		if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
+			mtd_log(LOG_WARNING, "aggregate: accept: %s",
+				strerror(errno));
+		if (errno == EMFILE || errno == ENFILE)
+			usleep(100000);	/* no busy loop while out of fds */
+		return;
+	}
+	x = calloc(1, sizeof(*x));
+	if (!x) {
+		close(fd);
+		return;
+	}
+	x->a = a;
+	x->fd = fd;
+	peer_name(&ss, x->peer, sizeof(x->peer));
+	pthread_mutex_lock(&a->lock);
+	full = a->conns >= a->cfg->max_conns;
+	if (!full)
+		a->conns++;
+	pthread_mutex_unlock(&a->lock);
+	if (full) {
+		conn_log(x, "refused", "too many connections (max_conns)");
+		goto drop;
+	}
+	mtd_set_timeouts(fd, SEND_TIMEOUT_S * 1000);
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (pthread_create(&t, attr, conn_main, x)) {
+		conn_log(x, "refused", "cannot start a thread");
+		pthread_mutex_lock(&a->lock);
+		a->conns--;
+		pthread_mutex_unlock(&a->lock);
+		goto drop;
+	}
+	return;
+drop:
+	close(fd);
+	free(x);
+}
+
+/* Log nodes that went down or came back. */
+static void watch_nodes(struct agg *a)
+{
+	int64_t now = mtd_mono_ms();
+	size_t i, nn;
+
+	pthread_mutex_lock(&a->lock);
+	nn = a->nnodes;
+	pthread_mutex_unlock(&a->lock);
+	for (i = 0; i < nn; i++) {
+		struct agg_node *n = a->nodes[i];
+		bool down;
+
+		pthread_mutex_lock(&n->lock);
+		down = now - n->last_seen_ms > a->cfg->down_after_ms;
+		if (down != n->reported_down)
+			mtd_log(down ? LOG_WARNING : LOG_INFO,
+				"aggregate: node %s %s", n->name,
+				down ? "down: no frame for down_after_ms" :
+				"up");
+		n->reported_down = down;
+		pthread_mutex_unlock(&n->lock);
+	}
+}
+
+int mtd_aggregate_main(const struct mtd_config *c, bool foreground)
+{
+	static struct agg a = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	pthread_attr_t attr;
+	char err[512];
+	sigset_t sigs;
+	int lfd, sigfd;
+
+	a.cfg = &c->agg;
+	a.auth = c->auth.kind;
+	if (c->agg.require_identity_match && a.auth == MTD_AUTH_NONE) {
+		mtd_log(LOG_ERR, "require_identity_match needs auth = psk or cert");
+		return 1;
+	}
+	a.nodes = calloc(c->agg.max_nodes, sizeof(*a.nodes));
+	if (!a.nodes) {
+		mtd_log(LOG_ERR, "out of memory");
+		return 1;
+	}
+	lfd = mtd_listen(c->agg.listen, c->agg.port, err, sizeof(err));
+	if (lfd < 0) {
+		mtd_log(LOG_ERR, "%s", err);
+		return 1;
+	}
+	listen(lfd, LISTEN_BACKLOG);	/* a thousand nodes may come at once */
+	/* key files may be readable by root only */
+	a.creds = mtd_creds_load(&c->auth, true, err, sizeof(err));
+	if (!a.creds) {
+		mtd_log(LOG_ERR, "aggregate credentials: %s", err);
+		return 1;
+	}
+	if (mtd_drop_privileges(c->user, false, err, sizeof(err))) {
+		mtd_log(LOG_ERR, "dropping privileges: %s", err);
+		return 1;
+	}
+	if (!foreground) {
+		if (daemon(0, 0)) {
+			mtd_log(LOG_ERR, "daemon: %s", strerror(errno));
+			return 1;
+		}
+		mtd_log_init(false);
+	}
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGHUP);
+	signal(SIGPIPE, SIG_IGN);
+	sigprocmask(SIG_BLOCK, &sigs, NULL);
+	sigfd = signalfd(-1, &sigs, SFD_CLOEXEC);
+	if (sigfd < 0) {
+		mtd_log(LOG_ERR, "signalfd: %s", strerror(errno));
+		return 1;
+	}
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, THREAD_STACK);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	mtd_log(LOG_INFO, "aggregating on %s%s%s port %u (max %u nodes)",
+		strchr(c->agg.listen, ':') ? "[" : "", c->agg.listen,
+		strchr(c->agg.listen, ':') ? "]" : "", c->agg.port,
+		c->agg.max_nodes);
+	for (;;) {
+		struct pollfd pfd[2] = {
+			{ .fd = sigfd, .events = POLLIN },
+			{ .fd = lfd, .events = POLLIN },
+		};
+
+		if (poll(pfd, 2, TICK_MS) < 0 && errno != EINTR) {
+			mtd_log(LOG_ERR, "poll: %s", strerror(errno));
+			return 1;
+		}
+		if (pfd[0].revents & POLLIN) {
+			struct signalfd_siginfo si;
+
+			if (read(sigfd, &si, sizeof(si)) == sizeof(si) &&
+			    si.ssi_signo != SIGHUP) {
+				mtd_log(LOG_INFO, "signal %u: exiting",
+					si.ssi_signo);
+				/* the connection threads end with the process */
+				return 0;
+			}
+		}
+		if (pfd[1].revents & POLLIN)
+			accept_one(&a, lfd, &attr);
+		watch_nodes(&a);
+	}
+}

@@ -1,0 +1,135 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The HTTP endpoint (libmicrohttpd): GET or HEAD /metrics, 404 for any other
+ * path, 405 for any other method on /metrics.  One internal thread serves
+ * the connections in turn, so scrapes never run concurrently; connections
+ * are capped and idle ones time out, so a slow or hostile client cannot
+ * hold the daemon.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+#include <unistd.h>
+#include <microhttpd.h>
+
+#include "http.h"
+#include "log.h"
+
+#define MTD_HTTP_MAX_CONNECTIONS	32
+#define MTD_HTTP_TIMEOUT_S		10
+#define MTD_HTTP_CONN_MEMORY		(32 * 1024)
+
+#define EXPOSITION_TYPE	"text/plain; version=0.0.4; charset=utf-8"
+
+struct mtd_http {
+	struct MHD_Daemon *d;
+	mtd_scrape_fn fn;
+	void *arg;
+};
+
+static enum MHD_Result reply(struct MHD_Connection *c, unsigned int status,
+			     const char *text, const char *allow)
+{
+	struct MHD_Response *r;
+	enum MHD_Result ret;
+
+	r = MHD_create_response_from_buffer(strlen(text), (void *)text,
+					    MHD_RESPMEM_PERSISTENT);
+	if (!r)
+		return MHD_NO;
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
+				"text/plain; charset=utf-8");
+	if (allow)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, allow);
+	ret = MHD_queue_response(c, status, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+static enum MHD_Result handle(void *cls, struct MHD_Connection *c,
+			      const char *url, const char *method,
+			      const char *version, const char *upload_data,
+			      size_t *upload_data_size, void **req_cls)
+{
+	struct mtd_http *h = cls;
+	struct mtd_buf b = { 0 };
+	struct MHD_Response *r;
+	enum MHD_Result ret;
+
+	(void)version;
+	(void)upload_data;
+	(void)upload_data_size;
+	(void)req_cls;
+	if (strcmp(url, "/metrics"))
+		return reply(c, MHD_HTTP_NOT_FOUND, "not found\n", NULL);
+	if (strcmp(method, MHD_HTTP_METHOD_GET) &&
+	    strcmp(method, MHD_HTTP_METHOD_HEAD))
+		return reply(c, MHD_HTTP_METHOD_NOT_ALLOWED,
+			     "method not allowed\n", "GET, HEAD");
+	if (h->fn(h->arg, &b)) {
+		free(b.p);
+		return reply(c, MHD_HTTP_INTERNAL_SERVER_ERROR,
+			     "cannot read memory figures now\n", NULL);
+	}
+	r = MHD_create_response_from_buffer(b.len, b.p, MHD_RESPMEM_MUST_FREE);
+	if (!r) {
+		free(b.p);
+		return MHD_NO;
+	}
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
+				EXPOSITION_TYPE);
+	ret = MHD_queue_response(c, MHD_HTTP_OK, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+static void http_log(void *cls, const char *fmt, va_list ap)
+{
+	char msg[512];
+	size_t n;
+
+	(void)cls;
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	n = strlen(msg);
+	while (n && msg[n - 1] == '\n')
+		msg[--n] = 0;
+	mtd_log(LOG_INFO, "http: %s", msg);
+}
+
+struct mtd_http *mtd_http_start(int fd, mtd_scrape_fn fn, void *arg)
+{
+	struct mtd_http *h = calloc(1, sizeof(*h));
+
+	if (!h)
+		return NULL;
+	h->fn = fn;
+	h->arg = arg;
+	h->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL |
+				MHD_USE_ERROR_LOG,
+				0, NULL, NULL, handle, h,
+				MHD_OPTION_EXTERNAL_LOGGER, http_log, NULL,
+				MHD_OPTION_LISTEN_SOCKET, fd,
+				MHD_OPTION_CONNECTION_LIMIT,
+				(unsigned int)MTD_HTTP_MAX_CONNECTIONS,
+				MHD_OPTION_CONNECTION_TIMEOUT,
+				(unsigned int)MTD_HTTP_TIMEOUT_S,
+				MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+				(size_t)MTD_HTTP_CONN_MEMORY,
+				MHD_OPTION_END);
+	if (!h->d) {
+		free(h);
+		return NULL;
+	}
+	return h;
+}
+
+void mtd_http_stop(struct mtd_http *h)
+{
+	if (!h)
+		return;
+	MHD_stop_daemon(h->d);
+	free(h);
+}

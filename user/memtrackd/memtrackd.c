@@ -1,0 +1,341 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * memtrackd: the memtrack node daemon.
+ *
+ *   memtrackd [-c FILE] [-f]
+ *
+ * Reads memory figures from memtrack.ko (or /proc without it) and serves
+ * them to Prometheus on /metrics.  Everything privileged is opened first
+ * (netlink sockets, the listening socket), then root is dropped.  The main
+ * thread samples periodically and reads events; the HTTP thread samples on
+ * each scrape.  One mutex keeps them apart (the netlink socket and the
+ * state are not shared safely otherwise).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/signalfd.h>
+
+#include <linux/memtrack.h>
+
+#include "../aggregator/aggregate.h"
+#include "config.h"
+#include "conn.h"
+#include "http.h"
+#include "log.h"
+#include "metrics.h"
+#include "privs.h"
+#include "relay.h"
+#include "relay_proto.h"
+#include "snapshot.h"
+#include "state.h"
+#include "tcp.h"
+
+struct daemon_ctx {
+	pthread_mutex_t lock;
+	struct mtd_config cfg;
+	struct mtd_source *src;
+	struct mtd_state *st;
+	struct mtd_relay *relay;	/* NULL: no aggregators */
+	struct mtd_creds *creds;	/* the relay's, NULL without it */
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: memtrackd [-c FILE] [-f] [--aggregate]\n"
+		"  -c FILE  configuration (default " MTD_DEFAULT_CONFIG ")\n"
+		"  -f       stay in the foreground, log to stderr\n"
+		"  -a, --aggregate  be an aggregator ([aggregate] section)\n");
+}
+
+/* Take a sample and fold it in; the caller holds the lock. */
+static int sample_locked(struct daemon_ctx *d)
+{
+	struct mtd_sample s = { 0 };
+	int err;
+
+	err = mtd_source_sample(d->src, &s);
+	if (!err)
+		err = mtd_state_update(d->st, &s);
+	mtd_sample_free(&s);
+	if (err)
+		mtd_log(LOG_ERR, "sampling (%s): %s", mtd_source_name(d->src),
+			strerror(-err));
+	return err;
+}
+
+static int scrape(void *arg, struct mtd_buf *out)
+{
+	struct daemon_ctx *d = arg;
+	struct mtd_expo_opts o = {
+		.node = d->cfg.node,
+		.source = mtd_source_name(d->src),
+		.top_pids = d->cfg.top_pids,
+	};
+	int err;
+
+	pthread_mutex_lock(&d->lock);
+	err = sample_locked(d);
+	if (!err)
+		err = mtd_metrics_format(d->st, &o, out);
+	if (!err && d->relay) {
+		mtd_relay_metrics(d->relay, &o, out);
+		err = out->oom ? -ENOMEM : 0;
+	}
+	pthread_mutex_unlock(&d->lock);
+	return err;
+}
+
+/* The periodic sample to the aggregators; the caller holds the lock. */
+static void relay_snapshot(struct daemon_ctx *d)
+{
+	struct mtd_buf b = { 0 };
+	int err = mtd_snapshot_format(d->st, mtd_source_name(d->src), &b);
+
+	if (!err)
+		err = mtd_relay_push(d->relay, MTD_RELAY_SNAPSHOT, b.p, b.len);
+	if (err)
+		mtd_log(LOG_WARNING, "relay: snapshot not queued: %s",
+			strerror(err < 0 ? -err : ENOMEM));
+	free(b.p);
+}
+
+/*
+ * Module records to the aggregators, as they came (struct memtrack_rec_hdr
+ * + payload each), at most MTD_RELAY_RECORDS_MAX bytes a message, cut
+ * between records.
+ */
+#define MTD_RELAY_RECORDS_MAX	(512 * 1024)
+
+static void relay_records(struct daemon_ctx *d, const struct mtd_buf *b)
+{
+	size_t start = 0, end = 0;
+
+	if (b->oom)
+		mtd_log(LOG_WARNING, "relay: records lost: out of memory");
+	if (!d->relay || b->oom)
+		return;
+	while (start < b->len) {
+		const struct memtrack_rec_hdr *h;
+
+		while (end < b->len) {
+			h = (const void *)(b->p + end);
+			if (end > start &&
+			    end + h->size - start > MTD_RELAY_RECORDS_MAX)
+				break;
+			end += h->size;
+		}
+		if (mtd_relay_push(d->relay, MTD_RELAY_RECORDS, b->p + start,
+				   end - start))
+			mtd_log(LOG_WARNING, "relay: records not queued");
+		start = end;
+	}
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+/* Until SIGTERM/SIGINT: periodic samples, events. */
+static void run(struct daemon_ctx *d, int sigfd)
+{
+	int64_t next = now_ms() + d->cfg.sample_interval_ms;
+	bool events_off = false;
+
+	for (;;) {
+		struct pollfd pfd[2] = { { .fd = sigfd, .events = POLLIN } };
+		int evfd, timeout = -1;
+
+		/* a scrape may have reconnected the source: ask each time */
+		pthread_mutex_lock(&d->lock);
+		evfd = events_off ? -1 : mtd_source_events_fd(d->src);
+		pthread_mutex_unlock(&d->lock);
+		pfd[1].fd = evfd;
+		pfd[1].events = POLLIN;
+
+		if (d->cfg.sample_interval_ms) {
+			int64_t left = next - now_ms();
+
+			timeout = left > 0 ? (int)left : 0;
+		}
+		if (poll(pfd, evfd >= 0 ? 2 : 1, timeout) < 0) {
+			if (errno == EINTR)
+				continue;
+			mtd_log(LOG_ERR, "poll: %s", strerror(errno));
+			return;
+		}
+		if (pfd[0].revents & POLLIN) {
+			struct signalfd_siginfo si;
+
+			if (read(sigfd, &si, sizeof(si)) == sizeof(si) &&
+			    si.ssi_signo != SIGHUP) {
+				mtd_log(LOG_INFO, "signal %u: exiting",
+					si.ssi_signo);
+				return;
+			}
+		}
+		if (evfd >= 0 && pfd[1].revents) {
+			int err;
+
+			struct mtd_buf recs = { 0 };
+
+			pthread_mutex_lock(&d->lock);
+			err = mtd_source_read_events(d->src, d->st,
+						     d->relay ? &recs : NULL);
+			pthread_mutex_unlock(&d->lock);
+			relay_records(d, &recs);
+			free(recs.p);
+			/* e.g. the module was unloaded: stop, do not spin */
+			if (err && err != -EINTR) {
+				mtd_log(LOG_WARNING,
+					"reading events: %s; no more events",
+					strerror(-err));
+				events_off = true;
+			}
+		}
+		if (d->cfg.sample_interval_ms && now_ms() >= next) {
+			pthread_mutex_lock(&d->lock);
+			if (!sample_locked(d) && d->relay)
+				relay_snapshot(d);
+			pthread_mutex_unlock(&d->lock);
+			next = now_ms() + d->cfg.sample_interval_ms;
+		}
+	}
+}
+
+int main(int argc, char **argv)
+{
+	static struct daemon_ctx d = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	static const struct option longopts[] = {
+		{ "aggregate", no_argument, NULL, 'a' },
+		{ NULL, 0, NULL, 0 }
+	};
+	const char *cfgpath = NULL;
+	bool foreground = false, aggregate = false;
+	struct mtd_http *http;
+	char err[512];
+	sigset_t sigs;
+	int opt, lfd, sigfd;
+
+	while ((opt = getopt_long(argc, argv, "ac:fh", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'a':
+			aggregate = true;
+			break;
+		case 'c':
+			cfgpath = optarg;
+			break;
+		case 'f':
+			foreground = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind != argc) {
+		usage(stderr);
+		return 2;
+	}
+	mtd_log_init(true);
+	mtd_config_defaults(&d.cfg);
+	/* the default file is optional; one named with -c is not */
+	if ((cfgpath || access(MTD_DEFAULT_CONFIG, F_OK) == 0) &&
+	    mtd_config_load(cfgpath ? cfgpath : MTD_DEFAULT_CONFIG, &d.cfg,
+			    err, sizeof(err))) {
+		mtd_log(LOG_ERR, "%s", err);
+		return 2;
+	}
+	if (aggregate)
+		return mtd_aggregate_main(&d.cfg, foreground);
+
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGHUP);
+	signal(SIGPIPE, SIG_IGN);
+
+	lfd = mtd_listen(d.cfg.listen, d.cfg.port, err, sizeof(err));
+	if (lfd < 0) {
+		mtd_log(LOG_ERR, "%s", err);
+		return 1;
+	}
+	d.src = mtd_source_open(d.cfg.source, err, sizeof(err));
+	if (!d.src) {
+		mtd_log(LOG_ERR, "%s", err);
+		return 1;
+	}
+	d.st = mtd_state_new(d.cfg.max_programs);
+	if (!d.st) {
+		mtd_log(LOG_ERR, "out of memory");
+		return 1;
+	}
+	d.st->events = mtd_source_events_fd(d.src) >= 0;
+	/* key files may be readable by root only */
+	if (d.cfg.nr_aggregators) {
+		d.creds = mtd_creds_load(&d.cfg.auth, false, err, sizeof(err));
+		if (!d.creds) {
+			mtd_log(LOG_ERR, "relay credentials: %s", err);
+			return 1;
+		}
+	}
+	if (mtd_drop_privileges(d.cfg.user, d.cfg.keep_ptrace, err,
+				sizeof(err))) {
+		mtd_log(LOG_ERR, "dropping privileges: %s", err);
+		return 1;
+	}
+	/* fail now, not at the first scrape */
+	if (sample_locked(&d))
+		return 1;
+	if (!foreground) {
+		if (daemon(0, 0)) {
+			mtd_log(LOG_ERR, "daemon: %s", strerror(errno));
+			return 1;
+		}
+		mtd_log_init(false);
+	}
+	/* before any thread starts, so that only sigfd sees them */
+	sigprocmask(SIG_BLOCK, &sigs, NULL);
+	sigfd = signalfd(-1, &sigs, SFD_CLOEXEC);
+	if (sigfd < 0) {
+		mtd_log(LOG_ERR, "signalfd: %s", strerror(errno));
+		return 1;
+	}
+	if (d.cfg.nr_aggregators) {
+		d.relay = mtd_relay_start(&d.cfg, d.creds);
+		if (!d.relay) {
+			mtd_log(LOG_ERR, "cannot start the relay");
+			return 1;
+		}
+	}
+	http = mtd_http_start(lfd, scrape, &d);
+	if (!http) {
+		mtd_log(LOG_ERR, "cannot start the HTTP server");
+		return 1;
+	}
+	mtd_log(LOG_INFO, "node %s, source %s, serving http://%s%s%s:%u/metrics",
+		d.cfg.node, mtd_source_name(d.src), strchr(d.cfg.listen, ':') ? "[" : "",
+		d.cfg.listen, strchr(d.cfg.listen, ':') ? "]" : "", d.cfg.port);
+	run(&d, sigfd);
+	mtd_http_stop(http);
+	mtd_relay_stop(d.relay);
+	mtd_creds_free(d.creds);
+	mtd_source_close(d.src);
+	mtd_state_free(d.st);
+	return 0;
+}

@@ -1,0 +1,293 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Per-program (comm) state across samples.
+ *
+ * Memory sizes are gauges: the sum over a program's live processes now.
+ * Event counts are exported as Prometheus counters, which must never go
+ * down, but a program's processes exit and take their counts with them.  So
+ * every process is followed from sample to sample (by pid, plus the start
+ * time in /proc mode and the module's exited flag) and its counts go into
+ * its program's "retired" total when it disappears, or when it execs into
+ * another comm (what it did so far stays with the old one).  A program's
+ * counter = retired + what its live processes did while under its name.
+ * What a process did between its last sample and its exit is lost in /proc
+ * mode; the module keeps exited processes for retention_ms, so with a
+ * sample interval shorter than that, nothing is lost.  A process first seen
+ * at an existing pid with lower counts is a new process (pid reuse).
+ * Programs are remembered for the daemon's lifetime, at most max_programs;
+ * later ones are counted as MTD_OTHER_COMM, so the series stay bounded.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "state.h"
+
+struct mtd_state *mtd_state_new(unsigned int max_programs)
+{
+	struct mtd_state *st = calloc(1, sizeof(*st));
+
+	if (st)
+		st->max_programs = max_programs;
+	return st;
+}
+
+void mtd_state_free(struct mtd_state *st)
+{
+	if (!st)
+		return;
+	mtd_sample_free(&st->cur);
+	free(st->progs);
+	free(st->order);
+	free(st->pids);
+	free(st);
+}
+
+void mtd_sample_free(struct mtd_sample *s)
+{
+	free(s->procs);
+	memset(s, 0, sizeof(*s));
+}
+
+struct mtd_proc *mtd_sample_add(struct mtd_sample *s)
+{
+	struct mtd_proc *p;
+
+	if (s->nr == s->cap) {
+		size_t cap = s->cap ? 2 * s->cap : 1024;
+
+		p = realloc(s->procs, cap * sizeof(*p));
+		if (!p)
+			return NULL;
+		s->procs = p;
+		s->cap = cap;
+	}
+	p = &s->procs[s->nr++];
+	memset(p, 0, sizeof(*p));
+	return p;
+}
+
+static int cmp_comm(const char *a, const char *b)
+{
+	return strncmp(a, b, MEMTRACK_COMM_LEN);
+}
+
+/* Index in st->order where comm is, or would go. */
+static size_t order_pos(const struct mtd_state *st, const char *comm,
+			bool *found)
+{
+	size_t lo = 0, hi = st->nprogs;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		int c = cmp_comm(st->progs[st->order[mid]].comm, comm);
+
+		if (!c) {
+			*found = true;
+			return mid;
+		}
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*found = false;
+	return lo;
+}
+
+/* The program of this comm, created if new; -ENOMEM. */
+static int program_of(struct mtd_state *st, const char *comm)
+{
+	struct mtd_program *progs;
+	uint32_t *order;
+	bool found;
+	size_t pos = order_pos(st, comm, &found);
+
+	if (found)
+		return st->order[pos];
+	if (st->nprogs >= st->max_programs &&
+	    cmp_comm(comm, MTD_OTHER_COMM))
+		return program_of(st, MTD_OTHER_COMM);
+	if (st->nprogs == st->progs_cap) {
+		size_t cap = st->progs_cap ? 2 * st->progs_cap : 256;
+
+		progs = realloc(st->progs, cap * sizeof(*progs));
+		if (!progs)
+			return -ENOMEM;
+		st->progs = progs;
+		order = realloc(st->order, cap * sizeof(*order));
+		if (!order)
+			return -ENOMEM;
+		st->order = order;
+		st->progs_cap = cap;
+	}
+	memset(&st->progs[st->nprogs], 0, sizeof(st->progs[0]));
+	strncpy(st->progs[st->nprogs].comm, comm, MEMTRACK_COMM_LEN - 1);
+	memmove(&st->order[pos + 1], &st->order[pos],
+		(st->nprogs - pos) * sizeof(*st->order));
+	st->order[pos] = st->nprogs;
+	return st->nprogs++;
+}
+
+static void retire(struct mtd_state *st, const struct mtd_pid *e)
+{
+	struct mtd_program *pr = &st->progs[e->prog];
+	int i;
+
+	for (i = 0; i < MTD_NR_CTR; i++)
+		pr->retired[i] += e->last[i] - e->base[i];
+}
+
+/* Pid order; within a pid, exited rows (the older process) first. */
+static int cmp_proc(const void *a, const void *b)
+{
+	const struct mtd_proc *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return (int)y->exited - (int)x->exited;
+}
+
+/* Can row p be the same process as entry e, seen a sample ago? */
+static bool same_process(const struct mtd_state *st, const struct mtd_pid *e,
+			 const struct mtd_proc *p, uint32_t have)
+{
+	int i;
+
+	(void)st;
+	if (e->start != p->start || (e->exited && !p->exited))
+		return false;
+	for (i = 0; i < MTD_NR_CTR; i++)
+		if ((have & (1U << i)) && p->ctr[i] < e->last[i])
+			return false;
+	return true;
+}
+
+int mtd_state_update(struct mtd_state *st, struct mtd_sample *s)
+{
+	struct mtd_pid *old = st->pids, *new;
+	size_t nold = st->npids, i = 0, k, n = 0;
+	int c;
+
+	qsort(s->procs, s->nr, sizeof(*s->procs), cmp_proc);
+	new = calloc(s->nr ? s->nr : 1, sizeof(*new));
+	if (!new)
+		return -ENOMEM;
+	for (k = 0; k < s->nr; k++) {
+		const struct mtd_proc *p = &s->procs[k];
+		struct mtd_pid *e = &new[n], *match = NULL;
+		size_t j;
+		int prog;
+
+		/* Old entries of lower pids are gone. */
+		for (; i < nold && old[i].pid < p->pid; i++)
+			if (!old[i].consumed)
+				retire(st, &old[i]);
+		for (j = i; j < nold && old[j].pid == p->pid; j++)
+			if (!old[j].consumed &&
+			    same_process(st, &old[j], p, s->ctr_have)) {
+				match = &old[j];
+				break;
+			}
+		prog = program_of(st, p->comm);
+		if (prog < 0) {
+			free(new);
+			return prog;
+		}
+		if (match) {
+			match->consumed = true;
+			*e = *match;
+			e->consumed = false;
+			if ((uint32_t)prog != e->prog) {
+				/* exec: what it did so far stays behind */
+				retire(st, e);
+				memcpy(e->base, e->last, sizeof(e->base));
+				e->prog = prog;
+			}
+		} else {
+			memset(e, 0, sizeof(*e));
+			e->pid = p->pid;
+			e->start = p->start;
+			e->prog = prog;
+		}
+		e->exited = p->exited;
+		memcpy(e->last, p->ctr, sizeof(e->last));
+		n++;
+	}
+	for (; i < nold; i++)
+		if (!old[i].consumed)
+			retire(st, &old[i]);
+	free(old);
+	st->pids = new;
+	st->npids = n;
+
+	/* Live sums: gauges, and counts not yet retired. */
+	for (k = 0; k < st->nprogs; k++) {
+		struct mtd_program *pr = &st->progs[k];
+
+		memset(pr->live, 0, sizeof(pr->live));
+		pr->rss_anon = pr->rss_file = pr->rss_shmem = pr->swap = 0;
+		pr->nproc = 0;
+	}
+	for (k = 0; k < n; k++) {
+		const struct mtd_proc *p = &s->procs[k];
+		struct mtd_program *pr = &st->progs[new[k].prog];
+
+		for (c = 0; c < MTD_NR_CTR; c++)
+			pr->live[c] += new[k].last[c] - new[k].base[c];
+		if (p->exited)
+			continue;
+		pr->rss_anon += p->rss_anon;
+		pr->rss_file += p->rss_file;
+		pr->rss_shmem += p->rss_shmem;
+		pr->swap += p->swap;
+		pr->nproc++;
+	}
+	mtd_sample_free(&st->cur);
+	st->cur = *s;
+	memset(s, 0, sizeof(*s));
+	st->have_sample = true;
+	return 0;
+}
+
+static const struct mtd_pid *find_pid(const struct mtd_state *st, int32_t pid)
+{
+	size_t lo = 0, hi = st->npids;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (st->pids[mid].pid < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* exited rows come first: prefer the live process */
+	for (; lo < st->npids && st->pids[lo].pid == pid; lo++)
+		if (!st->pids[lo].exited ||
+		    lo + 1 == st->npids || st->pids[lo + 1].pid != pid)
+			return &st->pids[lo];
+	return NULL;
+}
+
+void mtd_state_growth_alert(struct mtd_state *st, int32_t tgid,
+			    const char *comm)
+{
+	const struct mtd_pid *e;
+	int prog;
+
+	st->growth_alerts++;
+	if (comm) {
+		prog = program_of(st, comm);
+	} else {
+		e = find_pid(st, tgid);
+		prog = e ? (int)e->prog : program_of(st, MTD_UNKNOWN_COMM);
+	}
+	if (prog >= 0)
+		st->progs[prog].growth_alerts++;
+}
+
+void mtd_state_add_overruns(struct mtd_state *st, uint64_t n)
+{
+	st->overruns += n;
+}

@@ -1,0 +1,534 @@
+// SPDX-License-Identifier: GPL-2.0
+#define _GNU_SOURCE
+/*
+ * The relay, node side: a bounded buffer of sequenced messages and one
+ * sender thread per aggregator (relay.h, relay_proto.h).
+ *
+ * The buffer holds every message some aggregator has not acknowledged, up
+ * to relay_buffer_kb; when a new one does not fit, the oldest go, and each
+ * aggregator that had not acknowledged one counts it as dropped (it will
+ * see the gap in the sequence numbers).  A thread connects with a 5 s
+ * timeout, backs off exponentially (0.1 s doubling to 10 s) after a failure,
+ * says HELLO, sends from the seq the aggregator's WELCOME asks for (all it
+ * has if the aggregator knows nothing of this session), and reads ACKs.
+ * Anything malformed from the aggregator ends the connection (logged); the
+ * thread then reconnects.  The connection authenticates as conn.h says.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+#include <unistd.h>
+#include <sys/random.h>
+
+#include "memtrack.h"
+#include "conn.h"
+#include "log.h"
+#include "relay.h"
+#include "relay_proto.h"
+#include "tcp.h"
+
+#define BACKOFF_MIN_MS		100
+#define BACKOFF_MAX_MS		10000
+#define CONNECT_TIMEOUT_MS	5000
+#define IO_TIMEOUT_MS		10000
+#define HEARTBEAT_MS		1000
+
+struct relay_msg {
+	uint64_t seq;
+	size_t len;		/* whole frame */
+	uint8_t *frame;
+};
+
+struct relay_peer {
+	struct mtd_relay *r;
+	char addr[64];
+	unsigned int port;
+	pthread_t thread;
+	int wake[2];		/* a byte: new data or stop */
+	/* under r->lock */
+	uint64_t acked;		/* every seq <= acked is stored there */
+	uint64_t dropped;	/* gone from the buffer before acked */
+	uint64_t sent, connects;
+	uint64_t auth_failures;	/* TLS handshakes failed or refused */
+	bool connected;
+};
+
+struct mtd_relay {
+	pthread_mutex_t lock;
+	char node[256];
+	uint64_t session;
+	struct relay_msg *q;	/* ring: q[(first + i) % cap] */
+	size_t first, count, cap;
+	size_t bytes, max_bytes;
+	uint64_t next_seq;	/* of the next message pushed */
+	struct relay_peer *peers;
+	unsigned int npeers;
+	struct mtd_creds *creds;
+	bool stop;		/* __atomic: read by the threads */
+};
+
+static struct relay_msg *msg_at(struct mtd_relay *r, size_t i)
+{
+	return &r->q[(r->first + i) % r->cap];
+}
+
+static bool stopping(struct mtd_relay *r)
+{
+	return __atomic_load_n(&r->stop, __ATOMIC_ACQUIRE);
+}
+
+static uint64_t oldest_seq(struct mtd_relay *r)
+{
+	return r->count ? msg_at(r, 0)->seq : r->next_seq;
+}
+
+static void drop_oldest(struct mtd_relay *r, bool count_it)
+{
+	struct relay_msg *m = msg_at(r, 0);
+	unsigned int i;
+
+	if (count_it)
+		for (i = 0; i < r->npeers; i++)
+			if (r->peers[i].acked < m->seq)
+				r->peers[i].dropped++;
+	r->bytes -= m->len;
+	free(m->frame);
+	r->first = (r->first + 1) % r->cap;
+	r->count--;
+}
+
+/* Free what every aggregator has. */
+static void release_acked(struct mtd_relay *r)
+{
+	uint64_t min = UINT64_MAX;
+	unsigned int i;
+
+	for (i = 0; i < r->npeers; i++)
+		if (r->peers[i].acked < min)
+			min = r->peers[i].acked;
+	while (r->count && msg_at(r, 0)->seq <= min)
+		drop_oldest(r, false);
+}
+
+static void wake(struct relay_peer *p)
+{
+	char c = 1;
+
+	if (write(p->wake[1], &c, 1) < 0 && errno != EAGAIN)
+		mtd_log(LOG_WARNING, "relay: waking a sender: %s",
+			strerror(errno));
+}
+
+int mtd_relay_push(struct mtd_relay *r, uint8_t kind, const void *data,
+		   size_t len)
+{
+	size_t flen = MTD_RELAY_HDR_LEN + 9 + len;
+	struct relay_msg *m;
+	uint8_t *f;
+	unsigned int i;
+
+	if (9 + len > MTD_RELAY_MAX_BODY || flen > r->max_bytes)
+		return -EMSGSIZE;
+	f = malloc(flen);
+	if (!f)
+		return -ENOMEM;
+	pthread_mutex_lock(&r->lock);
+	while (r->count && (r->count == r->cap || r->bytes + flen > r->max_bytes))
+		drop_oldest(r, true);
+	mtd_relay_hdr(f, MTD_RELAY_DATA, 9 + len);
+	mtd_put_be64(f + MTD_RELAY_HDR_LEN, r->next_seq);
+	f[MTD_RELAY_HDR_LEN + 8] = kind;
+	memcpy(f + MTD_RELAY_HDR_LEN + 9, data, len);
+	m = msg_at(r, r->count++);
+	m->seq = r->next_seq++;
+	m->len = flen;
+	m->frame = f;
+	r->bytes += flen;
+	pthread_mutex_unlock(&r->lock);
+	for (i = 0; i < r->npeers; i++)
+		wake(&r->peers[i]);
+	return 0;
+}
+
+/* Sleep ms, or until stopped.  Returns true if stopping. */
+static bool nap(struct relay_peer *p, int ms)
+{
+	struct pollfd pfd = { .fd = p->wake[0], .events = POLLIN };
+	char buf[64];
+
+	if (poll(&pfd, 1, ms) > 0)
+		while (read(p->wake[0], buf, sizeof(buf)) > 0)
+			;
+	return stopping(p->r);
+}
+
+/* HELLO, WELCOME: returns the seq to send next, or -errno. */
+static int64_t handshake(struct relay_peer *p, struct mtd_conn *c)
+{
+	struct mtd_relay *r = p->r;
+	size_t nlen = strlen(r->node);
+	uint8_t f[MTD_RELAY_HDR_LEN + 18 + MTD_RELAY_MAX_NODE], in[20];
+	uint64_t oldest, want, next;
+	uint32_t len;
+	uint8_t type;
+	int err;
+
+	pthread_mutex_lock(&r->lock);
+	oldest = oldest_seq(r);
+	pthread_mutex_unlock(&r->lock);
+	mtd_relay_hdr(f, MTD_RELAY_HELLO, 18 + nlen);
+	mtd_put_be64(f + MTD_RELAY_HDR_LEN, r->session);
+	mtd_put_be64(f + MTD_RELAY_HDR_LEN + 8, oldest);
+	f[MTD_RELAY_HDR_LEN + 16] = nlen >> 8;
+	f[MTD_RELAY_HDR_LEN + 17] = nlen & 0xff;
+	memcpy(f + MTD_RELAY_HDR_LEN + 18, r->node, nlen);
+	err = mtd_conn_write(c, f, MTD_RELAY_HDR_LEN + 18 + nlen);
+	if (!err)
+		err = mtd_conn_read(c, in, 5);
+	/*
+	 * A TLS record (alert, handshake) where a frame should be: a TLS
+	 * aggregator refusing our plain TCP, an authentication failure.
+	 */
+	if (!err && (in[0] == 0x15 || in[0] == 0x16) && in[1] == 3) {
+		mtd_log(LOG_WARNING,
+			"relay: %s port %u: the aggregator answered in TLS: it wants auth = psk or cert",
+			p->addr, p->port);
+		return -EACCES;
+	}
+	if (!err)
+		err = mtd_conn_read(c, in + 5, MTD_RELAY_HDR_LEN + 8 - 5);
+	if (err)
+		return err;
+	if (mtd_relay_parse_hdr(in, &type, &len) || type != MTD_RELAY_WELCOME)
+		return -EBADMSG;
+	want = mtd_get_be64(in + MTD_RELAY_HDR_LEN);
+	pthread_mutex_lock(&r->lock);
+	if (want > r->next_seq) {
+		pthread_mutex_unlock(&r->lock);
+		return -EPROTO;		/* it has what was never sent */
+	}
+	if (want && want - 1 > p->acked)
+		p->acked = want - 1;
+	next = want > oldest_seq(r) ? want : oldest_seq(r);
+	release_acked(r);
+	pthread_mutex_unlock(&r->lock);
+	return next;
+}
+
+/*
+ * Read the ACKs waiting (non-blocking); a partial frame is kept in *in.
+ * -errno on a malformed one or a closed connection.
+ */
+static int read_acks(struct relay_peer *p, struct mtd_conn *c, uint8_t *in,
+		     size_t *have, uint64_t sent_upto)
+{
+	for (;;) {
+		ssize_t n = mtd_conn_read_some(c, in + *have,
+					       MTD_RELAY_HDR_LEN + 8 - *have);
+		uint8_t type;
+		uint32_t len;
+		uint64_t seq;
+
+		if (n <= 0)
+			return n;
+		*have += n;
+		if (*have >= MTD_RELAY_HDR_LEN &&
+		    (mtd_relay_parse_hdr(in, &type, &len) ||
+		     type != MTD_RELAY_ACK))
+			return -EBADMSG;
+		if (*have < MTD_RELAY_HDR_LEN + 8)
+			continue;
+		*have = 0;
+		seq = mtd_get_be64(in + MTD_RELAY_HDR_LEN);
+		pthread_mutex_lock(&p->r->lock);
+		if (seq > sent_upto || seq < p->acked) {
+			pthread_mutex_unlock(&p->r->lock);
+			return -EPROTO;
+		}
+		p->acked = seq;
+		release_acked(p->r);
+		pthread_mutex_unlock(&p->r->lock);
+	}
+}
+
+/* Copy the frame of seq out; 0 if there is none (yet), 1 if copied. */
+static int frame_of(struct mtd_relay *r, uint64_t *seq, uint8_t *buf,
+		    size_t *len)
+{
+	uint64_t oldest;
+	int ret = 0;
+
+	pthread_mutex_lock(&r->lock);
+	oldest = oldest_seq(r);
+	if (*seq < oldest)
+		*seq = oldest;	/* dropped meanwhile, counted there */
+	if (*seq < r->next_seq) {
+		struct relay_msg *m = msg_at(r, *seq - oldest);
+
+		memcpy(buf, m->frame, m->len);
+		*len = m->len;
+		ret = 1;
+	}
+	pthread_mutex_unlock(&r->lock);
+	return ret;
+}
+
+/* One connection, until it fails or the relay stops. */
+static int session(struct relay_peer *p, struct mtd_conn *c, uint64_t next,
+		   uint8_t *buf)
+{
+	uint8_t hb[MTD_RELAY_HDR_LEN], in[MTD_RELAY_HDR_LEN + 8];
+	size_t have = 0, len;
+	int err;
+
+	for (;;) {
+		struct pollfd pfd[2] = {
+			{ .fd = mtd_conn_fd(c), .events = POLLIN },
+			{ .fd = p->wake[0], .events = POLLIN },
+		};
+		int sent = 0;
+
+		while (!stopping(p->r) && frame_of(p->r, &next, buf, &len)) {
+			err = mtd_conn_write(c, buf, len);
+			if (err)
+				return err;
+			pthread_mutex_lock(&p->r->lock);
+			p->sent++;
+			pthread_mutex_unlock(&p->r->lock);
+			next++;
+			sent = 1;
+			err = read_acks(p, c, in, &have, next - 1);
+			if (err)
+				return err;
+		}
+		if (stopping(p->r))
+			return 0;
+		if (mtd_conn_pending(c))
+			pfd[0].revents = POLLIN;
+		else if (poll(pfd, 2, HEARTBEAT_MS) < 0 && errno != EINTR)
+			return -errno;
+		if (pfd[1].revents)
+			nap(p, 0);
+		if (pfd[0].revents) {
+			err = read_acks(p, c, in, &have, next - 1);
+			if (err)
+				return err;
+		}
+		if (!sent && !pfd[0].revents && !pfd[1].revents) {
+			mtd_relay_hdr(hb, MTD_RELAY_HEARTBEAT, 0);
+			err = mtd_conn_write(c, hb, sizeof(hb));
+			if (err)
+				return err;
+		}
+	}
+}
+
+static void *peer_thread(void *arg)
+{
+	struct relay_peer *p = arg;
+	uint8_t *buf = malloc(MTD_RELAY_HDR_LEN + MTD_RELAY_MAX_BODY);
+	int backoff = BACKOFF_MIN_MS;
+
+	if (!buf) {
+		mtd_log(LOG_ERR, "relay: out of memory");
+		return NULL;
+	}
+	while (!stopping(p->r)) {
+		struct mtd_conn *c;
+		char why[256];
+		int64_t next;
+		int fd = mtd_dial(p->addr, p->port, CONNECT_TIMEOUT_MS), err;
+
+		/* blocking from here, with timeouts: one aggregator's thread */
+		if (fd >= 0) {
+			err = mtd_set_timeouts(fd, IO_TIMEOUT_MS);
+			if (err) {
+				close(fd);
+				fd = err;
+			}
+		}
+		if (fd < 0) {
+			err = fd;
+			goto retry;
+		}
+		c = mtd_conn_open(p->r->creds, fd, why, sizeof(why));
+		if (!c) {
+			mtd_log(LOG_WARNING, "relay: %s port %u: %s", p->addr,
+				p->port, why);
+			err = -EACCES;
+			goto auth_failed;
+		}
+		next = handshake(p, c);
+		if (next < 0) {
+			err = next;
+			/* TLS 1.3: a refused certificate shows up here */
+			if (*mtd_conn_error(c))
+				mtd_log(LOG_WARNING, "relay: %s port %u: %s",
+					p->addr, p->port, mtd_conn_error(c));
+			mtd_conn_close(c);
+			if (err == -EACCES)
+				goto auth_failed;
+			goto retry;
+		}
+		pthread_mutex_lock(&p->r->lock);
+		p->connected = true;
+		p->connects++;
+		pthread_mutex_unlock(&p->r->lock);
+		mtd_log(LOG_INFO, "relay: connected to %s port %u, from seq %lld",
+			p->addr, p->port, (long long)next);
+		backoff = BACKOFF_MIN_MS;
+		err = session(p, c, next, buf);
+		mtd_conn_close(c);
+		pthread_mutex_lock(&p->r->lock);
+		p->connected = false;
+		pthread_mutex_unlock(&p->r->lock);
+		if (stopping(p->r))
+			break;
+		goto retry;
+auth_failed:
+		pthread_mutex_lock(&p->r->lock);
+		p->auth_failures++;
+		pthread_mutex_unlock(&p->r->lock);
+retry:
+		mtd_log(LOG_WARNING, "relay: %s port %u: %s; again in %d ms",
+			p->addr, p->port, strerror(-err), backoff);
+		if (nap(p, backoff))
+			break;
+		backoff = backoff * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : backoff * 2;
+	}
+	free(buf);
+	return NULL;
+}
+
+struct mtd_relay *mtd_relay_start(const struct mtd_config *c,
+				  struct mtd_creds *creds)
+{
+	struct mtd_relay *r = calloc(1, sizeof(*r));
+	unsigned int i;
+
+	if (!r)
+		return NULL;
+	pthread_mutex_init(&r->lock, NULL);
+	strcpy(r->node, c->node);
+	if (getrandom(&r->session, sizeof(r->session), 0) !=
+	    sizeof(r->session))
+		goto fail;
+	r->session |= 1;	/* never 0 */
+	r->creds = creds;
+	r->next_seq = 1;
+	r->max_bytes = (size_t)c->relay_buffer_kb << 10;
+	r->cap = 65536;
+	r->q = calloc(r->cap, sizeof(*r->q));
+	r->peers = calloc(c->nr_aggregators, sizeof(*r->peers));
+	if (!r->q || !r->peers)
+		goto fail;
+	r->npeers = c->nr_aggregators;
+	for (i = 0; i < r->npeers; i++) {
+		struct relay_peer *p = &r->peers[i];
+
+		p->r = r;
+		strcpy(p->addr, c->aggregators[i].addr);
+		p->port = c->aggregators[i].port;
+		if (pipe2(p->wake, O_NONBLOCK | O_CLOEXEC))
+			goto fail;
+	}
+	for (i = 0; i < r->npeers; i++)
+		if (pthread_create(&r->peers[i].thread, NULL, peer_thread,
+				   &r->peers[i])) {
+			r->npeers = i;
+			mtd_relay_stop(r);
+			return NULL;
+		}
+	mtd_log(LOG_INFO, "relay: session %016llx, %u aggregator(s)",
+		(unsigned long long)r->session, r->npeers);
+	return r;
+fail:
+	free(r->q);
+	free(r->peers);
+	free(r);
+	return NULL;
+}
+
+void mtd_relay_stop(struct mtd_relay *r)
+{
+	unsigned int i;
+
+	if (!r)
+		return;
+	__atomic_store_n(&r->stop, true, __ATOMIC_RELEASE);
+	for (i = 0; i < r->npeers; i++)
+		wake(&r->peers[i]);
+	for (i = 0; i < r->npeers; i++) {
+		pthread_join(r->peers[i].thread, NULL);
+		close(r->peers[i].wake[0]);
+		close(r->peers[i].wake[1]);
+	}
+	while (r->count)
+		drop_oldest(r, false);
+	free(r->q);
+	free(r->peers);
+	free(r);
+}
+
+static void relay_series(struct mtd_buf *b, const char *name,
+			 const struct mtd_expo_opts *o,
+			 const struct relay_peer *p, uint64_t v)
+{
+	mtd_buf_printf(b, "%s{node=\"", name);
+	mtd_buf_label(b, o->node, strlen(o->node));
+	mtd_buf_printf(b, "\",aggregator=\"%s%s%s:%u\"} %llu\n",
+		       strchr(p->addr, ':') ? "[" : "", p->addr,
+		       strchr(p->addr, ':') ? "]" : "", p->port,
+		       (unsigned long long)v);
+}
+
+void mtd_relay_metrics(struct mtd_relay *r, const struct mtd_expo_opts *o,
+		       struct mtd_buf *b)
+{
+	static const struct {
+		const char *name, *type, *help;
+	} fam[] = {
+		{ "memtrack_relay_connected", "gauge",
+		  "1 while connected to the aggregator." },
+		{ "memtrack_relay_connects_total", "counter",
+		  "Connections made to the aggregator." },
+		{ "memtrack_relay_sent_total", "counter",
+		  "Messages sent to the aggregator (replays included)." },
+		{ "memtrack_relay_acked_seq", "gauge",
+		  "Highest sequence number the aggregator acknowledged." },
+		{ "memtrack_relay_dropped_total", "counter",
+		  "Messages dropped from the full buffer before the aggregator acknowledged them." },
+		{ "memtrack_relay_auth_failures_total", "counter",
+		  "TLS handshakes with the aggregator that failed or were refused." },
+	};
+	unsigned int f, i;
+
+	pthread_mutex_lock(&r->lock);
+	for (f = 0; f < MT_ARRAY_SIZE(fam); f++) {
+		mtd_buf_printf(b, "# HELP %s %s\n# TYPE %s %s\n", fam[f].name,
+			       fam[f].help, fam[f].name, fam[f].type);
+		for (i = 0; i < r->npeers; i++) {
+			const struct relay_peer *p = &r->peers[i];
+			uint64_t v[] = { p->connected, p->connects, p->sent,
+					 p->acked, p->dropped, p->auth_failures };
+
+			relay_series(b, fam[f].name, o, p, v[f]);
+		}
+	}
+	mtd_buf_printf(b, "# HELP memtrack_relay_buffered_messages Messages in the relay buffer.\n"
+		       "# TYPE memtrack_relay_buffered_messages gauge\n");
+	mtd_buf_printf(b, "memtrack_relay_buffered_messages{node=\"");
+	mtd_buf_label(b, o->node, strlen(o->node));
+	mtd_buf_printf(b, "\"} %zu\n", r->count);
+	mtd_buf_printf(b, "# HELP memtrack_relay_next_seq Sequence number of the next message.\n"
+		       "# TYPE memtrack_relay_next_seq gauge\n");
+	mtd_buf_printf(b, "memtrack_relay_next_seq{node=\"");
+	mtd_buf_label(b, o->node, strlen(o->node));
+	mtd_buf_printf(b, "\"} %llu\n", (unsigned long long)r->next_seq);
+	pthread_mutex_unlock(&r->lock);
+}

@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The snapshot the relay sends (kind MTD_RELAY_SNAPSHOT, text, version 2 as
+ * relay_proto.h describes it): one line per program with live processes,
+ * then one per live process of the last sample, so that an aggregator can
+ * answer both per-program sums and top-N across nodes.  Plain decimal
+ * fields in a fixed order keep it cheap to parse (snapshot_parse.c).
+ */
+#include <string.h>
+
+#include "relay_proto.h"
+#include "snapshot.h"
+#include "state.h"
+
+static void put_comm(struct mtd_buf *b, const char *comm)
+{
+	const unsigned char *c = (const unsigned char *)comm;
+	size_t k, len = strnlen(comm, MEMTRACK_COMM_LEN);
+
+	for (k = 0; k < len; k++) {
+		if (c[k] <= 0x20 || c[k] >= 0x7f || c[k] == '\\')
+			mtd_buf_printf(b, "\\%03o", c[k]);
+		else
+			mtd_buf_append(b, &c[k], 1);
+	}
+	mtd_buf_append(b, "\n", 1);
+}
+
+int mtd_snapshot_format(const struct mtd_state *st, const char *source,
+			struct mtd_buf *b)
+{
+	size_t i, n = 0, nproc = 0;
+
+	for (i = 0; i < st->nprogs; i++)
+		n += st->progs[i].nproc > 0;
+	for (i = 0; i < st->cur.nr; i++)
+		nproc += !st->cur.procs[i].exited;
+	mtd_buf_printf(b, "snapshot/%d %s %zu %zu\n", MTD_SNAPSHOT_VERSION,
+		       source, n, nproc);
+	for (i = 0; i < st->nprogs; i++) {
+		const struct mtd_program *pr = &st->progs[st->order[i]];
+
+		if (!pr->nproc)
+			continue;
+		mtd_buf_printf(b, "p %u %llu %llu %llu %llu ", pr->nproc,
+			       (unsigned long long)pr->rss_anon,
+			       (unsigned long long)pr->rss_file,
+			       (unsigned long long)pr->rss_shmem,
+			       (unsigned long long)pr->swap);
+		put_comm(b, pr->comm);
+	}
+	for (i = 0; i < st->cur.nr; i++) {
+		const struct mtd_proc *p = &st->cur.procs[i];
+
+		if (p->exited)
+			continue;
+		mtd_buf_printf(b, "t %d %llu %llu %llu %llu ", p->pid,
+			       (unsigned long long)p->rss_anon,
+			       (unsigned long long)p->rss_file,
+			       (unsigned long long)p->rss_shmem,
+			       (unsigned long long)p->swap);
+		put_comm(b, p->comm);
+	}
+	return b->oom ? -1 : 0;
+}

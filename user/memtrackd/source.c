@@ -1,0 +1,290 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Where memtrackd's samples come from: libmemtrack's data source (the one
+ * memtrack-top reads), memtrack.ko over generic netlink when it is loaded,
+ * /proc otherwise or when the config says so.
+ *
+ * With the module: GET_SUMMARY and a GET_TASKS dump each time, and the
+ * "events" multicast group for RSS growth alerts, which exist nowhere else.
+ * The dumps need no privilege, but the module zeroes the event counters
+ * (page allocations, kmalloc, reclaim, allocation failures) of processes the
+ * caller neither owns nor may ptrace, as /proc would; memory sizes and
+ * faults are public.  Joining "events" needs CAP_SYS_ADMIN, checked when
+ * joining only: both sockets are opened here, before root is dropped.
+ *
+ * From /proc: per process /proc/PID/stat (comm, faults, start time) and
+ * status (RssAnon, RssFile, RssShmem, VmSwap), the system's memory from
+ * meminfo and vmstat.  /proc has no per-process page allocation, kernel
+ * heap or reclaim counts: those families are left out.  A process that
+ * exits between the directory listing and the reads is skipped.
+ */
+#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+
+#include "memtrack.h"
+#include "buf.h"
+#include "log.h"
+#include "sample.h"
+#include "state.h"
+
+struct mtd_source {
+	struct mt_source *s;
+	bool module;			/* the module, not /proc */
+	bool events;			/* subscribed to its events */
+	uint64_t overruns;
+};
+
+static void fill_proc(struct mtd_proc *p, const struct memtrack_task *t,
+		      bool module)
+{
+	static const struct {
+		int from, to;
+	} map[] = {
+		{ MEMTRACK_CTR_MIN_FLT, MTD_C_MIN_FLT },
+		{ MEMTRACK_CTR_MAJ_FLT, MTD_C_MAJ_FLT },
+		{ MEMTRACK_CTR_PG_ALLOC, MTD_C_PG_ALLOC },
+		{ MEMTRACK_CTR_PG_FREE, MTD_C_PG_FREE },
+		{ MEMTRACK_CTR_KMALLOC_CALLS, MTD_C_KMALLOC },
+		{ MEMTRACK_CTR_KMALLOC_ALLOC, MTD_C_KMALLOC_BYTES },
+		{ MEMTRACK_CTR_KFREE_CALLS, MTD_C_KFREE },
+		{ MEMTRACK_CTR_PG_ALLOC_FAIL, MTD_C_PG_ALLOC_FAIL },
+		{ MEMTRACK_CTR_RECLAIM_STALLS, MTD_C_RECLAIM_STALLS },
+		{ MEMTRACK_CTR_RECLAIM_NS, MTD_C_RECLAIM_NS },
+	};
+	size_t i;
+
+	p->pid = t->tgid;
+	p->exited = t->exited;
+	/* the module keeps exited processes; /proc: pid and start time */
+	p->start = module ? 0 : t->start_ns;
+	memcpy(p->comm, t->comm, MEMTRACK_COMM_LEN - 1);
+	p->comm[MEMTRACK_COMM_LEN - 1] = 0;
+	p->rss_anon = t->mm.rss_anon;
+	p->rss_file = t->mm.rss_file;
+	p->rss_shmem = t->mm.rss_shmem;
+	p->swap = t->mm.swap;
+	for (i = 0; i < MT_ARRAY_SIZE(map); i++)
+		p->ctr[map[i].to] = t->counters[map[i].from];
+	p->ctr[MTD_C_OOM_KILLS] = t->oom_victim ? 1 : 0;
+}
+
+/* A figure of struct mt_sysinfo, and which source has it. */
+enum { BOTH, MODULE, PROC };
+
+struct sys_field {
+	size_t off;
+	int idx;			/* MTD_M_* or MTD_S_* */
+	int from;
+};
+
+static void copy_fields(uint64_t *dst, uint32_t *have,
+			const struct sys_field *f, size_t n,
+			const struct mt_sysinfo *si, bool module)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (f[i].from == (module ? PROC : MODULE))
+			continue;
+		memcpy(&dst[f[i].idx], (const char *)si + f[i].off, 8);
+		*have |= 1U << f[i].idx;
+	}
+}
+
+/*
+ * The system's memory (the module's summary, or /proc/meminfo and with it
+ * MemAvailable and SwapTotal) and counters, each source's own.
+ */
+static void fill_system(struct mtd_sample *s, const struct mt_sysinfo *si,
+			bool module)
+{
+#define F(field, idx, from) { offsetof(struct mt_sysinfo, field), idx, from }
+	static const struct sys_field mems[] = {
+		F(sum.mem_total, MTD_M_TOTAL, BOTH),
+		F(sum.mem_free, MTD_M_FREE, BOTH),
+		F(mem_available, MTD_M_AVAILABLE, PROC),
+		F(sum.file_pages, MTD_M_FILE, BOTH),
+		F(sum.anon_pages, MTD_M_ANON, BOTH),
+		F(sum.shmem, MTD_M_SHMEM, BOTH),
+		F(sum.mapped, MTD_M_MAPPED, BOTH),
+		F(sum.dirty, MTD_M_DIRTY, BOTH),
+		F(sum.writeback, MTD_M_WRITEBACK, BOTH),
+		F(sum.slab_reclaimable, MTD_M_SLAB_RECLAIMABLE, BOTH),
+		F(sum.slab_unreclaimable, MTD_M_SLAB_UNRECLAIMABLE, BOTH),
+		F(sum.page_tables, MTD_M_PAGE_TABLES, BOTH),
+		F(swap_total, MTD_M_SWAP_TOTAL, PROC),
+		F(sum.swap_free, MTD_M_SWAP_FREE, BOTH),
+	}, sys[] = {
+		F(sum.page_allocs, MTD_S_PG_ALLOC, BOTH),
+		F(sum.page_frees, MTD_S_PG_FREE, BOTH),
+		F(sum.kmallocs, MTD_S_KMALLOC, MODULE),
+		F(sum.kfrees, MTD_S_KFREE, MODULE),
+		F(sum.page_alloc_failures, MTD_S_PG_ALLOC_FAIL, MODULE),
+		F(sum.direct_reclaim_stalls, MTD_S_RECLAIM_STALLS, BOTH),
+		F(sum.direct_reclaim_ns, MTD_S_RECLAIM_NS, MODULE),
+		F(sum.oom_kills, MTD_S_OOM_KILLS, BOTH),
+		F(pgfault, MTD_S_PG_FAULT, PROC),
+		F(pgmajfault, MTD_S_PG_MAJFAULT, PROC),
+	};
+#undef F
+
+	copy_fields(s->mem, &s->mem_have, mems, MT_ARRAY_SIZE(mems), si, module);
+	copy_fields(s->sys, &s->sys_have, sys, MT_ARRAY_SIZE(sys), si, module);
+}
+
+/*
+ * The module was reloaded (a new family id) or unloaded: a new request
+ * socket needs no privilege, so reconnect.  Its events need CAP_SYS_ADMIN
+ * to join again: growth alerts stop until memtrackd restarts.
+ */
+static int reconnect(struct mtd_source *src)
+{
+	struct mt_source *s = mt_source_open(MT_SOURCE_MODULE);
+
+	if (!s)
+		return -ENOENT;
+	mtd_log(LOG_WARNING, "memtrack.ko reloaded: reconnected%s",
+		src->events ? "; no more RSS growth alerts until restarted" : "");
+	mt_source_close(src->s);
+	src->s = s;
+	src->events = false;
+	src->overruns = 0;
+	return 0;
+}
+
+int mtd_source_sample(struct mtd_source *src, struct mtd_sample *s)
+{
+	struct memtrack_task *tasks;
+	struct mt_sysinfo si;
+	size_t n, i;
+	int err;
+
+	err = mt_source_sysinfo(src->s, &si);
+	if (err && src->module && !reconnect(src))
+		err = mt_source_sysinfo(src->s, &si);
+	if (err)
+		return err;
+	err = mt_source_tasks(src->s, &tasks, &n);
+	if (err)
+		return err;
+	for (i = 0; i < n; i++) {
+		struct mtd_proc *p = mtd_sample_add(s);
+
+		if (!p) {
+			free(tasks);
+			return -ENOMEM;
+		}
+		fill_proc(p, &tasks[i], src->module);
+	}
+	free(tasks);
+	s->ctr_have = src->module ? (1U << MTD_NR_CTR) - 1 :
+		      1U << MTD_C_MIN_FLT | 1U << MTD_C_MAJ_FLT;
+	fill_system(s, &si, src->module);
+	return 0;
+}
+
+int mtd_source_events_fd(struct mtd_source *src)
+{
+	return src->events ? mt_events_fd(mt_source_handle(src->s)) : -1;
+}
+
+struct event_ctx {
+	struct mt_handle *h;
+	struct mtd_state *st;
+	struct mtd_buf *records;
+};
+
+static int on_record(const struct memtrack_rec_hdr *rec, void *arg)
+{
+	struct event_ctx *x = arg;
+	struct memtrack_task t;
+
+	if (x->records)
+		mtd_buf_append(x->records, rec, rec->size);
+	if (rec->type != MEMTRACK_REC_RSS_GROWTH)
+		return 0;
+	/* a process born since the last sample: ask for its comm */
+	if (!mt_get_task(x->h, rec->tgid, false, &t)) {
+		char comm[MEMTRACK_COMM_LEN];
+
+		memcpy(comm, t.comm, MEMTRACK_COMM_LEN - 1);
+		comm[MEMTRACK_COMM_LEN - 1] = 0;
+		mtd_state_growth_alert(x->st, rec->tgid, comm);
+	} else {
+		mtd_state_growth_alert(x->st, rec->tgid, NULL);
+	}
+	return 0;
+}
+
+int mtd_source_read_events(struct mtd_source *src, struct mtd_state *st,
+			   struct mtd_buf *records)
+{
+	struct event_ctx x = { mt_source_handle(src->s), st, records };
+	uint64_t ov;
+	int n;
+
+	if (!src->events)
+		return 0;
+	n = mt_read_events(x.h, on_record, &x);
+	ov = mt_events_overruns(x.h);
+	mtd_state_add_overruns(st, ov - src->overruns);
+	src->overruns = ov;
+	return n < 0 ? n : 0;
+}
+
+const char *mtd_source_name(const struct mtd_source *src)
+{
+	return src->module ? "module" : "proc";
+}
+
+void mtd_source_close(struct mtd_source *src)
+{
+	if (!src)
+		return;
+	mt_source_close(src->s);
+	free(src);
+}
+
+static const int source_flags[] = {
+	[MTD_SOURCE_AUTO] = MT_SOURCE_NO_CGROUP,
+	[MTD_SOURCE_MODULE] = MT_SOURCE_MODULE,
+	[MTD_SOURCE_PROC] = MT_SOURCE_PROC | MT_SOURCE_NO_CGROUP,
+};
+
+struct mtd_source *mtd_source_open(enum mtd_source_kind kind,
+				   char *err, size_t errlen)
+{
+	struct mtd_source *src = calloc(1, sizeof(*src));
+	int e;
+
+	if (!src) {
+		snprintf(err, errlen, "out of memory");
+		errno = ENOMEM;
+		return NULL;
+	}
+	src->s = mt_source_open(source_flags[kind]);
+	if (!src->s) {
+		e = errno ? errno : ENOENT;
+		snprintf(err, errlen, "memtrack.ko: %s", mt_errmsg());
+		free(src);
+		errno = e;
+		return NULL;
+	}
+	src->module = mt_source_is_module(src->s);
+	/* the module in auto mode: why not, from mt_source_open() */
+	if (!src->module && kind == MTD_SOURCE_AUTO)
+		mtd_log(LOG_INFO, "memtrack.ko: %s; reading /proc instead",
+			mt_errmsg());
+	if (src->module) {
+		e = mt_subscribe(mt_source_handle(src->s));
+		if (e)
+			mtd_log(LOG_WARNING, "no RSS growth alerts: %s",
+				mt_errmsg());
+		src->events = !e;
+	}
+	return src;
+}

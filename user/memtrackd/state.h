@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * memtrackd's state across samples (programs.c): every program (comm) and
+ * process followed from sample to sample; metrics.c and snapshot.c read it.
+ */
+#ifndef MEMTRACKD_STATE_H
+#define MEMTRACKD_STATE_H
+
+#include "sample.h"
+
+/* Programs past max_programs share this row. */
+#define MTD_OTHER_COMM		"[other]"
+
+/* A growth alert of a process that is not in the last sample. */
+#define MTD_UNKNOWN_COMM	"[unknown]"
+
+struct mtd_program {
+	char comm[MEMTRACK_COMM_LEN];
+	uint64_t retired[MTD_NR_CTR];	/* of processes gone or exec'ed away */
+	uint64_t live[MTD_NR_CTR];	/* of the last sample's processes */
+	uint64_t rss_anon, rss_file, rss_shmem, swap;
+	uint32_t nproc;			/* live processes */
+	uint64_t growth_alerts;
+};
+
+/* A process followed across samples. */
+struct mtd_pid {
+	int32_t pid;
+	uint32_t prog;			/* index in progs */
+	uint64_t start;
+	bool exited;
+	bool consumed;			/* during an update */
+	uint64_t base[MTD_NR_CTR];	/* counts when it took its comm */
+	uint64_t last[MTD_NR_CTR];
+};
+
+struct mtd_state {
+	struct mtd_program *progs;	/* creation order, indices stable */
+	uint32_t *order;		/* indices sorted by comm */
+	size_t nprogs, progs_cap;
+	unsigned int max_programs;
+	struct mtd_pid *pids;		/* sorted like the sample */
+	size_t npids;
+	struct mtd_sample cur;		/* the last sample, sorted by pid */
+	bool have_sample;
+	bool events;			/* the source delivers events */
+	uint64_t growth_alerts;
+	uint64_t overruns;
+};
+
+struct mtd_state *mtd_state_new(unsigned int max_programs);
+void mtd_state_free(struct mtd_state *st);
+/* Fold a new sample in; the sample then belongs to the state. */
+int mtd_state_update(struct mtd_state *st, struct mtd_sample *s);
+/* An RSS growth alert for process tgid; comm NULL: look it up. */
+void mtd_state_growth_alert(struct mtd_state *st, int32_t tgid,
+			    const char *comm);
+void mtd_state_add_overruns(struct mtd_state *st, uint64_t n);
+
+#endif /* MEMTRACKD_STATE_H */

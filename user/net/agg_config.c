@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The [aggregate] section of memtrackd.conf: what memtrackd --aggregate
+ * listens on and how much it keeps.  Every bound has a limit so that a
+ * typo cannot ask for unbounded memory.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "memtrack.h"
+
+void mtd_agg_config_defaults(struct mtd_agg_config *c)
+{
+	strcpy(c->listen, "127.0.0.1");
+	c->port = MTD_AGG_DEFAULT_PORT;
+	c->down_after_ms = 3000;
+	c->idle_timeout_ms = 30000;
+	c->max_nodes = 4096;
+	c->max_conns = 8192;
+	c->records_keep = 10000;
+}
+
+int mtd_agg_config_key(struct mtd_agg_config *c, const char *name,
+		       const char *value, const char **why)
+{
+	static const struct {
+		const char *name;
+		size_t off;
+		unsigned long min, max;
+		const char *why;
+	} keys[] = {
+		{ "port", offsetof(struct mtd_agg_config, port), 1, 65535,
+		  "must be 1..65535" },
+		{ "down_after_ms", offsetof(struct mtd_agg_config, down_after_ms),
+		  100, 3600000, "must be 100..3600000" },
+		{ "idle_timeout_ms",
+		  offsetof(struct mtd_agg_config, idle_timeout_ms), 1000, 3600000,
+		  "must be 1000..3600000" },
+		{ "max_nodes", offsetof(struct mtd_agg_config, max_nodes), 1,
+		  100000, "must be 1..100000" },
+		{ "max_conns", offsetof(struct mtd_agg_config, max_conns), 1,
+		  100000, "must be 1..100000" },
+		{ "records_keep", offsetof(struct mtd_agg_config, records_keep),
+		  0, 1000000, "must be 0..1000000" },
+	};
+	size_t i;
+
+	if (!strcmp(name, "listen")) {
+		*why = "must be a numeric IPv4 or IPv6 address";
+		if (strlen(value) >= sizeof(c->listen) ||
+		    !mtd_valid_address(value))
+			return 0;
+		strcpy(c->listen, value);
+		return 1;
+	}
+	if (!strcmp(name, "require_identity_match")) {
+		*why = "must be yes or no";
+		return mtd_parse_bool(value, &c->require_identity_match) ? 0 : 1;
+	}
+	for (i = 0; i < MT_ARRAY_SIZE(keys); i++) {
+		if (strcmp(name, keys[i].name))
+			continue;
+		*why = keys[i].why;
+		return mtd_parse_uint(value, keys[i].min, keys[i].max,
+			       (unsigned int *)((char *)c + keys[i].off)) ? 0 : 1;
+	}
+	return -1;
+}

@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A growable byte buffer (buf.h) that remembers running out of memory, so
+ * that a long formatting run checks once, at its end.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+
+/* Room for len more bytes; false (and b->oom) if there is none. */
+static bool reserve(struct mtd_buf *b, size_t len)
+{
+	size_t cap = b->cap ? b->cap : 65536;
+	char *p;
+
+	if (b->oom)
+		return false;
+	if (b->cap - b->len > len)
+		return true;
+	while (cap - b->len <= len)
+		cap *= 2;
+	p = realloc(b->p, cap);
+	if (!p) {
+		b->oom = true;
+		return false;
+	}
+	b->p = p;
+	b->cap = cap;
+	return true;
+}
+
+void mtd_buf_printf(struct mtd_buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0) {
+		b->oom = true;
+		return;
+	}
+	if (!reserve(b, n))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
+	va_end(ap);
+	b->len += n;
+}
+
+void mtd_buf_append(struct mtd_buf *b, const void *data, size_t len)
+{
+	if (!reserve(b, len))
+		return;
+	memcpy(b->p + b->len, data, len);
+	b->len += len;
+}

@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * A growable byte buffer (buf.c): /metrics text, snapshots, records to
+ * relay, query results.  Appending never fails on its own: when memory runs
+ * out, oom is set and every later append does nothing; check oom at the end.
+ * Start from { 0 }; free(p) when done.
+ */
+#ifndef MEMTRACK_NET_BUF_H
+#define MEMTRACK_NET_BUF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct mtd_buf {
+	char *p;
+	size_t len, cap;
+	bool oom;
+};
+
+void mtd_buf_printf(struct mtd_buf *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void mtd_buf_append(struct mtd_buf *b, const void *data, size_t len);
+
+#endif /* MEMTRACK_NET_BUF_H */

@@ -1,0 +1,279 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * memtrackd's configuration: one INI file, section [memtrackd], read with
+ * inih.  Every key is checked; an unknown key or a bad value is an error
+ * naming the line, and the daemon does not start.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <ini.h>
+
+#include "config.h"
+
+void mtd_config_defaults(struct mtd_config *c)
+{
+	memset(c, 0, sizeof(*c));
+	if (gethostname(c->node, sizeof(c->node) - 1) < 0 || !c->node[0])
+		strcpy(c->node, "localhost");
+	strcpy(c->listen, "127.0.0.1");
+	c->port = MTD_DEFAULT_PORT;
+	c->source = MTD_SOURCE_AUTO;
+	c->max_programs = MTD_DEFAULT_MAX_PROGRAMS;
+	c->sample_interval_ms = 5000;
+	strcpy(c->user, "nobody");
+	c->relay_buffer_kb = 4096;
+	mtd_agg_config_defaults(&c->agg);
+}
+
+struct parse_ctx {
+	struct mtd_config *c;
+	char *err;
+	size_t errlen;
+	bool failed;		/* inih goes on after an error: keep the first */
+	FILE *f;
+	int line;		/* the line inih is at */
+	bool line_ended;	/* the last read ended a line */
+	int auth_line;		/* where auth was set, for what it lacks */
+};
+
+/*
+ * inih's reader: fgets, counting lines, so that a check made after the
+ * whole file can still name the line of the key it is about.
+ */
+static char *read_line(char *str, int num, void *stream)
+{
+	struct parse_ctx *x = stream;
+	char *s = fgets(str, num, x->f);
+
+	if (s) {
+		x->line += x->line_ended;
+		x->line_ended = strchr(s, '\n') != NULL;
+	}
+	return s;
+}
+
+static int copy_str(char *dst, size_t size, const char *v)
+{
+	size_t n = strlen(v);
+
+	if (!n || n >= size)
+		return -1;
+	memcpy(dst, v, n + 1);
+	return 0;
+}
+
+/* "ADDR:PORT" or "[ADDR6]:PORT", comma-separated; addresses numeric. */
+static int parse_aggregators(struct mtd_config *c, const char *v)
+{
+	char buf[1024], *tok, *save = NULL;
+
+	if (strlen(v) >= sizeof(buf))
+		return -1;
+	strcpy(buf, v);
+	c->nr_aggregators = 0;
+	for (tok = strtok_r(buf, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		char *colon, *addr;
+
+		while (*tok == ' ')
+			tok++;
+		colon = strrchr(tok, ':');
+		if (!colon || c->nr_aggregators == MTD_MAX_AGGREGATORS)
+			return -1;
+		*colon = 0;
+		addr = tok;
+		if (*addr == '[') {
+			size_t n = strlen(addr);
+
+			if (n < 3 || addr[n - 1] != ']')
+				return -1;
+			addr[n - 1] = 0;
+			addr++;
+		} else if (strchr(addr, ':')) {
+			return -1;	/* IPv6 needs brackets */
+		}
+		if (strlen(addr) >= sizeof(c->aggregators[0].addr) ||
+		    !mtd_valid_address(addr) ||
+		    mtd_parse_uint(colon + 1, 1, 65535,
+			       &c->aggregators[c->nr_aggregators].port))
+			return -1;
+		strcpy(c->aggregators[c->nr_aggregators++].addr, addr);
+	}
+	return c->nr_aggregators ? 0 : -1;
+}
+
+static int handle_line(void *user, const char *section, const char *name,
+		  const char *value)
+{
+	struct parse_ctx *x = user;
+	struct mtd_config *c = x->c;
+	const char *why = "bad value";
+
+	if (x->failed)
+		return 0;
+	x->failed = true;
+	if (!strcmp(section, "aggregate")) {
+		int r = mtd_agg_config_key(&c->agg, name, value, &why);
+
+		if (r > 0)
+			return 1;
+		if (r < 0) {
+			snprintf(x->err, x->errlen, "unknown key \"%s\" in [aggregate]",
+				 name);
+			return 0;
+		}
+		snprintf(x->err, x->errlen, "%s = \"%s\": %s", name, value, why);
+		return 0;
+	}
+	if (strcmp(section, "memtrackd")) {
+		snprintf(x->err, x->errlen, "unknown section [%s]", section);
+		return 0;
+	}
+	if (!strcmp(name, "node")) {
+		if (!copy_str(c->node, sizeof(c->node), value))
+			return 1;
+		why = "must be 1..255 characters";
+	} else if (!strcmp(name, "listen")) {
+		if (strlen(value) < sizeof(c->listen) && mtd_valid_address(value)) {
+			strcpy(c->listen, value);
+			return 1;
+		}
+		why = "must be a numeric IPv4 or IPv6 address";
+	} else if (!strcmp(name, "port")) {
+		if (!mtd_parse_uint(value, 1, 65535, &c->port))
+			return 1;
+		why = "must be 1..65535";
+	} else if (!strcmp(name, "source")) {
+		if (!strcmp(value, "auto"))
+			c->source = MTD_SOURCE_AUTO;
+		else if (!strcmp(value, "module"))
+			c->source = MTD_SOURCE_MODULE;
+		else if (!strcmp(value, "proc"))
+			c->source = MTD_SOURCE_PROC;
+		else
+			goto bad_source;
+		return 1;
+bad_source:
+		why = "must be auto, module or proc";
+	} else if (!strcmp(name, "top_pids")) {
+		if (!mtd_parse_uint(value, 0, MTD_MAX_TOP_PIDS, &c->top_pids))
+			return 1;
+		why = "must be 0..1000";
+	} else if (!strcmp(name, "max_programs")) {
+		if (!mtd_parse_uint(value, 1, 1000000, &c->max_programs))
+			return 1;
+		why = "must be 1..1000000";
+	} else if (!strcmp(name, "sample_interval_ms")) {
+		if (!mtd_parse_uint(value, 0, 3600000, &c->sample_interval_ms) &&
+		    (c->sample_interval_ms == 0 || c->sample_interval_ms >= 100))
+			return 1;
+		why = "must be 0 or 100..3600000";
+	} else if (!strcmp(name, "user")) {
+		if (!copy_str(c->user, sizeof(c->user), value))
+			return 1;
+		why = "must be 1..63 characters";
+	} else if (!strcmp(name, "aggregators")) {
+		if (!parse_aggregators(c, value))
+			return 1;
+		why = "must be ADDRESS:PORT[, ...] (numeric, IPv6 in [], at most 8)";
+	} else if (!strcmp(name, "relay_buffer_kb")) {
+		if (!mtd_parse_uint(value, 4, 1048576, &c->relay_buffer_kb))
+			return 1;
+		why = "must be 4..1048576";
+	} else if (!strcmp(name, "auth")) {
+		if (!strcmp(value, "none"))
+			c->auth.kind = MTD_AUTH_NONE;
+		else if (!strcmp(value, "psk"))
+			c->auth.kind = MTD_AUTH_PSK;
+		else if (!strcmp(value, "cert"))
+			c->auth.kind = MTD_AUTH_CERT;
+		else
+			goto bad_auth;
+		x->auth_line = x->line;
+		return 1;
+bad_auth:
+		why = "must be none, psk or cert";
+	} else if (!strcmp(name, "psk_file") || !strcmp(name, "ca_file") ||
+		   !strcmp(name, "cert_file") || !strcmp(name, "key_file")) {
+		char *dst = name[0] == 'p' ? c->auth.psk_file :
+			    name[0] == 'c' && name[1] == 'a' ? c->auth.ca_file :
+			    name[0] == 'c' ? c->auth.cert_file :
+			    c->auth.key_file;
+
+		if (value[0] == '/' &&
+		    !copy_str(dst, sizeof(c->auth.psk_file), value))
+			return 1;
+		why = "must be an absolute path of at most 255 characters";
+	} else if (!strcmp(name, "keep_ptrace")) {
+		if (!mtd_parse_bool(value, &c->keep_ptrace))
+			return 1;
+		why = "must be yes or no";
+	} else {
+		snprintf(x->err, x->errlen, "unknown key \"%s\"", name);
+		return 0;
+	}
+	snprintf(x->err, x->errlen, "%s = \"%s\": %s", name, value, why);
+	return 0;
+}
+
+/* inih's handler: nonzero means the line was fine. */
+static int handle(void *user, const char *section, const char *name,
+		  const char *value)
+{
+	struct parse_ctx *x = user;
+	bool before = x->failed;
+	int ok = handle_line(user, section, name, value);
+
+	if (ok)
+		x->failed = before;
+	return ok;
+}
+
+int mtd_config_load(const char *path, struct mtd_config *c,
+		    char *err, size_t errlen)
+{
+	char why[512] = "syntax error";
+	struct parse_ctx x = {
+		.c = c, .err = why, .errlen = sizeof(why), .line_ended = true,
+	};
+	int line;
+
+	x.f = fopen(path, "r");
+	if (!x.f) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	line = ini_parse_stream(read_line, &x, handle, &x);
+	fclose(x.f);
+	if (line < 0) {
+		snprintf(err, errlen, "%s: out of memory", path);
+		return -1;
+	}
+	if (line > 0) {
+		snprintf(err, errlen, "%s:%d: %s", path, line, why);
+		return -1;
+	}
+	if (c->auth.kind == MTD_AUTH_PSK && !c->auth.psk_file[0]) {
+		snprintf(err, errlen, "%s:%d: auth = psk needs psk_file", path,
+			 x.auth_line);
+		return -1;
+	}
+	if (c->auth.kind == MTD_AUTH_CERT &&
+	    (!c->auth.ca_file[0] || !c->auth.cert_file[0] ||
+	     !c->auth.key_file[0])) {
+		snprintf(err, errlen,
+			 "%s:%d: auth = cert needs ca_file, cert_file and key_file",
+			 path, x.auth_line);
+		return -1;
+	}
+	/* the relay sends the periodic samples */
+	if (c->nr_aggregators && !c->sample_interval_ms) {
+		snprintf(err, errlen,
+			 "%s: aggregators need sample_interval_ms > 0", path);
+		return -1;
+	}
+	return 0;
+}

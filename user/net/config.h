@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * memtrackd.conf, the one configuration of memtrackd, memtrackd --aggregate
+ * and the query clients (memtrack-query, memtrack-top --cluster): section
+ * [memtrackd] (config.c), section [aggregate] (agg_config.c), and the
+ * checks of single values (config_value.c).
+ */
+#ifndef MEMTRACK_NET_CONFIG_H
+#define MEMTRACK_NET_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "conn.h"
+
+#define MTD_DEFAULT_CONFIG	"/etc/memtrack/memtrackd.conf"
+#define MTD_DEFAULT_PORT	9471
+#define MTD_AGG_DEFAULT_PORT	9472
+#define MTD_MAX_TOP_PIDS	1000
+/* Programs (comm values) remembered; later ones share one row. */
+#define MTD_DEFAULT_MAX_PROGRAMS	4096
+#define MTD_MAX_AGGREGATORS	8
+
+/* ---- agg_config.c: the [aggregate] section ---- */
+struct mtd_agg_config {
+	char listen[64];		/* numeric IPv4 or IPv6 address */
+	unsigned int port;
+	unsigned int down_after_ms;	/* no frame for this long: down */
+	unsigned int idle_timeout_ms;	/* no frame for this long: close */
+	unsigned int max_nodes;
+	unsigned int max_conns;		/* nodes and query clients */
+	unsigned int records_keep;	/* module records kept per node */
+	/* refuse a node whose name is not its PSK identity / certificate CN */
+	bool require_identity_match;
+};
+
+void mtd_agg_config_defaults(struct mtd_agg_config *c);
+/* One key: 1 fine, 0 bad value (*why says why), -1 unknown key. */
+int mtd_agg_config_key(struct mtd_agg_config *c, const char *name,
+		       const char *value, const char **why);
+
+/* ---- config.c: the [memtrackd] section, and the file ---- */
+enum mtd_source_kind { MTD_SOURCE_AUTO, MTD_SOURCE_MODULE, MTD_SOURCE_PROC };
+
+struct mtd_config {
+	char node[256];
+	char listen[64];		/* numeric IPv4 or IPv6 address */
+	unsigned int port;
+	enum mtd_source_kind source;
+	unsigned int top_pids;		/* 0: no per-PID series */
+	unsigned int max_programs;
+	unsigned int sample_interval_ms;	/* 0: sample only on a scrape */
+	char user[64];			/* drop to this user after setup */
+	bool keep_ptrace;		/* keep CAP_SYS_PTRACE after dropping */
+	/* relay: aggregators to send snapshots to (numeric address, port) */
+	unsigned int nr_aggregators;
+	struct {
+		char addr[64];
+		unsigned int port;
+	} aggregators[MTD_MAX_AGGREGATORS];
+	unsigned int relay_buffer_kb;
+	/* how relay peers prove who they are (conn.h) */
+	struct mtd_auth_config auth;
+	/* memtrackd --aggregate: section [aggregate] (agg_config.c) */
+	struct mtd_agg_config agg;
+};
+
+void mtd_config_defaults(struct mtd_config *c);
+/* 0, or -1 with a message (file:line: why) in err. */
+int mtd_config_load(const char *path, struct mtd_config *c,
+		    char *err, size_t errlen);
+
+/* ---- config_value.c ---- */
+/* yes/true/1, no/false/0: 0, or -1 for anything else. */
+int mtd_parse_bool(const char *v, bool *out);
+/* A numeric IPv4 or IPv6 address. */
+bool mtd_valid_address(const char *v);
+/* A decimal in min..max into *out: 0, or -1. */
+int mtd_parse_uint(const char *v, unsigned long min, unsigned long max,
+		   unsigned int *out);
+
+#endif /* MEMTRACK_NET_CONFIG_H */

@@ -1,0 +1,31 @@
+// SPDX-License-Identifier: GPL-2.0
+/* memtrackd's messages (log.h): stderr in the foreground, syslog once detached. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <syslog.h>
+
+#include "log.h"
+
+static bool log_stderr = true;
+
+void mtd_log_init(bool to_stderr)
+{
+	log_stderr = to_stderr;
+	if (!to_stderr)
+		openlog("memtrackd", LOG_PID, LOG_DAEMON);
+}
+
+void mtd_log(int prio, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (log_stderr) {
+		fputs("memtrackd: ", stderr);
+		vfprintf(stderr, fmt, ap);
+		fputc('\n', stderr);
+	} else {
+		vsyslog(prio, fmt, ap);
+	}
+	va_end(ap);
+}

@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The query side of the aggregator protocol (relay_proto.h), for
+ * memtrack-query and memtrack-top --cluster: connect, authenticate (conn.h),
+ * send one query, get its result parsed into rows, never waiting longer
+ * than the timeout the caller gave, however slow the aggregator.
+ */
+#ifndef MEMTRACK_NET_QUERY_CLIENT_H
+#define MEMTRACK_NET_QUERY_CLIENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct mtd_creds;
+
+struct mtd_query_result {
+	bool ok;			/* false: error says what the query lacks */
+	char error[512];
+	bool records;			/* a records result, not a table */
+	/* table: ncols columns, nrows rows, cells[row * ncols + col] */
+	size_t ncols, nrows;
+	char **cols;
+	bool *numeric;			/* per column: cells are decimal */
+	char **cells;			/* unescaped, NUL-terminated */
+	/* records: module records back to back, oldest first */
+	uint8_t *recs;
+	size_t recs_len;
+};
+
+struct mtd_query_client;
+
+/*
+ * Connect to addr (numeric IPv4/IPv6) port, authenticate with creds (client
+ * credentials, mtd_creds_load(server=false)) and say HELLO, all within
+ * timeout_ms.  NULL with err set on failure.
+ */
+struct mtd_query_client *mtd_query_connect(const char *addr, unsigned int port,
+					   struct mtd_creds *creds,
+					   int timeout_ms, char *err,
+					   size_t errlen);
+/*
+ * One query, answered within timeout_ms: 0 and *res (res->ok false if the
+ * aggregator refused the query), or -errno with err set (the connection is
+ * then unusable: close it).  Free res with mtd_query_result_free.
+ */
+int mtd_query_run(struct mtd_query_client *q, const char *query,
+		  int timeout_ms, struct mtd_query_result *res, char *err,
+		  size_t errlen);
+void mtd_query_close(struct mtd_query_client *q);
+void mtd_query_result_free(struct mtd_query_result *res);
+
+/* A cell by column name, NULL if there is no such column. */
+const char *mtd_query_cell(const struct mtd_query_result *res, size_t row,
+			   const char *col);
+
+#endif /* MEMTRACK_NET_QUERY_CLIENT_H */

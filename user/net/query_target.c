@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Which aggregator a query client asks (query_target.h). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "conn.h"
+#include "query_target.h"
+
+int mtd_parse_server(const char *s, char *addr, size_t alen,
+		     unsigned int *port)
+{
+	const char *colon = strrchr(s, ':');
+	unsigned long p;
+	char *end;
+	size_t n;
+
+	if (!colon || colon[1] < '0' || colon[1] > '9')
+		return -1;
+	n = colon - s;
+	if (*s == '[') {
+		if (n < 3 || s[n - 1] != ']')
+			return -1;
+		s++;
+		n -= 2;
+	}
+	if (!n || n >= alen)
+		return -1;
+	memcpy(addr, s, n);
+	addr[n] = 0;
+	errno = 0;
+	p = strtoul(colon + 1, &end, 10);
+	if (errno || *end || !p || p > 65535)
+		return -1;
+	*port = p;
+	return 0;
+}
+
+int mtd_query_target(const char *cfgpath, const char *server,
+		     struct mtd_query_target *t, char *err, size_t errlen)
+{
+	struct mtd_config cfg;
+	char why[512];
+
+	mtd_config_defaults(&cfg);
+	if ((cfgpath || access(MTD_DEFAULT_CONFIG, R_OK) == 0) &&
+	    mtd_config_load(cfgpath ? cfgpath : MTD_DEFAULT_CONFIG, &cfg, why,
+			    sizeof(why))) {
+		snprintf(err, errlen, "%s", why);
+		return -2;
+	}
+	if (server) {
+		if (mtd_parse_server(server, t->addr, sizeof(t->addr),
+				     &t->port)) {
+			snprintf(err, errlen, "%s: ADDR:PORT expected", server);
+			return -2;
+		}
+	} else if (cfg.nr_aggregators) {
+		strcpy(t->addr, cfg.aggregators[0].addr);
+		t->port = cfg.aggregators[0].port;
+	} else {
+		strcpy(t->addr, cfg.agg.listen);
+		t->port = cfg.agg.port;
+	}
+	t->creds = mtd_creds_load(&cfg.auth, false, why, sizeof(why));
+	if (!t->creds) {
+		snprintf(err, errlen, "credentials: %s", why);
+		return -1;
+	}
+	return 0;
+}

@@ -1,0 +1,245 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * memtrack-query: ask a memtrackd aggregator about the cluster.
+ *
+ *   memtrack-query [-c CONF] [-s ADDR:PORT] [-t MS] [--json] QUERY...
+ *
+ * The query words are joined with spaces and sent as they are; the
+ * aggregator parses them (agg_query.c lists the queries).  The aggregator
+ * is -s, else the first of the config's aggregators, else its [aggregate]
+ * listen address and port.  Exit status: 0, 1 (cannot ask: connection,
+ * authentication, timeout), 2 (usage, or the aggregator refused the query).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <linux/memtrack.h>
+
+#include "memtrack.h"
+#include "conn.h"
+#include "query_client.h"
+#include "query_target.h"
+#include "relay_proto.h"
+
+#define DEFAULT_TIMEOUT_MS	10000
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: memtrack-query [-c CONF] [-s ADDR:PORT] [-t MS] [--json] QUERY...\n"
+		"  -c CONF      memtrackd.conf: authentication, aggregator address\n"
+		"  -s ADDR:PORT the aggregator (numeric; IPv6 as [ADDR]:PORT)\n"
+		"  -t MS        give up after MS milliseconds (default %d)\n"
+		"  --json       JSON instead of a table\n"
+		"queries:\n"
+		"  nodes\n"
+		"  sum FIELD[,FIELD...] [by comm|node|node,comm] [where COND [and COND]...]\n"
+		"  top N [by FIELD] [where COND [and COND]...]\n"
+		"  events NODE [LAST]\n"
+		"  FIELD: rss anon file shmem swap nproc; COND: comm=VALUE, node=VALUE\n",
+		DEFAULT_TIMEOUT_MS);
+}
+
+static void print_json(const struct mtd_query_result *r)
+{
+	size_t i, j;
+
+	printf("[");
+	for (i = 0; i < r->nrows; i++) {
+		printf("%s{", i ? ",\n " : "");
+		for (j = 0; j < r->ncols; j++) {
+			const char *c = r->cells[i * r->ncols + j];
+
+			printf("%s", j ? ", " : "");
+			mt_json_print(stdout, r->cols[j]);
+			printf(": ");
+			if (r->numeric[j])
+				printf("%s", c);
+			else
+				mt_json_print(stdout, c);
+		}
+		printf("}");
+	}
+	printf("]\n");
+}
+
+static void print_table(const struct mtd_query_result *r)
+{
+	size_t *w = calloc(r->ncols, sizeof(*w)), i, j;
+
+	if (!w)
+		return;
+	for (j = 0; j < r->ncols; j++)
+		w[j] = strlen(r->cols[j]);
+	for (i = 0; i < r->nrows; i++)
+		for (j = 0; j < r->ncols; j++) {
+			size_t n = strlen(r->cells[i * r->ncols + j]);
+
+			if (n > w[j])
+				w[j] = n;
+		}
+	for (i = 0; i <= r->nrows; i++) {
+		for (j = 0; j < r->ncols; j++) {
+			const char *c = i ? r->cells[(i - 1) * r->ncols + j] :
+				r->cols[j];
+			bool last = j + 1 == r->ncols;
+
+			if (r->numeric[j])
+				printf("%*s%s", (int)w[j], c, last ? "" : "  ");
+			else if (last)
+				printf("%s", c);
+			else
+				printf("%-*s  ", (int)w[j], c);
+		}
+		putchar('\n');
+	}
+	free(w);
+}
+
+struct rec_out {
+	bool json;
+	size_t n;
+};
+
+static int print_record(const struct memtrack_rec_hdr *rec, void *arg)
+{
+	struct rec_out *o = arg;
+	char line[2048], *p = line;
+	int n;
+
+	n = o->json ? mt_format_json(rec, line, sizeof(line)) :
+		mt_format_text(rec, line, sizeof(line));
+	/* a record with many counters may not fit the stack buffer */
+	if (n >= (int)sizeof(line)) {
+		p = malloc(n + 1);
+		if (!p)
+			return -ENOMEM;
+		if (o->json)
+			mt_format_json(rec, p, n + 1);
+		else
+			mt_format_text(rec, p, n + 1);
+	}
+	if (o->json)
+		printf("%s%s", o->n ? ",\n " : "", p);
+	else
+		printf("%s\n", p);
+	if (p != line)
+		free(p);
+	o->n++;
+	return 0;
+}
+
+static int print_records(const struct mtd_query_result *r, bool json)
+{
+	struct rec_out o = { json, 0 };
+	int n;
+
+	if (json)
+		printf("[");
+	n = mt_walk_records(r->recs, r->recs_len, print_record, &o);
+	if (json)
+		printf("]\n");
+	if (n < 0) {
+		fprintf(stderr, "memtrack-query: malformed records from the aggregator\n");
+		return 1;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	const char *cfgpath = NULL, *server = NULL;
+	struct mtd_query_result res;
+	struct mtd_query_client *q;
+	struct mtd_query_target t;
+	struct mtd_creds *creds;
+	char err[512], query[MTD_RELAY_MAX_QUERY + 1] = "";
+	long timeout = DEFAULT_TIMEOUT_MS;
+	bool json = false;
+	int opt, i, ret;
+
+	while ((opt = getopt_long(argc, argv, "+c:s:t:h", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'c':
+			cfgpath = optarg;
+			break;
+		case 's':
+			server = optarg;
+			break;
+		case 't':
+			timeout = strtol(optarg, NULL, 10);
+			if (timeout < 1 || timeout > 3600000) {
+				fprintf(stderr, "memtrack-query: -t: 1..3600000 ms\n");
+				return 2;
+			}
+			break;
+		case 'j':
+			json = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind == argc) {
+		usage(stderr);
+		return 2;
+	}
+	for (i = optind; i < argc; i++) {
+		size_t n = strlen(query);
+
+		if (n + strlen(argv[i]) + 2 > sizeof(query)) {
+			fprintf(stderr, "memtrack-query: query too long\n");
+			return 2;
+		}
+		snprintf(query + n, sizeof(query) - n, "%s%s", n ? " " : "",
+			 argv[i]);
+	}
+	switch (mtd_query_target(cfgpath, server, &t, err, sizeof(err))) {
+	case 0:
+		break;
+	case -2:
+		fprintf(stderr, "memtrack-query: %s\n", err);
+		return 2;
+	default:
+		fprintf(stderr, "memtrack-query: %s\n", err);
+		return 1;
+	}
+	creds = t.creds;
+	q = mtd_query_connect(t.addr, t.port, creds, timeout, err, sizeof(err));
+	if (!q) {
+		fprintf(stderr, "memtrack-query: %s\n", err);
+		mtd_creds_free(creds);
+		return 1;
+	}
+	if (mtd_query_run(q, query, timeout, &res, err, sizeof(err))) {
+		fprintf(stderr, "memtrack-query: %s\n", err);
+		ret = 1;
+	} else if (!res.ok) {
+		fprintf(stderr, "memtrack-query: %s\n", res.error);
+		ret = 2;
+	} else if (res.records) {
+		ret = print_records(&res, json);
+	} else {
+		if (json)
+			print_json(&res);
+		else
+			print_table(&res);
+		ret = 0;
+	}
+	mtd_query_result_free(&res);
+	mtd_query_close(q);
+	mtd_creds_free(creds);
+	return ret;
+}
