@@ -4,8 +4,9 @@
 #
 #     args_usage="RELEASE"                # only if the suite takes arguments
 #     . "$(dirname "$0")/prelude.sh"
-#     tests name-a name-b ...             # the suite's tests, in order
-#     build user progs                    # what it runs, if out of date
+#     tests name-a name-b ...             # the suite's tests, in order,
+#                                         # before any work (--list does none)
+#     need user progs                     # what it runs, if out of date
 #     if want name-a; then ... pass name-a / fail name-a "why"; fi
 #     finish
 #
