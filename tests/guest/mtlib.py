@@ -2,9 +2,11 @@
 loaded: reading /proc/memtrack, driving the workloads in tests/progs, and
 counting tracepoint hits independently through tracefs.
 
-A test is a function decorated with @test; run_tests() runs the selected ones
-and prints "PASS name" / "FAIL name: why" lines and a closing
-"guest: N passed, N failed" line, which scripts/check adds up.
+A test is a function decorated with @test; run_tests(sys.argv) runs them
+with tests/lib/harness.py (the runner the host suites share): test names as
+arguments run only those, --list prints the names; "PASS name" / "FAIL name:
+why" lines and a closing "guest: N passed, N failed" line, which
+scripts/check adds up.
 """
 import errno
 import os
@@ -14,7 +16,9 @@ import signal
 import subprocess
 import sys
 import time
-import traceback
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from harness import TestFailure, check, main as _main, test  # noqa: E402,F401
 
 PROC = "/proc/memtrack"
 PAGE = os.sysconf("SC_PAGE_SIZE")
@@ -23,15 +27,6 @@ TESTBIN = os.path.join(ROOT, "build", "tests")
 KVER = os.uname().release
 MODULE = os.path.join(ROOT, "build", KVER, "memtrack.ko")
 TRACEFS = "/sys/kernel/tracing"
-
-
-class TestFailure(Exception):
-    pass
-
-
-def check(cond, msg):
-    if not cond:
-        raise TestFailure(msg)
 
 
 def near(actual, expected, tol, what):
@@ -355,37 +350,8 @@ class TraceCount:
 
 # ---- runner -----------------------------------------------------------------
 
-_TESTS = []
-
-
-def test(fn):
-    _TESTS.append(fn)
-    return fn
-
-
 def run_tests(argv):
-    names = argv[1:]
-    passed = failed = 0
-    for fn in _TESTS:
-        name = fn.__name__
-        if names and name not in names:
-            continue
-        t0 = time.monotonic()
-        try:
-            fn()
-        except TestFailure as e:
-            failed += 1
-            print(f"FAIL {name}: {e}", flush=True)
-        except Exception:
-            failed += 1
-            tb = traceback.format_exc().strip().splitlines()
-            print(f"FAIL {name}: {tb[-1]}", flush=True)
-            print("\n".join("    " + t for t in tb), file=sys.stderr, flush=True)
-        else:
-            passed += 1
-            print(f"PASS {name} ({time.monotonic() - t0:.1f}s)", flush=True)
-    print(f"guest: {passed} passed, {failed} failed", flush=True)
-    return 1 if failed else 0
+    return _main(argv, label="guest")
 
 
 __all__ = [n for n in dir() if not n.startswith("_")] + ["errno", "os", "time",

@@ -2,12 +2,11 @@
 session of a tmux server of its own, keys in, screen out."""
 import os
 import subprocess
+import sys
 import time
 
-
-def check(cond, msg):
-    if not cond:
-        raise AssertionError(msg)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from harness import check  # noqa: E402
 
 
 class Tmux:

@@ -2,11 +2,14 @@
 # The kernel code passes checkpatch.pl with no error and no warning.
 # checkpatch.pl is not in Debian's headers packages: take it (with the data
 # files it reads) from linux-source-6.1, fetched once into build/tools.
-set -euo pipefail
-root=$(cd "$(dirname "$0")/../.." && pwd)
+# Runs as tests/host/prelude.sh says (test names as arguments, --list).
+. "$(dirname "$0")/prelude.sh"
+tests checkpatch-clean
 tools=$root/build/tools
 cp=$tools/linux-source-6.1/scripts/checkpatch.pl
-if [ ! -f "$cp" ]; then
+
+fetch_checkpatch() {
+	[ ! -f "$cp" ] || return 0
 	mkdir -p "$tools"
 	cd "$tools"
 	apt-get download linux-source-6.1 >/dev/null 2>&1 ||
@@ -16,12 +19,17 @@ if [ ! -f "$cp" ]; then
 		tar -xJ --wildcards '*/scripts/checkpatch.pl' '*/scripts/spelling.txt' \
 			'*/scripts/const_structs.checkpatch'
 	rm -f linux-source-6.1_*.deb
-fi
-cd "$root"
-# --terse prints nothing for a clean file, one line per problem otherwise.
-out=$(perl "$cp" --no-tree --terse --show-types -f kmod/*.c kmod/*.h \
-	kmod/features/*.c include/uapi/linux/memtrack.h 2>&1) || true
-if [ -n "$out" ]; then
-	echo "$out"
-	exit 1
-fi
+	cd "$root"
+}
+
+checkpatch_clean() {
+	local out
+	fetch_checkpatch
+	# --terse prints nothing for a clean file, one line per problem otherwise.
+	out=$(perl "$cp" --no-tree --terse --show-types -f kmod/*.c kmod/*.h \
+		kmod/features/*.c include/uapi/linux/memtrack.h 2>&1) || true
+	[ -z "$out" ] || { echo "$out"; return 1; }
+}
+
+run checkpatch-clean checkpatch_clean
+finish

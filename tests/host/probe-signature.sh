@@ -2,17 +2,18 @@
 # A probe whose signature does not match its tracepoint must fail the module
 # build with the kernel's own flags (Debian builds with
 # -Werror=incompatible-pointer-types), and the matching one must build: the
-# guard every hook_*.c relies on.  usage: probe-signature.sh RELEASE
+# guard every hook_*.c relies on.  usage: probe-signature.sh RELEASE [TEST...]
+# (and --list; tests/host/prelude.sh has the conventions)
 # (a kernel of a scripts/buildroot root builds inside that root)
-set -euo pipefail
-kdir=/lib/modules/$1/build
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-top=$(cd "$(dirname "$0")/../.." && pwd -P)
+args_usage=RELEASE
+. "$(dirname "$0")/prelude.sh"
+tests probe-signature-enforced
+kdir=/lib/modules/${args[0]}/build
+work=$tmp
 cache=${MEMTRACK_CACHE:-/var/cache/memtrack}
-run=()
-if [ ! -d "$kdir" ] && [ -e "$cache/kernels/$1/root" ]; then
-	run=(env MEMTRACK_BIND="$work" "$top/scripts/inroot" "$cache/kernels/$1/root")
+inroot=()
+if [ ! -d "$kdir" ] && [ -e "$cache/kernels/${args[0]}/root" ]; then
+	inroot=(env MEMTRACK_BIND="$work" "$root/scripts/inroot" "$cache/kernels/${args[0]}/root")
 fi
 probe() {
 	cat >"$work/$1.c" <<C
@@ -23,15 +24,21 @@ static void probe(void *data, $2) { }
 static void __used check(void) { check_trace_callback_type_mm_page_alloc(probe); }
 C
 }
-probe right 'struct page *page, unsigned int order, gfp_t gfp, int migratetype'
-probe wrong 'struct page *page, unsigned int order'
-# Listed: 5.10's kbuild builds only listed objects of an external module.
-echo 'obj-m := right.o wrong.o' >"$work/Kbuild"
-"${run[@]}" env -u MAKEFLAGS make -C "$kdir" M="$work" right.o >"$work/right.log" 2>&1 ||
-	{ cat "$work/right.log" >&2; echo "matching probe did not build" >&2; exit 1; }
-if "${run[@]}" env -u MAKEFLAGS make -C "$kdir" M="$work" wrong.o >"$work/wrong.log" 2>&1; then
-	echo "mismatched probe built: signature checks are not enforced" >&2
-	exit 1
-fi
-grep -q 'incompatible-pointer-types' "$work/wrong.log" ||
-	{ cat "$work/wrong.log" >&2; echo "failed for another reason" >&2; exit 1; }
+
+probe_signature_enforced() {
+	probe right 'struct page *page, unsigned int order, gfp_t gfp, int migratetype'
+	probe wrong 'struct page *page, unsigned int order'
+	# Listed: 5.10's kbuild builds only listed objects of an external module.
+	echo 'obj-m := right.o wrong.o' >"$work/Kbuild"
+	"${inroot[@]}" env -u MAKEFLAGS make -C "$kdir" M="$work" right.o >"$work/right.log" 2>&1 ||
+		{ cat "$work/right.log" >&2; echo "matching probe did not build" >&2; return 1; }
+	if "${inroot[@]}" env -u MAKEFLAGS make -C "$kdir" M="$work" wrong.o >"$work/wrong.log" 2>&1; then
+		echo "mismatched probe built: signature checks are not enforced" >&2
+		return 1
+	fi
+	grep -q 'incompatible-pointer-types' "$work/wrong.log" ||
+		{ cat "$work/wrong.log" >&2; echo "failed for another reason" >&2; return 1; }
+}
+
+run probe-signature-enforced probe_signature_enforced
+finish

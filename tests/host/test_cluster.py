@@ -13,8 +13,9 @@ aggregator lose no sequence number; hostile input to the aggregator's port
 (random bytes, truncated and oversized frames, QUERY before HELLO, garbage
 queries) is refused, logged with the peer, and the aggregator goes on.
 
-Needs root, iproute2 and util-linux (unshare).  Prints PASS/FAIL lines;
-exits 1 if any failed."""
+Needs root, iproute2 and util-linux (unshare).  Run with
+tests/lib/harness.py: test names as arguments run only those, --list prints
+them; PASS/FAIL lines; exits 1 if any failed."""
 import json
 import os
 import random
@@ -27,13 +28,13 @@ import sys
 import tempfile
 import threading
 import time
-import traceback
-
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "guest"))
-from mtdlib import parse, value  # noqa: E402
-from tls_keys import CLIENT, EXPIRED, SERVER, Keys, client_hello  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [os.path.join(HERE, "..", "guest"), os.path.join(HERE, "..", "lib")]
+from mtdlib import parse, value  # noqa: E402
+from tls_keys import CLIENT, EXPIRED, SERVER, Keys, client_hello  # noqa: E402
+from harness import Netns, check, main, sh, test  # noqa: E402
+
 ROOT = os.path.dirname(os.path.dirname(HERE))
 DAEMON = os.path.join(ROOT, "build", "bin", "memtrackd")
 QUERY = os.path.join(ROOT, "build", "bin", "memtrack-query")
@@ -48,24 +49,10 @@ MiB = 1 << 20
 SIZES = [[12 * MiB, 20 * MiB], [14 * MiB, 22 * MiB, 30 * MiB],
          [16 * MiB, 18 * MiB, 24 * MiB, 28 * MiB]]
 NODES = [f"node-{i}" for i in range(len(SIZES))]
-TESTS = []
+NETNS = Netns()
 
 MAGIC = 0x4D545231
 HELLO, WELCOME, DATA, ACK, HEARTBEAT, QUERY_T, RESULT = range(1, 8)
-
-
-def test(fn):
-    TESTS.append(fn)
-    return fn
-
-
-def check(cond, msg):
-    if not cond:
-        raise AssertionError(msg)
-
-
-def sh(*args):
-    subprocess.run(args, check=True)
 
 
 def node_ns(i):
@@ -80,23 +67,11 @@ def node_ip(i):
     return f"10.214.{i}.1", f"10.214.{i}.2"
 
 
-def netns_up():
-    sh("ip", "netns", "add", AGG_NS)
-    sh("ip", "-n", AGG_NS, "link", "set", "lo", "up")
+def netns_setup():
+    NETNS.add(AGG_NS)
     for i in range(len(NODES)):
-        ns, (nif, aif), (nip, aip) = node_ns(i), node_if(i), node_ip(i)
-        sh("ip", "netns", "add", ns)
-        sh("ip", "link", "add", nif, "netns", ns, "type", "veth",
-           "peer", "name", aif, "netns", AGG_NS)
-        for n, ifc, ip in ((ns, nif, nip), (AGG_NS, aif, aip)):
-            sh("ip", "-n", n, "addr", "add", f"{ip}/24", "dev", ifc)
-            sh("ip", "-n", n, "link", "set", ifc, "up")
-        sh("ip", "-n", ns, "link", "set", "lo", "up")
-
-
-def netns_down():
-    for ns in [AGG_NS] + [node_ns(i) for i in range(len(NODES))]:
-        subprocess.run(["ip", "netns", "del", ns], stderr=subprocess.DEVNULL)
+        ns, (nif, aif), (nip, aip) = NETNS.add(node_ns(i)), node_if(i), node_ip(i)
+        NETNS.veth((ns, nif, nip), (AGG_NS, aif, aip))
 
 
 class Aggregator:
@@ -851,7 +826,14 @@ def require_identity_match_needs_auth():
         check(r.returncode != 0 and says in r.stderr, f"{text!r}: {r.returncode} {r.stderr}")
 
 
-def main(argv):
+def cleanup():
+    NETNS.delete()
+    if KEYS:
+        shutil.rmtree(KEYS.dir, ignore_errors=True)
+
+
+def entry(argv):
+    """The suite, or one of the helper modes the tests run in a namespace."""
     if len(argv) == 3 and argv[1] == "--hostile":
         hostile(int(argv[2]))
         return 0
@@ -861,35 +843,8 @@ def main(argv):
     if len(argv) == 4 and argv[1] == "--ghosts":
         ghosts(int(argv[2]), int(argv[3]))
         return 0
-    names = set(argv[1:])
-    if os.geteuid() != 0:
-        print("FAIL cluster: must run as root")
-        return 1
-    failed = 0
-    netns_down()
-    try:
-        try:
-            netns_up()
-        except (subprocess.CalledProcessError, OSError) as e:
-            print(f"FAIL netns-setup: {e}", flush=True)
-            return 1
-        for fn in TESTS:
-            if names and fn.__name__ not in names:
-                continue
-            t0 = time.time()
-            try:
-                fn()
-                print(f"PASS {fn.__name__} ({time.time() - t0:.1f}s)", flush=True)
-            except Exception as e:
-                failed += 1
-                print(f"FAIL {fn.__name__}: {e}", flush=True)
-                traceback.print_exc()
-    finally:
-        netns_down()
-        if KEYS:
-            shutil.rmtree(KEYS.dir, ignore_errors=True)
-    return 1 if failed else 0
+    return main(argv, setup=netns_setup, cleanup=cleanup, root="cluster")
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    sys.exit(entry(sys.argv))

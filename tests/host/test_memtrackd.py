@@ -5,8 +5,9 @@ privilege dropping, the HTTP surface, promtool, per-program figures against
 a real Prometheus server scraping it, and hostile HTTP input.
 
 Needs root (it checks the drop to nobody), build/bin/memtrackd and
-build/tests/memload.  Prints "PASS name" / "FAIL name: why"; exits 1 if
-any failed.  Run a subset by naming tests."""
+build/tests/memload.  Run with tests/lib/harness.py: test names as
+arguments run only those, --list prints them; "PASS name" / "FAIL name:
+why" lines; exits 1 if any failed."""
 import json
 import os
 import random
@@ -16,27 +17,17 @@ import subprocess
 import sys
 import tempfile
 import time
-import traceback
 import urllib.error
 import urllib.parse
 import urllib.request
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "guest"))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [os.path.join(HERE, "..", "guest"), os.path.join(HERE, "..", "lib")]
 import mtdlib  # noqa: E402
 from mtdlib import Daemon, Named, value, status_bytes, minflt, PAGE  # noqa: E402
+from harness import check, main, test  # noqa: E402
 
-TESTS = []
 MiB = 1 << 20
-
-
-def test(fn):
-    TESTS.append(fn)
-    return fn
-
-
-def check(cond, msg):
-    if not cond:
-        raise AssertionError(msg)
 
 
 def run_daemon_expecting_error(conf_text, *args):
@@ -451,24 +442,5 @@ def hostile_http_input():
         check(rc == 0, f"after the abuse: {out}")
 
 
-def main(argv):
-    names = set(argv[1:])
-    if os.geteuid() != 0:
-        print("FAIL memtrackd-host: must run as root")
-        return 1
-    failed = 0
-    for fn in TESTS:
-        if names and fn.__name__ not in names:
-            continue
-        try:
-            fn()
-            print(f"PASS {fn.__name__}", flush=True)
-        except Exception as e:
-            failed += 1
-            print(f"FAIL {fn.__name__}: {e}", flush=True)
-            traceback.print_exc()
-    return 1 if failed else 0
-
-
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    sys.exit(main(sys.argv, root="memtrackd-host"))

@@ -6,7 +6,9 @@ pair.  Asserts sequence numbers arrive complete and in order, across a cut
 link and a restarted aggregator; that a full buffer's drops are counted
 exactly; that a misbehaving aggregator is refused without a crash.
 
-Needs root and iproute2.  Prints PASS/FAIL lines; exits 1 if any failed."""
+Needs root and iproute2.  Run with tests/lib/harness.py: test names as
+arguments run only those, --list prints them; PASS/FAIL lines; exits 1 if
+any failed."""
 import json
 import os
 import queue
@@ -14,48 +16,24 @@ import subprocess
 import sys
 import threading
 import time
-import traceback
-
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "guest"))
-from mtdlib import Daemon, Named, value, status_bytes, PAGE  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [os.path.join(HERE, "..", "guest"), os.path.join(HERE, "..", "lib")]
+from mtdlib import Daemon, Named, value, status_bytes, PAGE  # noqa: E402
+from harness import Netns, check, main, sh, test  # noqa: E402
+
 SUFFIX = str(os.getpid())
 NODE_NS, AGG_NS = f"mtdn{SUFFIX}", f"mtda{SUFFIX}"
 NODE_IF, AGG_IF = f"vn{SUFFIX}"[:15], f"va{SUFFIX}"[:15]
 NODE_IP, AGG_IP = "10.213.0.1", "10.213.0.2"
 PORT = 9472
-TESTS = []
+NETNS = Netns()
 
 
-def test(fn):
-    TESTS.append(fn)
-    return fn
-
-
-def check(cond, msg):
-    if not cond:
-        raise AssertionError(msg)
-
-
-def sh(*args):
-    subprocess.run(args, check=True)
-
-
-def netns_up():
-    sh("ip", "netns", "add", NODE_NS)
-    sh("ip", "netns", "add", AGG_NS)
-    sh("ip", "link", "add", NODE_IF, "netns", NODE_NS, "type", "veth",
-       "peer", "name", AGG_IF, "netns", AGG_NS)
-    for ns, ifc, ip in ((NODE_NS, NODE_IF, NODE_IP), (AGG_NS, AGG_IF, AGG_IP)):
-        sh("ip", "-n", ns, "addr", "add", f"{ip}/24", "dev", ifc)
-        sh("ip", "-n", ns, "link", "set", ifc, "up")
-        sh("ip", "-n", ns, "link", "set", "lo", "up")
-
-
-def netns_down():
-    for ns in (NODE_NS, AGG_NS):
-        subprocess.run(["ip", "netns", "del", ns], stderr=subprocess.DEVNULL)
+def netns_setup():
+    NETNS.add(NODE_NS)
+    NETNS.add(AGG_NS)
+    NETNS.veth((NODE_NS, NODE_IF, NODE_IP), (AGG_NS, AGG_IF, AGG_IP))
 
 
 class Agg:
@@ -227,33 +205,5 @@ def misbehaving_aggregators_refused():
             check(contiguous([e["seq"] for e in good.of("data")]), f"{mode}: after")
 
 
-def main(argv):
-    names = set(argv[1:])
-    if os.geteuid() != 0:
-        print("FAIL relay: must run as root")
-        return 1
-    failed = 0
-    netns_down()
-    try:
-        try:
-            netns_up()
-        except (subprocess.CalledProcessError, OSError) as e:
-            print(f"FAIL netns-setup: {e}", flush=True)
-            return 1
-        for fn in TESTS:
-            if names and fn.__name__ not in names:
-                continue
-            try:
-                fn()
-                print(f"PASS {fn.__name__}", flush=True)
-            except Exception as e:
-                failed += 1
-                print(f"FAIL {fn.__name__}: {e}", flush=True)
-                traceback.print_exc()
-    finally:
-        netns_down()
-    return 1 if failed else 0
-
-
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    sys.exit(main(sys.argv, setup=netns_setup, cleanup=NETNS.delete, root="relay"))

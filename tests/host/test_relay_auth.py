@@ -9,8 +9,9 @@ are made with certtool and psktool in a temporary directory: a CA, node and
 aggregator certificates, another CA's, an expired one, one not valid yet, a
 self-signed one, and PSK files.
 
-Needs root, iproute2, gnutls-bin.  Prints PASS/FAIL lines; exits 1 if any
-failed.  Test names on the command line run only those."""
+Needs root, iproute2, gnutls-bin.  Run with tests/lib/harness.py: test
+names as arguments run only those, --list prints them; PASS/FAIL lines;
+exits 1 if any failed."""
 import os
 import queue
 import re
@@ -20,11 +21,11 @@ import sys
 import tempfile
 import threading
 import time
-import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "guest"))
+sys.path[:0] = [os.path.join(HERE, "..", "guest"), os.path.join(HERE, "..", "lib")]
 from mtdlib import Daemon, DAEMON, ROOT, value  # noqa: E402
+from harness import Netns, check, main, test  # noqa: E402
 from tls_keys import CLIENT, EXPIRED, NOT_YET_VALID, SERVER, Keys, client_hello  # noqa: E402
 
 PEER = os.path.join(ROOT, "build", "tests", "user", "conn_peer")
@@ -33,27 +34,13 @@ LO = "127.0.0.1"
 TLS_PORT, AGG_PORT, GNUTLS_PORT = 9601, 9602, 9603
 # what memtrackd offers, for GnuTLS's tools
 PSK_PRIO = "NORMAL:-VERS-ALL:+VERS-TLS1.3:-KX-ALL:+ECDHE-PSK:+DHE-PSK"
-TESTS = []
-K = None        # the credentials directory, made in main()
+K = None        # the credentials directory, made by relay_auth_setup()
 KEYS = None     # tls_keys.Keys(K)
-
-
-def test(fn):
-    TESTS.append(fn)
-    return fn
-
-
-def check(cond, msg):
-    if not cond:
-        raise AssertionError(msg)
+NETNS = Netns()
 
 
 def in_ns(*args):
-    return ["ip", "netns", "exec", NS] + list(args)
-
-
-def sh(*args, **kw):
-    return subprocess.run(args, check=True, capture_output=True, text=True, **kw)
+    return Netns.cmd(NS, *args)
 
 
 def k(name):
@@ -600,41 +587,21 @@ def config_errors():
               f"{text!r}: {err}")
 
 
-def main(argv):
+def relay_auth_setup():
     global K, KEYS
-    names = set(argv[1:])
-    if os.geteuid() != 0:
-        print("FAIL relay-auth: must run as root")
-        return 1
     for tool in ("certtool", "psktool", "gnutls-serv", "gnutls-cli", "valgrind"):
-        if not shutil.which(tool):
-            print(f"FAIL relay-auth: {tool} is missing (scripts/install-deps)")
-            return 1
-    failed = 0
+        check(shutil.which(tool), f"{tool} is missing (scripts/install-deps)")
     K = tempfile.mkdtemp(prefix="mtdkeys.")
     KEYS = Keys(K)
-    try:
-        sh("ip", "netns", "add", NS)
-        sh("ip", "-n", NS, "link", "set", "lo", "up")
-        make_credentials()
-        for fn in TESTS:
-            if names and fn.__name__ not in names:
-                continue
-            try:
-                fn()
-                print(f"PASS {fn.__name__}", flush=True)
-            except Exception as e:
-                failed += 1
-                print(f"FAIL {fn.__name__}: {e}", flush=True)
-                traceback.print_exc()
-    except subprocess.CalledProcessError as e:
-        print(f"FAIL relay-auth-setup: {e} {e.stderr}", flush=True)
-        failed += 1
-    finally:
-        subprocess.run(["ip", "netns", "del", NS], stderr=subprocess.DEVNULL)
+    NETNS.add(NS)
+    make_credentials()
+
+
+def cleanup():
+    NETNS.delete()
+    if K:
         shutil.rmtree(K, ignore_errors=True)
-    return 1 if failed else 0
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    sys.exit(main(sys.argv, setup=relay_auth_setup, cleanup=cleanup, root="relay-auth"))

@@ -1,10 +1,7 @@
 #!/bin/bash
 # memtrack-top's data source and memtrack-top on the host, where there is
 # no module: the /proc path of tests/guest/test_top.py (which knows where it
-# runs).  Needs make user, make progs and make -C user tests.
-set -uo pipefail
-root=$(cd "$(dirname "$0")/../.." && pwd)
-cd "$root"
-out=$(python3 tests/guest/test_top.py "$@" 2>&1)
-echo "$out"
-grep -q '^guest: [1-9][0-9]* passed, 0 failed$' <<<"$out"
+# runs).  Runs as tests/host/prelude.sh says (test names as arguments, --list).
+. "$(dirname "$0")/prelude.sh"
+python_suite tests/guest/test_top.py user progs user-tests
+finish

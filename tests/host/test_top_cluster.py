@@ -7,7 +7,8 @@ memload copies of known sizes: the batch and JSON rows equal each node's
 nodes, the interactive view shows them and switches with c and p, and an
 aggregator that never answers does not freeze the screen.
 
-usage: test_top_cluster.py [TEST...]   (root: unshare --pid)"""
+usage: test_top_cluster.py [--list] [TEST...]   (root: unshare --pid), run
+with tests/lib/harness.py: PASS/FAIL lines; exits 1 if any failed."""
 import json
 import os
 import socket
@@ -19,8 +20,9 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, os.path.join(ROOT, "tests", "guest"))
+sys.path[:0] = [os.path.join(ROOT, "tests", "guest"), os.path.join(ROOT, "tests", "lib")]
 from tmuxlib import Tmux  # noqa: E402
+from harness import check, main, test  # noqa: E402
 
 DAEMON = os.path.join(ROOT, "build", "bin", "memtrackd")
 QUERY = os.path.join(ROOT, "build", "bin", "memtrack-query")
@@ -32,17 +34,6 @@ SERVER = f"127.0.0.1:{AGG_PORT}"
 COMM = "mttopclus"
 SIZES = [[10 * MiB, 18 * MiB], [12 * MiB, 16 * MiB, 24 * MiB]]
 NODES = ["top-node-a", "top-node-b"]
-TESTS = []
-
-
-def test(fn):
-    TESTS.append(fn)
-    return fn
-
-
-def check(cond, msg):
-    if not cond:
-        raise AssertionError(msg)
 
 
 class Aggregator:
@@ -129,7 +120,7 @@ def wait_all_seen(want, timeout=30):
         time.sleep(0.3)
 
 
-STATE = {}
+STATE = {"nodes": []}   # the aggregator, nodes and workload, made by cluster_setup()
 
 
 @test
@@ -276,32 +267,21 @@ def bad_aggregators_are_reported():
               f"--cluster {server}: rc {r.returncode}, {r.stderr!r}")
 
 
-def main(argv):
-    names = argv[1:]
-    agg = Aggregator()
-    nodes = []
-    failed = 0
-    try:
-        for i in range(len(NODES)):
-            nodes.append(Node(i))
-        STATE["want"] = expected(nodes)
-        wait_all_seen(STATE["want"])
-        for fn in TESTS:
-            if names and fn.__name__ not in names:
-                continue
-            t0 = time.monotonic()
-            try:
-                fn()
-                print(f"PASS {fn.__name__} ({time.monotonic() - t0:.1f}s)", flush=True)
-            except Exception as e:  # noqa: BLE001 - report and go on
-                failed += 1
-                print(f"FAIL {fn.__name__}: {e}", flush=True)
-    finally:
-        for n in nodes:
-            n.close()
-        agg.stop()
-    return 1 if failed else 0
+def cluster_setup():
+    """The aggregator and the nodes, every workload process seen by it."""
+    STATE["agg"] = Aggregator()
+    for i in range(len(NODES)):
+        STATE["nodes"].append(Node(i))
+    STATE["want"] = expected(STATE["nodes"])
+    wait_all_seen(STATE["want"])
+
+
+def cleanup():
+    for n in STATE["nodes"]:
+        n.close()
+    if STATE.get("agg"):
+        STATE["agg"].stop()
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    sys.exit(main(sys.argv, setup=cluster_setup, cleanup=cleanup))

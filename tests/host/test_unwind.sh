@@ -5,21 +5,32 @@
 # and offset and where RBP is saved, row by row, must be what readelf says
 # (rows that differ only in other registers merged; RA undefined ->
 # "outermost"; RA not at CFA-8 or a CFA expression -> "unknown").
-# Prints "PASS name" or "FAIL name: why" per check; exits 1 if any failed.
-set -uo pipefail
-root=$(cd "$(dirname "$0")/../.." && pwd)
-cd "$root"
-failed=0
-pass() { echo "PASS $1"; }
-fail() { echo "FAIL $1: $2"; failed=1; }
-
-if ! out=$(make -C user TOP="$root" tests 2>&1) || ! out=$(make leak-progs 2>&1); then
-	fail build "$(echo "$out" | grep -E 'error|warning' | head -5)"
-	exit 1
-fi
+# Runs as tests/host/prelude.sh says (test names as arguments, --list).
+. "$(dirname "$0")/prelude.sh"
 dump=build/tests/user/unwind_dump
 libc=$(gcc -print-file-name=libc.so.6)
 libc=$(readlink -f "$libc")
+
+# OBJECT FUNCTION: the functions whose rows are compared; then the objects
+# whose whole table is checked for order
+cases=("$libc malloc" "$libc free" "$libc qsort_r" "$libc __libc_start_main"
+	"build/tests/leaks/nofp/c_apis main" "build/tests/leaks/nofp/c_apis _start"
+	"build/tests/leaks/fp/c_apis main" "build/tests/leaks/nofp/cpp_cases main"
+	"build/tests/leaks/fp/threads main")
+sorted=("$libc" build/tests/leaks/nofp/cpp_cases)
+case_name() { # "OBJECT FUNCTION"
+	set -- $1
+	echo "unwind-rows-$(basename "$1")-$(basename "$(dirname "$1")")-$2"
+}
+names=()
+for case in "${cases[@]}"; do
+	names+=("$(case_name "$case")")
+done
+for obj in "${sorted[@]}"; do
+	names+=("unwind-rows-sorted-$(basename "$obj")")
+done
+tests "${names[@]}"
+need user-tests leak-progs
 
 # compare OBJECT FUNCTION: prints nothing when equal, else the difference
 compare() {
@@ -82,12 +93,10 @@ if got != want:
 PY
 }
 
-for case in "$libc malloc" "$libc free" "$libc qsort_r" "$libc __libc_start_main" \
-	"build/tests/leaks/nofp/c_apis main" "build/tests/leaks/nofp/c_apis _start" \
-	"build/tests/leaks/fp/c_apis main" "build/tests/leaks/nofp/cpp_cases main" \
-	"build/tests/leaks/fp/threads main"; do
+for case in "${cases[@]}"; do
+	name=$(case_name "$case")
+	want "$name" || continue
 	set -- $case
-	name="unwind-rows-$(basename "$1")-$(basename "$(dirname "$1")")-$2"
 	if out=$(compare "$1" "$2" 2>&1); then
 		pass "$name"
 	else
@@ -96,7 +105,8 @@ for case in "$libc malloc" "$libc free" "$libc qsort_r" "$libc __libc_start_main
 done
 
 # Every row sorted and ending in "no rule", as the module requires.
-for obj in "$libc" build/tests/leaks/nofp/cpp_cases; do
+for obj in "${sorted[@]}"; do
+	want "unwind-rows-sorted-$(basename "$obj")" || continue
 	if out=$("$dump" "$obj" | python3 -c '
 import sys
 rows = [l.split() for l in sys.stdin]
@@ -108,4 +118,4 @@ if not rows or addrs != sorted(set(addrs)) or rows[-1][1] != "-":
 		fail "unwind-rows-sorted-$(basename "$obj")" "$out"
 	fi
 done
-exit $failed
+finish
