@@ -6,7 +6,7 @@ built from the same header.  The guest suites decode netlink messages and
 /dev/memtrack records with these layouts, so a wrong one would make them
 test the wrong bytes.
 
-Prints PASS/FAIL lines; exits 1 if any failed."""
+Runs as tests/lib/harness.py says (test names as arguments, --list)."""
 import os
 import re
 import subprocess
@@ -15,15 +15,9 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, os.path.join(ROOT, "tests", "guest"))
+sys.path[:0] = [os.path.join(ROOT, "tests", "guest"), os.path.join(ROOT, "tests", "lib")]
 import uapi  # noqa: E402
-
-TESTS = []
-
-
-def test(fn):
-    TESTS.append(fn)
-    return fn
+from harness import check, main, test  # noqa: E402
 
 
 def compiled(lines):
@@ -49,9 +43,7 @@ def compare(ours):
     cc = compiled([(n, e) for n, e, _ in ours])
     bad = [f"{n}: ours {v}, the compiler's {cc[n]}"
            for n, _, v in ours if int(cc[n]) != v % (1 << 64)]
-    if bad:
-        raise AssertionError("; ".join(bad[:10]))
-    return len(ours)
+    check(not bad, "; ".join(bad[:10]))
 
 
 @test
@@ -67,13 +59,12 @@ def struct_layouts_equal_the_compilers():
         if lay.tail:
             ours.append((f"{name}.{lay.tail[0]}.offset",
                          f"offsetof({t}, {lay.tail[0]})", lay.size))
-    n = compare(ours)
+    compare(ours)
     # Every struct the header declares was read, none left out.
     with open(os.path.join(uapi.UAPI, "memtrack.h")) as f:
         declared = set(re.findall(r"^struct (\w+) \{", f.read(), re.M))
-    if declared != set(uapi.structs()) or len(declared) < 20:
-        raise AssertionError(f"structs read {sorted(uapi.structs())}, declared {sorted(declared)}")
-    return n
+    check(declared == set(uapi.structs()) and len(declared) >= 20,
+          f"structs read {sorted(uapi.structs())}, declared {sorted(declared)}")
 
 
 @test
@@ -92,24 +83,8 @@ def enums_and_defines_equal_the_compilers():
     ours += [(f"MEMTRACK_{n}", f"MEMTRACK_{n}", getattr(mtrec, n))
              for n in ("IOC_GET_VERSION", "IOC_SET_FILTER", "IOC_GET_FILTER",
                        "IOC_GET_STATS")]
-    if len(ours) < 120:
-        raise AssertionError(f"only {len(ours)} constants read (the header has more)")
-    return compare(ours)
-
-
-def main(argv):
-    names = set(argv[1:])
-    failed = 0
-    for fn in TESTS:
-        if names and fn.__name__ not in names:
-            continue
-        try:
-            n = fn()
-            print(f"PASS {fn.__name__} ({n} values)")
-        except Exception as e:  # noqa: BLE001
-            failed += 1
-            print(f"FAIL {fn.__name__}: {e}")
-    return 1 if failed else 0
+    check(len(ours) >= 120, f"only {len(ours)} constants read (the header has more)")
+    compare(ours)
 
 
 if __name__ == "__main__":
