@@ -76,31 +76,14 @@ static int parse_aggregators(struct mtd_config *c, const char *v)
 	c->nr_aggregators = 0;
 	for (tok = strtok_r(buf, ",", &save); tok;
 	     tok = strtok_r(NULL, ",", &save)) {
-		char *colon, *addr;
+		struct mtd_aggregator *a = &c->aggregators[c->nr_aggregators];
 
 		while (*tok == ' ')
 			tok++;
-		colon = strrchr(tok, ':');
-		if (!colon || c->nr_aggregators == MTD_MAX_AGGREGATORS)
+		if (c->nr_aggregators == MTD_MAX_AGGREGATORS ||
+		    mtd_parse_hostport(tok, a->addr, sizeof(a->addr), &a->port))
 			return -1;
-		*colon = 0;
-		addr = tok;
-		if (*addr == '[') {
-			size_t n = strlen(addr);
-
-			if (n < 3 || addr[n - 1] != ']')
-				return -1;
-			addr[n - 1] = 0;
-			addr++;
-		} else if (strchr(addr, ':')) {
-			return -1;	/* IPv6 needs brackets */
-		}
-		if (strlen(addr) >= sizeof(c->aggregators[0].addr) ||
-		    !mtd_valid_address(addr) ||
-		    mtd_parse_uint(colon + 1, 1, 65535,
-			       &c->aggregators[c->nr_aggregators].port))
-			return -1;
-		strcpy(c->aggregators[c->nr_aggregators++].addr, addr);
+		c->nr_aggregators++;
 	}
 	return c->nr_aggregators ? 0 : -1;
 }

@@ -54,7 +54,7 @@ struct mtd_config {
 	bool keep_ptrace;		/* keep CAP_SYS_PTRACE after dropping */
 	/* relay: aggregators to send snapshots to (numeric address, port) */
 	unsigned int nr_aggregators;
-	struct {
+	struct mtd_aggregator {
 		char addr[64];
 		unsigned int port;
 	} aggregators[MTD_MAX_AGGREGATORS];
@@ -78,5 +78,11 @@ bool mtd_valid_address(const char *v);
 /* A decimal in min..max into *out: 0, or -1. */
 int mtd_parse_uint(const char *v, unsigned long min, unsigned long max,
 		   unsigned int *out);
+/*
+ * "ADDR:PORT" or "[ADDR6]:PORT", the address numeric, the port 1..65535:
+ * 0, or -1 if malformed or the address does not fit alen.
+ */
+int mtd_parse_hostport(const char *s, char *addr, size_t alen,
+		       unsigned int *port);
 
 #endif /* MEMTRACK_NET_CONFIG_H */

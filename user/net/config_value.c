@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Values of memtrackd.conf keys (config.h): numbers in a range, yes/no,
- * numeric addresses; config.c and agg_config.c check every key with them.
+ * numeric addresses, ADDR:PORT; config.c and agg_config.c check every key
+ * with them, and the query clients their --server the same way.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -42,4 +43,30 @@ bool mtd_valid_address(const char *v)
 	unsigned char a[sizeof(struct in6_addr)];
 
 	return inet_pton(AF_INET, v, a) == 1 || inet_pton(AF_INET6, v, a) == 1;
+}
+
+int mtd_parse_hostport(const char *s, char *addr, size_t alen,
+		       unsigned int *port)
+{
+	const char *colon = strrchr(s, ':');
+	size_t n;
+
+	if (!colon)
+		return -1;
+	n = colon - s;
+	if (*s == '[') {
+		if (n < 3 || s[n - 1] != ']')
+			return -1;
+		s++;
+		n -= 2;
+	} else if (memchr(s, ':', n)) {
+		return -1;	/* IPv6 needs brackets */
+	}
+	if (!n || n >= alen)
+		return -1;
+	memcpy(addr, s, n);
+	addr[n] = 0;
+	if (!mtd_valid_address(addr) || mtd_parse_uint(colon + 1, 1, 65535, port))
+		return -1;
+	return 0;
 }

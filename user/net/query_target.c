@@ -10,35 +10,6 @@
 #include "conn.h"
 #include "query_target.h"
 
-int mtd_parse_server(const char *s, char *addr, size_t alen,
-		     unsigned int *port)
-{
-	const char *colon = strrchr(s, ':');
-	unsigned long p;
-	char *end;
-	size_t n;
-
-	if (!colon || colon[1] < '0' || colon[1] > '9')
-		return -1;
-	n = colon - s;
-	if (*s == '[') {
-		if (n < 3 || s[n - 1] != ']')
-			return -1;
-		s++;
-		n -= 2;
-	}
-	if (!n || n >= alen)
-		return -1;
-	memcpy(addr, s, n);
-	addr[n] = 0;
-	errno = 0;
-	p = strtoul(colon + 1, &end, 10);
-	if (errno || *end || !p || p > 65535)
-		return -1;
-	*port = p;
-	return 0;
-}
-
 int mtd_query_target(const char *cfgpath, const char *server,
 		     struct mtd_query_target *t, char *err, size_t errlen)
 {
@@ -53,7 +24,7 @@ int mtd_query_target(const char *cfgpath, const char *server,
 		return -2;
 	}
 	if (server) {
-		if (mtd_parse_server(server, t->addr, sizeof(t->addr),
+		if (mtd_parse_hostport(server, t->addr, sizeof(t->addr),
 				     &t->port)) {
 			snprintf(err, errlen, "%s: ADDR:PORT expected", server);
 			return -2;

@@ -16,10 +16,6 @@ struct mtd_query_target {
 	struct mtd_creds *creds;	/* client credentials (conn.h) */
 };
 
-/* "ADDR:PORT" or "[ADDR6]:PORT": 0, or -1 if malformed. */
-int mtd_parse_server(const char *s, char *addr, size_t alen,
-		     unsigned int *port);
-
 /*
  * server (NULL: the first of the config's aggregators, else its
  * [aggregate] address) and the config's authentication keys; cfgpath NULL:

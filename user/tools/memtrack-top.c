@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "top.h"
+#include "config.h"
 #include "query_target.h"
 #include "top_cluster.h"
 #include "top_cluster_view.h"
@@ -150,7 +151,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			char addr[64];
 			unsigned int port;
 
-			if (mtd_parse_server(optarg, addr, sizeof(addr), &port)) {
+			if (mtd_parse_hostport(optarg, addr, sizeof(addr), &port)) {
 				fprintf(stderr, "memtrack-top: --cluster: ADDR:PORT expected (numeric, IPv6 in []): %s\n", optarg);
 				return 2;
 			}
