@@ -39,15 +39,7 @@ static void put(struct sink *k, const char *p, size_t n)
 	k->pos += n;
 }
 
-/*
- * The length of the well-formed UTF-8 sequence at s (n > 0 bytes left), or
- * minus the length of the ill-formed subsequence one U+FFFD replaces: the
- * bytes before the first one that cannot continue a well-formed sequence,
- * at least one.  Overlong forms (C0, C1, E0 80..9F, F0 80..8F), surrogates
- * (ED A0..BF) and code points past U+10FFFF (F4 90.., F5..FF) are ill-formed
- * (Unicode 15, table 3-7).
- */
-static int utf8_seq(const unsigned char *s, size_t n)
+int mt_utf8_seq(const unsigned char *s, size_t n)
 {
 	unsigned char lo = 0x80, hi = 0xbf;
 	size_t len, i;
@@ -111,7 +103,7 @@ static void put_string(struct sink *k, const char *s, size_t n)
 	}
 	put(k, "\"", 1);
 	while (i < n) {
-		len = utf8_seq(u + i, n - i);
+		len = mt_utf8_seq(u + i, n - i);
 		if (len > 0 && u[i] >= 0x20 && u[i] != '"' && u[i] != '\\') {
 			i += len;
 			continue;

@@ -73,7 +73,18 @@ bool mt_counter_signed(unsigned int idx);
 int mt_format_text(const struct memtrack_rec_hdr *rec, char *buf, size_t len);
 int mt_format_json(const struct memtrack_rec_hdr *rec, char *buf, size_t len);
 
-/* ---- JSON strings (json.c) ------------------------------------------------ */
+/* ---- UTF-8 and JSON strings (json.c) -------------------------------------- */
+
+/*
+ * The length of the well-formed UTF-8 sequence at s (n > 0 bytes left), or
+ * minus the length of the ill-formed subsequence one U+FFFD replaces: the
+ * bytes before the first one that cannot continue a well-formed sequence,
+ * at least one.  Overlong forms (C0, C1, E0 80..9F, F0 80..8F), surrogates
+ * (ED A0..BF) and code points past U+10FFFF (F4 90.., F5..FF) are ill-formed
+ * (Unicode 15, table 3-7).  For every writer of text others parse (JSON
+ * here, Prometheus labels in memtrackd).
+ */
+int mt_utf8_seq(const unsigned char *s, size_t n);
 
 /*
  * A string as a JSON string, for every JSON document the tools write:

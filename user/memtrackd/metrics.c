@@ -10,42 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "memtrack.h"
 #include "metrics.h"
 #include "state.h"
-
-/* Length of the valid UTF-8 sequence at s (at most n bytes), 0 if none. */
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-	size_t len, i;
-	unsigned int cp;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf) {
-		len = 2;
-		cp = s[0] & 0x1f;
-	} else if (s[0] >= 0xe0 && s[0] <= 0xef) {
-		len = 3;
-		cp = s[0] & 0x0f;
-	} else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
-		len = 4;
-		cp = s[0] & 0x07;
-	} else {
-		return 0;
-	}
-	if (len > n)
-		return 0;
-	for (i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	/* overlong forms, surrogates, beyond U+10FFFF */
-	if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
-	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
-		return 0;
-	return len;
-}
 
 void mtd_buf_label(struct mtd_buf *b, const char *str, size_t n)
 {
@@ -53,11 +20,11 @@ void mtd_buf_label(struct mtd_buf *b, const char *str, size_t n)
 	size_t i = 0;
 
 	while (i < n && s[i]) {
-		size_t len = utf8_len(s + i, n - i);
+		int len = mt_utf8_seq(s + i, n - i);
 
-		if (!len) {
+		if (len < 0) {
 			mtd_buf_printf(b, "\xef\xbf\xbd");	/* U+FFFD */
-			i++;
+			i -= len;
 		} else if (s[i] == '\\') {
 			mtd_buf_printf(b, "\\\\");
 			i++;
@@ -68,7 +35,7 @@ void mtd_buf_label(struct mtd_buf *b, const char *str, size_t n)
 			mtd_buf_printf(b, "\\n");
 			i++;
 		} else {
-			mtd_buf_printf(b, "%.*s", (int)len, (const char *)s + i);
+			mtd_buf_printf(b, "%.*s", len, (const char *)s + i);
 			i += len;
 		}
 	}
