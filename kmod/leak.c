@@ -36,10 +36,7 @@
 #include <net/netlink.h>
 #include "memtrack.h"
 #include "leak.h"
-
-#ifndef CONFIG_X86_64
-#error "memtrack: the leak tracer reads x86_64 user registers"
-#endif
+#include "arch.h"
 
 /* mtr_leak_sessions changes under both locks: readers need either. */
 static DEFINE_MUTEX(mtr_leak_lock);		/* attach, detach, netlink */
@@ -407,12 +404,12 @@ static void mtr_leak_free_entry(struct mtr_leak_session *s, u32 api,
 		      api == MEMTRACK_API_DELETE_ARRAY;
 	struct mtr_leak_thread *t, *tfresh = NULL;
 	struct mtr_leak_stack *bad = NULL;
-	unsigned long ptr = regs->di;
+	unsigned long ptr = mtr_arg(regs, 0);
 
 	if (api == MEMTRACK_API_CLOSE) {
-		if ((int)regs->di < 0)
+		if ((int)mtr_arg(regs, 0) < 0)
 			return;
-		ptr = MTR_LEAK_FD_KEY | (u32)regs->di;
+		ptr = MTR_LEAK_FD_KEY | (u32)mtr_arg(regs, 0);
 	}
 	if (!ptr)
 		return;
@@ -421,7 +418,7 @@ static void mtr_leak_free_entry(struct mtr_leak_session *s, u32 api,
 	t = delete ? mtr_leak_thread_get(s, &tfresh) :
 		     mtr_leak_thread_find(s, current->pid);
 	if (t)
-		mtr_leak_unwind(t, regs->sp);
+		mtr_leak_unwind(t, mtr_sp(regs));
 	/* free() called by realloc(p, 0) etc.: the outer call accounts. */
 	if (t && t->depth)
 		goto out;
@@ -452,30 +449,30 @@ static bool mtr_leak_request(u32 api, struct pt_regs *regs,
 	c->arg = 0;
 	switch (api) {
 	case MEMTRACK_API_CALLOC:
-		return !check_mul_overflow((u64)regs->di, (u64)regs->si,
-					   &c->size);
+		return !check_mul_overflow((u64)mtr_arg(regs, 0),
+					   (u64)mtr_arg(regs, 1), &c->size);
 	case MEMTRACK_API_REALLOC:
-		c->arg = regs->di;
-		c->size = regs->si;
+		c->arg = mtr_arg(regs, 0);
+		c->size = mtr_arg(regs, 1);
 		return true;
 	case MEMTRACK_API_REALLOCARRAY:
-		c->arg = regs->di;
-		return !check_mul_overflow((u64)regs->si, (u64)regs->dx,
-					   &c->size);
+		c->arg = mtr_arg(regs, 0);
+		return !check_mul_overflow((u64)mtr_arg(regs, 1),
+					   (u64)mtr_arg(regs, 2), &c->size);
 	case MEMTRACK_API_POSIX_MEMALIGN:
-		c->arg = regs->di;
-		c->size = regs->dx;
+		c->arg = mtr_arg(regs, 0);
+		c->size = mtr_arg(regs, 2);
 		return true;
 	case MEMTRACK_API_ALIGNED_ALLOC:
 	case MEMTRACK_API_MEMALIGN:
-		c->size = regs->si;
+		c->size = mtr_arg(regs, 1);
 		return true;
 	case MEMTRACK_API_PVALLOC:
 		/* pvalloc allocates whole pages: that is what the caller holds. */
-		c->size = PAGE_ALIGN(regs->di);
+		c->size = PAGE_ALIGN(mtr_arg(regs, 0));
 		return true;
 	default:	/* malloc, valloc, new, new[]: (size, ...) */
-		c->size = regs->di;
+		c->size = mtr_arg(regs, 0);
 		return true;
 	}
 }
@@ -486,7 +483,7 @@ static int mtr_leak_entry(MTR_UPROBE_HANDLER_PROTO)
 	struct mtr_leak_session *s = mtr_leak_current(uc);
 	struct mtr_leak_thread *t, *tfresh = NULL;
 	struct mtr_leak_stack *fresh = NULL;
-	struct mtr_leak_call c = { .sp = regs->sp, .api = p->api };
+	struct mtr_leak_call c = { .sp = mtr_sp(regs), .api = p->api };
 	u64 frames[MEMTRACK_LEAK_MAX_FRAMES];
 	u32 nr, hash;
 
@@ -511,7 +508,7 @@ static int mtr_leak_entry(MTR_UPROBE_HANDLER_PROTO)
 		s->st.dropped_allocs++;
 		goto out;
 	}
-	mtr_leak_unwind(t, regs->sp);
+	mtr_leak_unwind(t, mtr_sp(regs));
 	/* Inside another allocator call (new -> malloc): no stack needed. */
 	if (t->depth)
 		c.nested = true;
@@ -561,12 +558,12 @@ static int mtr_leak_return(MTR_URETPROBE_HANDLER_PROTO)
 	spin_lock(&s->lock);
 	t = mtr_leak_thread_find(s, current->pid);
 	if (t) {
-		/* The call returning had its entry at sp - 8 (ret popped). */
-		mtr_leak_unwind(t, regs->sp - sizeof(long));
+		/* The stack pointer the returning call had at its entry. */
+		mtr_leak_unwind(t, mtr_sp_at_entry(regs));
 		if (t->depth > MTR_LEAK_MAX_DEPTH) {
 			t->depth--;
 		} else if (t->depth &&
-			   t->calls[t->depth - 1].sp == regs->sp - sizeof(long)) {
+			   t->calls[t->depth - 1].sp == mtr_sp_at_entry(regs)) {
 			c = t->calls[--t->depth];
 			have = !c.nested;
 		}
