@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The leak tracer's internals, shared by leak.c (sessions, probes, tables)
+ * The leak tracer's internals, shared by leak_session.c (sessions, probes, tables)
  * and leak_nl.c (the netlink commands).
  */
 #ifndef MEMTRACK_LEAK_H
@@ -144,7 +144,7 @@ struct mtr_leak_session {
 	struct mtr_leak_probe probes[];
 };
 
-/* leak.c */
+/* leak_session.c */
 int mtr_leak_init(void);
 void mtr_leak_exit(void);
 void mtr_leak_task_exit(struct task_struct *task);
