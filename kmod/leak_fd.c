@@ -5,10 +5,12 @@
  * table the process has really closed.
  *
  * Descriptors go through the same probes, call state and tables as memory
- * blocks (leak_probe.c, leak_table.c), under keys MTR_LEAK_FD_KEY | fd.  close() is their free;
- * descriptors closed where no probe sees it (close_range, a raw syscall,
- * closefrom) would stay listed for ever, so a report first
- * checks each against the process's descriptor table.
+ * blocks (leak_probe.c, leak_table.c), under keys MTR_LEAK_FD_KEY | fd.
+ * close() is their free; descriptors closed where no probe sees it
+ * (close_range, a raw syscall, closefrom) would stay listed for ever, so a
+ * report first checks each against the process's descriptor table.
+ *
+ * A leaf below the handlers: it calls only the tables (leak_table.c).
  */
 #include <linux/fcntl.h>
 #include <linux/fdtable.h>

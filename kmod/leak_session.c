@@ -86,8 +86,9 @@ static struct mtr_leak_session *mtr_leak_find_mine(pid_t tgid, int *err)
 }
 
 /*
- * For readers outside this file (leak_blocks.c, leak_stacks.c): the caller's session with
- * mtr_leak_lock held, so it cannot go away; NULL (lock not held) with *err.
+ * For readers outside this file (leak_blocks.c, leak_stacks.c): the
+ * caller's session with mtr_leak_lock held, so it cannot go away; NULL
+ * (lock not held) with *err.
  */
 struct mtr_leak_session *mtr_leak_lock_mine(pid_t tgid, int *err)
 {
