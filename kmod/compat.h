@@ -21,15 +21,6 @@
 #include <linux/sched/coredump.h>
 #endif
 
-/* Syscall entry points, for kprobes: the arch's syscall wrapper names. */
-#if defined(CONFIG_X86_64)
-#define MTR_SYSCALL_SYM(name) "__x64_sys_" #name
-#elif defined(CONFIG_ARM64)
-#define MTR_SYSCALL_SYM(name) "__arm64_sys_" #name
-#else
-#error "memtrack: no syscall wrapper prefix known for this architecture"
-#endif
-
 /* oom:mark_victim took (int pid) before 6.1.130 and (task, uid) since. */
 #ifdef MTR_HAVE_MARK_VICTIM_TASK
 #define MTR_MARK_VICTIM_PROTO struct task_struct *victim, uid_t victim_uid

@@ -6,11 +6,17 @@
  * it came by, a request changes only what it names, and nothing changes
  * unless all of the request is valid.
  */
+#include <linux/module.h>
+#include <linux/moduleparam.h>
 #include <linux/mutex.h>
 #include <linux/string.h>
 #include "memtrack.h"
 
 DEFINE_MUTEX(mtr_config_lock);
+
+unsigned int mtr_retention_ms = MEMTRACK_RETENTION_MS_DEFAULT;
+module_param_named(retention_ms, mtr_retention_ms, uint, 0444);
+MODULE_PARM_DESC(retention_ms, "How long exited tasks stay listed (ms)");
 
 static bool mtr_retention_valid(unsigned int ms)
 {

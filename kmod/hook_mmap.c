@@ -12,6 +12,7 @@
 #include <asm/syscall.h>
 #include "memtrack.h"
 #include "compat.h"
+#include "arch.h"
 
 enum mtr_sys {
 	MTR_SYS_MMAP, MTR_SYS_MUNMAP, MTR_SYS_MREMAP, MTR_SYS_BRK,

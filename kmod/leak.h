@@ -1,7 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The leak tracer's internals, shared by leak.c (sessions, probes, tables)
- * and leak_nl.c (the netlink commands).
+ * The leak tracer's internals, shared by its files.  Calls point one way:
+ * the netlink commands (nl_leak.c) call the sessions (leak_session.c) and
+ * the reports (leak_stacks.c, leak_blocks.c); the sessions install the
+ * handlers (leak_probe.c); the handlers read their call's descriptors and
+ * stack through leak_fd.c and leak_unwind.c; and all of them keep their
+ * books in the session's tables (leak_table.c), which call nothing back.
  */
 #ifndef MEMTRACK_LEAK_H
 #define MEMTRACK_LEAK_H
@@ -90,6 +94,12 @@ static inline bool mtr_leak_api_is_fd(u32 api)
 	return api >= MEMTRACK_API_OPEN && api < __MEMTRACK_API_MAX;
 }
 
+static inline bool mtr_leak_api_frees(u32 api)
+{
+	return api == MEMTRACK_API_FREE || api == MEMTRACK_API_DELETE ||
+	       api == MEMTRACK_API_DELETE_ARRAY || api == MEMTRACK_API_CLOSE;
+}
+
 /* One allocator call in flight on a thread. */
 struct mtr_leak_call {
 	unsigned long sp;		/* at entry: identifies the call */
@@ -144,13 +154,49 @@ struct mtr_leak_session {
 	struct mtr_leak_probe probes[];
 };
 
-/* leak.c */
+/* leak_table.c: the session's tables; the caller holds s->lock. */
+int mtr_leak_table_init(void);
+void mtr_leak_table_exit(void);
+struct mtr_leak_block *mtr_leak_block_alloc(void);	/* no lock needed */
+void mtr_leak_block_free(struct mtr_leak_block *b);	/* no lock needed */
+struct mtr_leak_block *mtr_leak_block_find(struct mtr_leak_session *s,
+					   pid_t tgid, unsigned long addr);
+void mtr_leak_block_drop(struct mtr_leak_session *s, struct mtr_leak_block *b);
+u32 mtr_leak_stack_hash(pid_t tgid, u32 api, const u64 *frames, u32 nr);
+struct mtr_leak_stack *mtr_leak_stack_find(struct mtr_leak_session *s,
+					   u32 hash, pid_t tgid, u32 api,
+					   const u64 *frames, u32 nr);
+struct mtr_leak_stack *mtr_leak_stack_get(struct mtr_leak_session *s,
+					  u32 hash, pid_t tgid, u32 api,
+					  const u64 *frames, u32 nr,
+					  struct mtr_leak_stack **fresh);
+struct mtr_leak_thread *mtr_leak_thread_find(struct mtr_leak_session *s,
+					     pid_t tid);
+struct mtr_leak_thread *
+mtr_leak_thread_get(struct mtr_leak_session *s, struct mtr_leak_thread **tfresh);
+struct mtr_leak_thread *mtr_leak_thread_unlink(struct mtr_leak_session *s,
+					       pid_t tid);
+struct mtr_leak_stack *mtr_leak_remove(struct mtr_leak_session *s,
+				       pid_t tgid, unsigned long addr,
+				       u32 api);
+void mtr_leak_insert(struct mtr_leak_session *s,
+		     struct mtr_leak_block *b, pid_t tgid,
+		     unsigned long addr, const struct mtr_leak_call *c);
+struct mtr_leak_kid *mtr_leak_kid_find(struct mtr_leak_session *s,
+				       pid_t tgid, struct mm_struct *mm);
+void mtr_leak_tables_drop(struct mtr_leak_session *s, pid_t tgid);
+int mtr_leak_tables_alloc(struct mtr_leak_session *s);
+void mtr_leak_tables_free(struct mtr_leak_session *s);
+
+/* leak_probe.c: the uprobe handlers. */
+void mtr_leak_probe_handlers(struct mtr_leak_probe *p);
+
+/* leak_session.c: sessions, and the hooks that end them. */
 int mtr_leak_init(void);
 void mtr_leak_exit(void);
 void mtr_leak_task_exit(struct task_struct *task);
 void mtr_leak_task_exec(struct task_struct *task);
 void mtr_leak_task_fork(struct task_struct *task, unsigned long clone_flags);
-void mtr_leak_block_drop(struct mtr_leak_session *s, struct mtr_leak_block *b);
 
 /* leak_fd.c */
 bool mtr_leak_fd_request(u32 api, struct pt_regs *regs,
@@ -171,17 +217,19 @@ int mtr_leak_attach(pid_t tgid, const struct mtr_leak_probe_req *req,
 int mtr_leak_detach(pid_t tgid);
 int mtr_leak_get_stats(pid_t tgid, struct memtrack_leak_stats *st);
 
-/* A LEAK_STACKS snapshot: whole attribute payloads, back to back. */
+struct mtr_leak_session *mtr_leak_lock_mine(pid_t tgid, int *err);
+void mtr_leak_unlock(void);
+
+/* A LEAK_STACKS or LEAK_BLOCKS snapshot: attribute payloads back to back. */
 struct mtr_leak_snap {
 	size_t len;
 	size_t pos;			/* next to send */
 	u8 data[];
 };
 
+/* leak_stacks.c: a LEAK_STACKS snapshot, struct memtrack_leak_stack each. */
 int mtr_leak_snapshot(pid_t tgid, u64 min_age_ns, bool all,
 		      struct mtr_leak_snap **out);
-struct mtr_leak_session *mtr_leak_lock_mine(pid_t tgid, int *err);
-void mtr_leak_unlock(void);
 
 /* leak_blocks.c: a LEAK_BLOCKS snapshot, struct memtrack_leak_block each. */
 int mtr_leak_blocks_snapshot(pid_t tgid, struct mtr_leak_snap **out);

@@ -5,10 +5,12 @@
  * table the process has really closed.
  *
  * Descriptors go through the same probes, call state and tables as memory
- * blocks (leak.c), under keys MTR_LEAK_FD_KEY | fd.  close() is their free;
- * descriptors closed where no probe sees it (close_range, a raw syscall,
- * closefrom) would stay listed for ever, so a report first
- * checks each against the process's descriptor table.
+ * blocks (leak_probe.c, leak_table.c), under keys MTR_LEAK_FD_KEY | fd.
+ * close() is their free; descriptors closed where no probe sees it
+ * (close_range, a raw syscall, closefrom) would stay listed for ever, so a
+ * report first checks each against the process's descriptor table.
+ *
+ * A leaf below the handlers: it calls only the tables (leak_table.c).
  */
 #include <linux/fcntl.h>
 #include <linux/fdtable.h>
@@ -17,6 +19,7 @@
 #include <linux/sched/task.h>
 #include <linux/uaccess.h>
 #include "leak.h"
+#include "arch.h"
 
 /* Whether the call opens anything, and where its result will be. */
 bool mtr_leak_fd_request(u32 api, struct pt_regs *regs,
@@ -26,17 +29,17 @@ bool mtr_leak_fd_request(u32 api, struct pt_regs *regs,
 	c->arg = 0;
 	switch (api) {
 	case MEMTRACK_API_PIPE:
-		c->arg = regs->di;
+		c->arg = mtr_arg(regs, 0);
 		return true;
 	case MEMTRACK_API_SOCKETPAIR:
-		c->arg = regs->cx;
+		c->arg = mtr_arg(regs, 3);
 		return true;
 	case MEMTRACK_API_FCNTL:
-		return (int)regs->si == F_DUPFD ||
-		       (int)regs->si == F_DUPFD_CLOEXEC;
+		return (int)mtr_arg(regs, 1) == F_DUPFD ||
+		       (int)mtr_arg(regs, 1) == F_DUPFD_CLOEXEC;
 	case MEMTRACK_API_SIGNALFD:
 		/* Another fd changes the mask of an existing signalfd. */
-		return (int)regs->di == -1;
+		return (int)mtr_arg(regs, 0) == -1;
 	default:
 		return true;
 	}

@@ -20,6 +20,7 @@
 #include <linux/uaccess.h>
 #include <net/netlink.h>
 #include "leak.h"
+#include "arch.h"
 
 /* Tables installed in a session, sorted by start, not overlapping. */
 struct mtr_unwind_set {
@@ -177,9 +178,9 @@ static bool mtr_unwind_fp(unsigned long *sp, unsigned long *bp,
  * The user call stack of current into @frames (MEMTRACK_LEAK_MAX_FRAMES),
  * innermost first; returns how many.  @at_entry: @regs are at a function's
  * first instruction, so frames[0] is its return address, *sp, and the walk
- * goes on from its caller; otherwise frames[0] is regs->ip.  Stops at the
- * outermost frame, a rule it cannot follow, unreadable memory, a CFA that
- * does not move up, or a zero return address.
+ * goes on from its caller; otherwise frames[0] is the instruction pointer.
+ * Stops at the outermost frame, a rule it cannot follow, unreadable memory,
+ * a CFA that does not move up, or a zero return address.
  */
 u32 mtr_leak_unwind_user(struct mtr_leak_session *s, struct pt_regs *regs,
 			 bool at_entry, u64 *frames)
@@ -188,7 +189,7 @@ u32 mtr_leak_unwind_user(struct mtr_leak_session *s, struct pt_regs *regs,
 	struct mtr_unwind *uw = smp_load_acquire(&s->unwind);
 	const struct memtrack_unwind_row *row;
 	const struct mtr_unwind_set *set = NULL;
-	unsigned long sp = regs->sp, bp = regs->bp, pc, cfa, ra;
+	unsigned long sp = mtr_sp(regs), bp = mtr_fp(regs), pc, cfa, ra;
 	u32 n = 0;
 
 	/* The memo is per CPU; a read that would fault fails instead. */
@@ -202,7 +203,7 @@ u32 mtr_leak_unwind_user(struct mtr_leak_session *s, struct pt_regs *regs,
 			goto out;
 		sp += sizeof(long);
 	} else {
-		pc = regs->ip;
+		pc = mtr_ip(regs);
 	}
 	frames[n++] = pc;
 	while (n < MEMTRACK_LEAK_MAX_FRAMES) {

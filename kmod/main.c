@@ -15,14 +15,8 @@
 #include "memtrack.h"
 #include "leak.h"
 
-unsigned int mtr_retention_ms = MEMTRACK_RETENTION_MS_DEFAULT;
-module_param_named(retention_ms, mtr_retention_ms, uint, 0444);
-MODULE_PARM_DESC(retention_ms, "How long exited tasks stay listed (ms)");
 module_param_named(ring_kb, mtr_ring_kb, uint, 0444);
 MODULE_PARM_DESC(ring_kb, "Per-CPU buffer of each /dev/memtrack reader (KiB)");
-
-u64 mtr_load_ns;
-DEFINE_PER_CPU(struct mtr_totals, mtr_totals);
 
 #define MTR_REAP_INTERVAL (HZ / 4)
 static void mtr_reap_fn(struct work_struct *work);
@@ -39,20 +33,6 @@ static void mtr_reap_fn(struct work_struct *work)
 	schedule_delayed_work(&mtr_reap_work, MTR_REAP_INTERVAL);
 }
 
-void mtr_totals_sum(struct mtr_totals *sum)
-{
-	const u64 *src;
-	u64 *dst = (u64 *)sum;
-	unsigned int cpu, i;
-
-	memset(sum, 0, sizeof(*sum));
-	for_each_possible_cpu(cpu) {
-		src = (const u64 *)per_cpu_ptr(&mtr_totals, cpu);
-		for (i = 0; i < sizeof(*sum) / sizeof(u64); i++)
-			dst[i] += READ_ONCE(src[i]);
-	}
-}
-
 static int __init mtr_init(void)
 {
 	unsigned int g;
@@ -61,7 +41,7 @@ static int __init mtr_init(void)
 	err = mtr_config_check_params();
 	if (err)
 		return err;
-	mtr_load_ns = ktime_get_ns();
+	mtr_summary_init();
 	err = mtr_table_init();
 	if (err)
 		return err;

@@ -164,7 +164,10 @@ struct mtr_proc_view {
 void mtr_proc_view(struct mtr_proc *p, struct mtr_proc_view *v);
 void mtr_thread_view(struct mtr_thread *t, struct mtr_proc_view *v);
 
-/* Global totals since load, per CPU; events from any context. */
+/*
+ * summary.c: global totals since load, per CPU; events from any context.
+ * The hooks and the rings count, the summary sums.
+ */
 #define MTR_MAX_ORDER_SLOTS 16
 struct mtr_totals {
 	u64 pg_alloc_events;
@@ -188,7 +191,6 @@ struct mtr_totals {
 };
 DECLARE_PER_CPU(struct mtr_totals, mtr_totals);
 #define mtr_total_add(field, v) this_cpu_add(mtr_totals.field, (v))
-void mtr_totals_sum(struct mtr_totals *sum);
 
 /* hook_oom.c: the most recent OOM victims. */
 #define MTR_OOM_RING 8
@@ -248,8 +250,7 @@ void mtr_hooks_detach_all(void);
 unsigned int mtr_hook_group_attached(const struct mtr_hook_group *g);
 unsigned int mtr_hook_group_size(const struct mtr_hook_group *g);
 
-extern unsigned int mtr_retention_ms;	/* main.c */
-extern u64 mtr_load_ns;
+extern unsigned int mtr_retention_ms;	/* config.c */
 
 /*
  * config.c: the settings and the one way to change them.  A request carries
@@ -341,8 +342,6 @@ void mtr_ev_rss(struct mtr_proc *p, unsigned long rss, unsigned long prev,
 		u64 window_ns);
 void mtr_ev_kmalloc(u16 type, unsigned long call_site, const void *ptr,
 		    size_t bytes_req, size_t bytes_alloc, gfp_t gfp);
-/* Records generated for and lost by all readers since load. */
-void mtr_records_totals(u64 *generated, u64 *lost);
 extern unsigned int mtr_ring_kb;	/* per-CPU buffer of a new reader */
 bool mtr_ring_kb_valid(unsigned int kb);
 
@@ -360,6 +359,7 @@ int mtr_netlink_init(void);
 void mtr_netlink_exit(void);
 
 /* summary.c: the numbers both /proc/memtrack/summary and netlink report. */
+void mtr_summary_init(void);		/* at load: uptime counts from here */
 void mtr_summary_fill(struct memtrack_summary *s);
 void mtr_summary_fill_totals(struct memtrack_summary *s, struct mtr_totals *t);
 

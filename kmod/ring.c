@@ -458,12 +458,3 @@ void mtr_reader_destroy(struct mtr_reader *r)
 	irq_work_sync(&r->wake);
 	mtr_reader_free(r);
 }
-
-void mtr_records_totals(u64 *generated, u64 *lost)
-{
-	struct mtr_totals t;
-
-	mtr_totals_sum(&t);
-	*generated = t.records_generated;
-	*lost = t.records_lost;
-}

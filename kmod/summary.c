@@ -3,12 +3,37 @@
  * The numbers of /proc/memtrack/summary as one struct: the proc file prints
  * from it and netlink GET_SUMMARY sends it, so the two cannot disagree on
  * what a number means.
+ *
+ * The per-CPU totals the hooks and the rings count into live here too, with
+ * the one function that sums them: the summary is their only reader.
  */
 #include <linux/ktime.h>
 #include <linux/timekeeping.h>
 #include <linux/cpumask.h>
 #include <linux/string.h>
 #include "memtrack.h"
+
+DEFINE_PER_CPU(struct mtr_totals, mtr_totals);
+static u64 mtr_load_ns;
+
+void mtr_summary_init(void)
+{
+	mtr_load_ns = ktime_get_ns();
+}
+
+static void mtr_totals_sum(struct mtr_totals *sum)
+{
+	const u64 *src;
+	u64 *dst = (u64 *)sum;
+	unsigned int cpu, i;
+
+	memset(sum, 0, sizeof(*sum));
+	for_each_possible_cpu(cpu) {
+		src = (const u64 *)per_cpu_ptr(&mtr_totals, cpu);
+		for (i = 0; i < sizeof(*sum) / sizeof(u64); i++)
+			dst[i] += READ_ONCE(src[i]);
+	}
+}
 
 static void mtr_summary_totals(struct memtrack_summary *s,
 			       const struct mtr_totals *t)
@@ -28,6 +53,8 @@ static void mtr_summary_totals(struct memtrack_summary *s,
 	s->forks = t->forks;
 	s->exits = t->exits;
 	s->oom_kills = t->oom_victims;
+	s->records_generated = t->records_generated;
+	s->records_lost = t->records_lost;
 }
 
 static void mtr_summary_tasks(struct memtrack_summary *s)
@@ -54,9 +81,8 @@ void mtr_summary_fill_totals(struct memtrack_summary *s, struct mtr_totals *t)
 	s->nr_cpus = num_online_cpus();
 	s->uptime_ns = ktime_get_ns() - mtr_load_ns;
 	mtr_sysmem_fill(s);
-	mtr_totals_sum(t);
+	mtr_totals_sum(t);		/* once: every total from the same sum */
 	mtr_summary_totals(s, t);
-	mtr_records_totals(&s->records_generated, &s->records_lost);
 	mtr_summary_tasks(s);
 }
 
