@@ -12,8 +12,6 @@
 #include <linux/string.h>
 #include "memtrack.h"
 
-DEFINE_MUTEX(mtr_config_lock);
-
 unsigned int mtr_retention_ms = MEMTRACK_RETENTION_MS_DEFAULT;
 module_param_named(retention_ms, mtr_retention_ms, uint, 0444);
 MODULE_PARM_DESC(retention_ms, "How long exited tasks stay listed (ms)");

@@ -8,7 +8,15 @@
 #include <linux/tracepoint.h>
 #include <linux/kprobes.h>
 #include <linux/string.h>
+#include <linux/mutex.h>
 #include "memtrack.h"
+
+/*
+ * Serializes every change of a setting (config.c) and of a group's state
+ * (here).  Defined with the groups, the lower of the two: config.c switches
+ * groups through this file, never the other way round.
+ */
+DEFINE_MUTEX(mtr_config_lock);
 
 struct mtr_hook_group *const mtr_groups[] = {
 	&mtr_group_task, &mtr_group_pages, &mtr_group_kmalloc,

@@ -279,7 +279,7 @@ struct mtr_config_req {
 	s8 enable[MTR_MAX_HOOK_GROUPS];
 };
 
-extern struct mutex mtr_config_lock;
+extern struct mutex mtr_config_lock;		/* hooks.c */
 extern const struct mtr_config_key mtr_config_keys[MTR_CFG_NR];
 int mtr_config_check_params(void);
 int mtr_config_key_index(const char *name);
