@@ -195,11 +195,8 @@ static void folded_frame(FILE *o, uint64_t addr, const struct mt_sym_frame *f)
 	char buf[NAME_MAX + 24];
 
 	/* Unknown: the address in its object, the same in every run. */
-	if (!fn && f->module)
-		snprintf(buf, sizeof(buf), "%s+%#llx", base(f->module),
-			 (unsigned long long)f->offset);
-	else if (!fn)
-		snprintf(buf, sizeof(buf), "%#llx", (unsigned long long)addr);
+	if (!fn)
+		unknown_frame_name(buf, sizeof(buf), addr, f);
 	for (fn = fn ? fn : buf; *fn; fn++)
 		fputc(*fn == ';' || *fn == ' ' ? '_' : *fn, o);
 }
@@ -207,21 +204,7 @@ static void folded_frame(FILE *o, uint64_t addr, const struct mt_sym_frame *f)
 /* Text: frame lines; JSON: the members of a frames array. */
 static void print_frames(struct report *r, const struct mt_leak_stack *s)
 {
-	FILE *o = r->o;
-	uint32_t j;
-
-	for (j = 0; j < s->nr_frames; j++) {
-		const struct mt_sym_frame *f;
-		int k, nf = mt_sym_lookup(r->sym, s->frames[j], true, &f);
-
-		for (k = 0; k < nf; k++) {
-			if (r->fmt == FMT_TEXT) {
-				text_frame(o, s->frames[j], &f[k]);
-				continue;
-			}
-			json_frame(o, j || k, s->frames[j], &f[k]);
-		}
-	}
+	stack_frames(r->o, r->fmt == FMT_JSON, r->sym, s);
 }
 
 /*
