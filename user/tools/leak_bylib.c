@@ -1,34 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * memtrack-leak --by-lib: outstanding bytes and allocator calls per calling
- * object and API; plus the frame printing --scan shares.
+ * object and API.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "leak_json.h"
 #include "leak_modes.h"
-
-void mode_frames(struct mode_out *m, const struct mt_leak_stack *s,
-		 unsigned int max)
-{
-	unsigned int j;
-	bool first = true;
-
-	for (j = 0; j < s->nr_frames && j < max; j++) {
-		const struct mt_sym_frame *f;
-		int k, nf = mt_sym_lookup(m->sym, s->frames[j], true, &f);
-
-		for (k = 0; k < nf; k++) {
-			if (!m->json) {
-				text_frame(m->o, s->frames[j], &f[k]);
-				continue;
-			}
-			json_frame(m->o, !first, s->frames[j], &f[k]);
-			first = false;
-		}
-	}
-}
 
 int bylib_report(struct mode_out *m, const struct mt_leak_stack *v, size_t n)
 {

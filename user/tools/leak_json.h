@@ -4,6 +4,7 @@
 #define MEMTRACK_LEAK_JSON_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -11,12 +12,17 @@
 
 /* The file name of path. */
 const char *base(const char *path);
-/* One symbolized frame as a member of a frames array, after a comma if sep. */
-void json_frame(FILE *o, bool sep, uint64_t addr, const struct mt_sym_frame *f);
 /*
- * One frame as a text line: "function (file:line)", else the address in
- * its object "(object+0xOFF)", else addr; "??" for an unknown function.
+ * What names a frame with no function, the same in every run: the address
+ * in its object "object+0xOFF", else addr "0xADDR".
  */
-void text_frame(FILE *o, uint64_t addr, const struct mt_sym_frame *f);
+void unknown_frame_name(char *buf, size_t size, uint64_t addr,
+			const struct mt_sym_frame *f);
+/*
+ * A stack's frames, innermost first, inlined ones with them: text lines,
+ * or with json the members of a frames array.
+ */
+void stack_frames(FILE *o, bool json, struct mt_symbolizer *sym,
+		  const struct mt_leak_stack *s);
 
 #endif

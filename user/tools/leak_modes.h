@@ -22,8 +22,4 @@ int scan_report(struct mode_out *m, struct mt_handle *h,
 		const struct mt_leak_stack *v, size_t n);
 int bylib_report(struct mode_out *m, const struct mt_leak_stack *v, size_t n);
 
-/* A stack's frames (text lines or JSON frames array members). */
-void mode_frames(struct mode_out *m, const struct mt_leak_stack *s,
-		 unsigned int max);
-
 #endif

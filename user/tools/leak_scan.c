@@ -99,7 +99,7 @@ static void print_stacks(struct mode_out *m, struct mt_scan_block *b,
 			print_classes(m, &sum, "");
 			fputs(",\"frames\":[", m->o);
 			if (s)
-				mode_frames(m, s, MEMTRACK_LEAK_MAX_FRAMES);
+				stack_frames(m->o, m->json, m->sym, s);
 			fputs("]}", m->o);
 			continue;
 		}
@@ -108,7 +108,7 @@ static void print_stacks(struct mode_out *m, struct mt_scan_block *b,
 			(unsigned long long)bytes, j - i);
 		print_classes(m, &sum, "    ");
 		if (s)
-			mode_frames(m, s, MEMTRACK_LEAK_MAX_FRAMES);
+			stack_frames(m->o, m->json, m->sym, s);
 	}
 }
 
