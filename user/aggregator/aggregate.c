@@ -484,13 +484,8 @@ int mtd_aggregate_main(const struct mtd_config *c, bool foreground)
 		mtd_log(LOG_ERR, "dropping privileges: %s", err);
 		return 1;
 	}
-	if (!foreground) {
-		if (daemon(0, 0)) {
-			mtd_log(LOG_ERR, "daemon: %s", strerror(errno));
-			return 1;
-		}
-		mtd_log_init(false);
-	}
+	if (mtd_detach(foreground))
+		return 1;
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGTERM);
 	sigaddset(&sigs, SIGINT);

@@ -302,13 +302,8 @@ int main(int argc, char **argv)
 	/* fail now, not at the first scrape */
 	if (sample_locked(&d))
 		return 1;
-	if (!foreground) {
-		if (daemon(0, 0)) {
-			mtd_log(LOG_ERR, "daemon: %s", strerror(errno));
-			return 1;
-		}
-		mtd_log_init(false);
-	}
+	if (mtd_detach(foreground))
+		return 1;
 	/* before any thread starts, so that only sigfd sees them */
 	sigprocmask(SIG_BLOCK, &sigs, NULL);
 	sigfd = signalfd(-1, &sigs, SFD_CLOEXEC);

@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /* memtrackd's messages (log.h): stderr in the foreground, syslog once detached. */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 #include <syslog.h>
+#include <unistd.h>
 
 #include "log.h"
 
@@ -28,4 +31,16 @@ void mtd_log(int prio, const char *fmt, ...)
 		vsyslog(prio, fmt, ap);
 	}
 	va_end(ap);
+}
+
+int mtd_detach(bool foreground)
+{
+	if (foreground)
+		return 0;
+	if (daemon(0, 0)) {
+		mtd_log(LOG_ERR, "daemon: %s", strerror(errno));
+		return -1;
+	}
+	mtd_log_init(false);
+	return 0;
 }

@@ -9,6 +9,11 @@
 #include <stdbool.h>
 
 void mtd_log_init(bool to_stderr);
+/*
+ * Unless foreground, go to the background (daemon(3)) and log to syslog
+ * from then on: 0, or -1 (logged).
+ */
+int mtd_detach(bool foreground);
 /* prio: a syslog LOG_* level. */
 void mtd_log(int prio, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
