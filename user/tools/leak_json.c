@@ -12,6 +12,17 @@ const char *base(const char *path)
 	return s ? s + 1 : path;
 }
 
+const struct mt_leak_stack *stack_by_id(const struct mt_leak_stack *v,
+				       size_t n, uint32_t id)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (v[i].stack_id == id)
+			return &v[i];
+	return NULL;
+}
+
 void unknown_frame_name(char *buf, size_t size, uint64_t addr,
 			const struct mt_sym_frame *f)
 {

@@ -12,6 +12,9 @@
 
 /* The file name of path. */
 const char *base(const char *path);
+/* The stack of v[0..n) whose id is id (ids are unique in a dump), or NULL. */
+const struct mt_leak_stack *stack_by_id(const struct mt_leak_stack *v,
+				       size_t n, uint32_t id);
 /*
  * What names a frame with no function, the same in every run: the address
  * in its object "object+0xOFF", else addr "0xADDR".

@@ -64,17 +64,6 @@ static int cmp_stack_id(const void *a, const void *b)
 	return x->stack_id < y->stack_id ? -1 : x->stack_id > y->stack_id;
 }
 
-static const struct mt_leak_stack *stack_of(const struct mt_leak_stack *v,
-					    size_t n, uint32_t id)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		if (v[i].stack_id == id)
-			return &v[i];
-	return NULL;
-}
-
 static void print_stacks(struct mode_out *m, struct mt_scan_block *b,
 			 size_t nb, const struct mt_leak_stack *v, size_t n)
 {
@@ -82,7 +71,7 @@ static void print_stacks(struct mode_out *m, struct mt_scan_block *b,
 
 	qsort(b, nb, sizeof(*b), cmp_stack_id);
 	for (i = 0; i < nb; i = j) {
-		const struct mt_leak_stack *s = stack_of(v, n, b[i].stack_id);
+		const struct mt_leak_stack *s = stack_by_id(v, n, b[i].stack_id);
 		struct sum sum = { 0 };
 		uint64_t bytes = 0;
 

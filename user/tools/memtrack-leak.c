@@ -146,20 +146,6 @@ static void print_frames(struct report *r, const struct mt_leak_stack *s)
 	stack_frames(r->o, r->fmt == FMT_JSON, r->sym, s);
 }
 
-/* The stack of the last release of s's blocks by the wrong API, if in v. */
-static const struct mt_leak_stack *
-free_stack_of(const struct mt_leak_stack *v, size_t n,
-	      const struct mt_leak_stack *s)
-{
-	const struct mt_leak_stack *fs = NULL;
-	size_t k;
-
-	for (k = 0; s->free_stack_id && k < n; k++)
-		if (v[k].stack_id == s->free_stack_id)
-			fs = &v[k];
-	return fs;
-}
-
 /* JSON: one member of the mismatches array, after a comma if sep. */
 static void mismatch_json(struct report *r, bool sep,
 			  const struct mt_leak_stack *s,
@@ -224,7 +210,9 @@ static void print_mismatches(struct report *r, const struct mt_leak_stack *v,
 
 		if (!s->mismatched)
 			continue;
-		fs = free_stack_of(v, n, s);
+		/* The stack of the last release of its blocks, if in v. */
+		fs = s->free_stack_id ?
+		     stack_by_id(v, n, s->free_stack_id) : NULL;
 		if (r->fmt == FMT_JSON)
 			mismatch_json(r, nr++, s, fs);
 		else
