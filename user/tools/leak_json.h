@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* Output shared by memtrack-leak's reports (leak_json.c): JSON, frames. */
+/*
+ * Output shared by memtrack-leak's reports (leak_json.c): JSON values,
+ * frames (text, JSON, the name of a frame without a function) and the
+ * lookup of a stack by id.
+ */
 #ifndef MEMTRACK_LEAK_JSON_H
 #define MEMTRACK_LEAK_JSON_H
 
