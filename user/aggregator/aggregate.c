@@ -514,17 +514,9 @@ int mtd_aggregate_main(const struct mtd_config *c, bool foreground)
 			mtd_log(LOG_ERR, "poll: %s", strerror(errno));
 			return 1;
 		}
-		if (pfd[0].revents & POLLIN) {
-			struct signalfd_siginfo si;
-
-			if (read(sigfd, &si, sizeof(si)) == sizeof(si) &&
-			    si.ssi_signo != SIGHUP) {
-				mtd_log(LOG_INFO, "signal %u: exiting",
-					si.ssi_signo);
-				/* the connection threads end with the process */
-				return 0;
-			}
-		}
+		/* the connection threads end with the process */
+		if ((pfd[0].revents & POLLIN) && mtd_exit_signalled(sigfd))
+			return 0;
 		if (pfd[1].revents & POLLIN)
 			accept_one(&a, lfd, &attr);
 		watch_nodes(&a);

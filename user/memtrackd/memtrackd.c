@@ -176,16 +176,8 @@ static void run(struct daemon_ctx *d, int sigfd)
 			mtd_log(LOG_ERR, "poll: %s", strerror(errno));
 			return;
 		}
-		if (pfd[0].revents & POLLIN) {
-			struct signalfd_siginfo si;
-
-			if (read(sigfd, &si, sizeof(si)) == sizeof(si) &&
-			    si.ssi_signo != SIGHUP) {
-				mtd_log(LOG_INFO, "signal %u: exiting",
-					si.ssi_signo);
-				return;
-			}
-		}
+		if ((pfd[0].revents & POLLIN) && mtd_exit_signalled(sigfd))
+			return;
 		if (evfd >= 0 && pfd[1].revents) {
 			int err;
 

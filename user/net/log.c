@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /* memtrackd's messages (log.h): stderr in the foreground, syslog once detached. */
 #include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <syslog.h>
 #include <unistd.h>
+#include <sys/signalfd.h>
 
 #include "log.h"
 
@@ -43,4 +45,14 @@ int mtd_detach(bool foreground)
 	}
 	mtd_log_init(false);
 	return 0;
+}
+
+bool mtd_exit_signalled(int sigfd)
+{
+	struct signalfd_siginfo si;
+
+	if (read(sigfd, &si, sizeof(si)) != sizeof(si) || si.ssi_signo == SIGHUP)
+		return false;
+	mtd_log(LOG_INFO, "signal %u: exiting", si.ssi_signo);
+	return true;
 }

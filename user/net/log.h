@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * memtrackd's messages (log.c), of the node daemon and the aggregator
- * alike: stderr in the foreground, syslog once detached.
+ * alike: stderr in the foreground, syslog once detached; going to the
+ * background and the exit signal, which both log.
  */
 #ifndef MEMTRACK_NET_LOG_H
 #define MEMTRACK_NET_LOG_H
@@ -14,6 +15,11 @@ void mtd_log_init(bool to_stderr);
  * from then on: 0, or -1 (logged).
  */
 int mtd_detach(bool foreground);
+/*
+ * Read one signal from a signalfd that is readable: true (logged) if it
+ * asks the daemon to exit, anything but SIGHUP.
+ */
+bool mtd_exit_signalled(int sigfd);
 /* prio: a syslog LOG_* level. */
 void mtd_log(int prio, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
