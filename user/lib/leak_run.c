@@ -126,6 +126,46 @@ static bool interpreter(const char *exe, char *buf, size_t size)
 	return found;
 }
 
+/* name as execvp() finds it: a path, or the first executable in $PATH. */
+static bool find_program(const char *name, char *buf, size_t size)
+{
+	const char *path = getenv("PATH"), *p, *end;
+
+	if (strchr(name, '/')) {
+		snprintf(buf, size, "%s", name);
+		return true;
+	}
+	for (p = path && *path ? path : "/bin:/usr/bin"; *p; p = end) {
+		end = strchrnul(p, ':');
+		snprintf(buf, size, "%.*s/%s", (int)(end - p), p, name);
+		if (!access(buf, X_OK))
+			return true;
+		if (*end)
+			end++;
+	}
+	return false;
+}
+
+int mt_program_is_static(const char *name)
+{
+	char path[4096], interp[4096], magic[4] = { 0 };
+	int fd;
+
+	if (!find_program(name, path, sizeof(path)))
+		return mt_seterr(-ENOENT, "%s: not found", name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return mt_seterr(-errno, "%s: %s", path, strerror(errno));
+	if (read(fd, magic, sizeof(magic)) != sizeof(magic))
+		magic[0] = 0;
+	close(fd);
+	/* a script: its interpreter is what runs */
+	if (memcmp(magic, "\177ELF", 4))
+		return 0;
+	elf_version(EV_CURRENT);
+	return !interpreter(path, interp, sizeof(interp));
+}
+
 /*
  * "ld.so --list EXE": lines "\tNAME => /PATH (0xADDR)" or "\t/PATH (0xADDR)"
  * (the loader itself) or "\tlinux-vdso.so.1 (0xADDR)"; the paths go to p.

@@ -289,6 +289,12 @@ void mt_unwinder_free(struct mt_unwinder *u);
  */
 int mt_run_start(char *const argv[], pid_t *pid, int *status);
 /*
+ * 1 if the program execvp() would run for name is an ELF file without an
+ * interpreter (static: no LD_PRELOAD reaches it), 0 if not (scripts too),
+ * a negative errno if it cannot be found or read.
+ */
+int mt_program_is_static(const char *name);
+/*
  * The allocator entry points the stopped program will have: in the program
  * itself, its ELF interpreter and every library the interpreter's --list
  * mode says it loads (a static program: the program alone).  Libraries it
@@ -339,6 +345,44 @@ int mt_leak_by_lib(pid_t pid, const struct mt_leak_stack *v, size_t n,
 		   struct mt_bylib_row **out, size_t *nrows);
 void mt_bylib_free(struct mt_bylib_row *rows, size_t n);
 
+/*
+ * The in-process engine (leak_preload.c): the program runs with
+ * libmemtrack-preload.so (LD_PRELOAD), which records its allocations in a
+ * memfd this side reads; no module, no trap.  mt_preload_new() makes the
+ * state (flags: MT_PRELOAD_F_*), mt_preload_start() starts argv (PATH
+ * searched) with the library lib; *status as mt_run_start()'s.
+ */
+#define MT_PRELOAD_F_FOLLOW	(1U << 0)	/* -f: forked children too */
+#define MT_PRELOAD_F_FDS	(1U << 1)	/* descriptors, not memory */
+#define MT_PRELOAD_F_EXIT_WAIT	(1U << 2)	/* stop at exit for a scan */
+
+struct mt_preload;
+struct mt_preload *mt_preload_new(uint32_t flags);
+void mt_preload_free(struct mt_preload *p);
+int mt_preload_start(struct mt_preload *p, const char *lib,
+		     char *const argv[], pid_t *pid, int *status);
+/*
+ * Until the program ends (returns 0, *status its wait status) or, with
+ * MT_PRELOAD_F_EXIT_WAIT, waits in its exit for mt_preload_resume()
+ * (returns MT_PRELOAD_AT_EXIT: its memory is there to scan).  *fwd, set by
+ * a signal handler, is a signal to pass on to it.
+ */
+#define MT_PRELOAD_AT_EXIT	1
+int mt_preload_wait(struct mt_preload *p, pid_t pid,
+		    volatile sig_atomic_t *fwd, int *status);
+void mt_preload_resume(struct mt_preload *p);
+/* Whether the program exec'd another (whose run is not traced). */
+bool mt_preload_execed(struct mt_preload *p);
+/* As mt_leak_stacks() and mt_leak_blocks(), from the state. */
+int mt_preload_stacks(struct mt_preload *p, uint32_t min_age_ms, bool all,
+		      struct mt_leak_stack **out, size_t *n);
+int mt_preload_blocks(struct mt_preload *p, pid_t pid,
+		      struct memtrack_leak_block **out, size_t *n);
+/* A symbolizer of the objects the program had (mt_sym_open_objects()). */
+struct mt_symbolizer *mt_preload_symbolizer(struct mt_preload *p);
+/* Counters of the run: allocs, frees, unknown and mismatched frees, ... */
+int mt_preload_stats(struct mt_preload *p, struct memtrack_leak_stats *st);
+
 /* ---- symbols of a live process (libdw) ------------------------------------ */
 
 /* One source-level frame; a return address may give several (inlining). */
@@ -360,6 +404,14 @@ struct mt_symbolizer;
 
 /* The modules pid has mapped now.  NULL with errno (and mt_errmsg()). */
 struct mt_symbolizer *mt_sym_open(pid_t pid);
+/* An object a process had mapped: its path and load bias. */
+struct mt_sym_object {
+	const char *path;
+	uint64_t base;
+};
+/* The objects of a list instead (the process may be gone). */
+struct mt_symbolizer *mt_sym_open_objects(const struct mt_sym_object *o,
+					  size_t n);
 void mt_sym_close(struct mt_symbolizer *s);
 /*
  * The frames of addr, innermost first (inlined ones, then the function that

@@ -44,6 +44,44 @@ static const Dwfl_Callbacks proc_callbacks = {
 	.debuginfo_path = &debuginfo_path,
 };
 
+static const Dwfl_Callbacks offline_callbacks = {
+	.find_elf = dwfl_build_id_find_elf,
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.section_address = dwfl_offline_section_address,
+	.debuginfo_path = &debuginfo_path,
+};
+
+/*
+ * The objects a process had mapped, from a list (the in-process engine's:
+ * the process may be gone).  An object that cannot be read, or that
+ * overlaps one reported before (dlclose'd and another loaded there), is
+ * left out: its addresses come out unknown.
+ */
+struct mt_symbolizer *mt_sym_open_objects(const struct mt_sym_object *o,
+					  size_t n)
+{
+	struct mt_symbolizer *s = calloc(1, sizeof(*s));
+	size_t i;
+
+	if (!s || !(s->dwfl = dwfl_begin(&offline_callbacks))) {
+		free(s);
+		mt_seterr(-ENOMEM, "out of memory");
+		errno = ENOMEM;
+		return NULL;
+	}
+	for (i = 0; i < n; i++)
+		dwfl_report_elf(s->dwfl, o[i].path, o[i].path, -1, o[i].base,
+				false);
+	if (dwfl_report_end(s->dwfl, NULL, NULL)) {
+		mt_seterr(-EIO, "libdwfl: %s", dwfl_errmsg(-1));
+		dwfl_end(s->dwfl);
+		free(s);
+		errno = EIO;
+		return NULL;
+	}
+	return s;
+}
+
 struct mt_symbolizer *mt_sym_open(pid_t pid)
 {
 	struct mt_symbolizer *s = calloc(1, sizeof(*s));
@@ -158,7 +196,7 @@ static Dwfl_Module *addr_module(struct mt_symbolizer *s, uint64_t addr)
 	Dwfl_Module *mod = dwfl_addrmodule(s->dwfl, addr);
 	int err;
 
-	if (mod)
+	if (mod || !s->pid)
 		return mod;
 	dwfl_report_begin_add(s->dwfl);
 	err = dwfl_linux_proc_report(s->dwfl, s->pid);

@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "leak_opts.h"
 
@@ -36,6 +37,10 @@ static void usage(FILE *f)
 "                        object (frames[0]'s ELF file) and API\n"
 "      --fds             file descriptors still open instead of memory, by count\n"
 "  -f, --follow-forks    trace the children PID forks too, until they exec\n"
+"      --engine ENGINE   how COMMAND is traced: preload (default: a library\n"
+"                        loaded into it records its allocations, no module\n"
+"                        needed) or uprobe (memtrack.ko's probes; static\n"
+"                        programs, which preload cannot reach, use it)\n"
 "  -o, --output FILE     write reports to FILE instead of standard output\n"
 "  -h, --help            this text\n"
 "\n"
@@ -100,9 +105,12 @@ static void set_fmt(struct leak_opts *o, enum fmt fmt)
 	o->fmt = fmt;
 }
 
-/* One option c with its argument arg; periodic: -i or -n was given. */
+/*
+ * One option c with its argument arg; periodic: -i or -n was given,
+ * engine: --engine was.
+ */
 static void parse_option(struct leak_opts *o, int c, const char *arg,
-			 bool *periodic)
+			 bool *periodic, bool *engine)
 {
 	switch (c) {
 	case 'p':
@@ -145,6 +153,15 @@ static void parse_option(struct leak_opts *o, int c, const char *arg,
 			die_usage("%s", "--scan and --by-lib exclude each other");
 		o->mode = c == 'S' ? MODE_SCAN : MODE_BYLIB;
 		break;
+	case 'E':
+		if (!strcmp(arg, "preload"))
+			o->engine = ENGINE_PRELOAD;
+		else if (!strcmp(arg, "uprobe"))
+			o->engine = ENGINE_UPROBE;
+		else
+			die_usage("--engine: '%s' is neither preload nor uprobe", arg);
+		*engine = true;
+		break;
 	case 'h':
 		usage(stdout);
 		exit(0);
@@ -155,10 +172,12 @@ static void parse_option(struct leak_opts *o, int c, const char *arg,
 }
 
 /* The options that do not go together. */
-static void check_args(const struct leak_opts *o, bool periodic)
+static void check_args(const struct leak_opts *o, bool periodic, bool engine)
 {
 	if (!o->pid && !o->cmd)
 		die_usage("%s", "-p PID or -- COMMAND is required");
+	if (o->pid && engine)
+		die_usage("%s", "--engine is for -- COMMAND: a running process is traced with uprobes");
 	if (o->cmd && periodic)
 		die_usage("%s", "-i and -n are for -p: a command gets one report, at its exit");
 	/* At its exit stop the command is ptraced by us: no second seize. */
@@ -166,6 +185,8 @@ static void check_args(const struct leak_opts *o, bool periodic)
 		die_usage("%s", "--scan is for -p");
 	if (o->cmd && o->fds)
 		die_usage("%s", "--fds is for -p");
+	if (o->cmd && o->mode == MODE_BYLIB && o->engine == ENGINE_PRELOAD)
+		die_usage("%s", "--by-lib with a command needs --engine uprobe");
 	if (o->fds && o->mode != MODE_STACKS)
 		die_usage("%s", "--fds goes with neither --scan nor --by-lib");
 	if (o->mode != MODE_STACKS && o->fmt == FMT_FOLDED)
@@ -187,19 +208,22 @@ void parse_args(struct leak_opts *o, int argc, char **argv)
 		{ "output", required_argument, NULL, 'o' },
 		{ "scan", no_argument, NULL, 'S' },
 		{ "by-lib", no_argument, NULL, 'B' },
+		{ "engine", required_argument, NULL, 'E' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
-	bool periodic = false;
+	bool periodic = false, engine = false;
 	int c;
 
 	*o = (struct leak_opts){ .interval_ms = 10000, .top = 10 };
 	while ((c = getopt_long(argc, argv, "+p:i:n:jfo:h", opts, NULL)) != -1)
-		parse_option(o, c, optarg, &periodic);
+		parse_option(o, c, optarg, &periodic, &engine);
 	if (optind < argc) {
 		if (o->pid)
 			die_usage("unexpected argument '%s'", argv[optind]);
 		o->cmd = &argv[optind];
 	}
-	check_args(o, periodic);
+	if (o->pid)
+		o->engine = ENGINE_UPROBE;
+	check_args(o, periodic, engine);
 }

@@ -9,6 +9,8 @@ extern const char prog[];		/* "memtrack-leak", for messages */
 
 enum fmt { FMT_TEXT, FMT_JSON, FMT_FOLDED };
 enum mode { MODE_STACKS, MODE_SCAN, MODE_BYLIB };
+/* How a command is traced: in-process (the default), or uprobes. */
+enum engine { ENGINE_PRELOAD, ENGINE_UPROBE };
 
 struct leak_opts {
 	long pid;			/* -p, or 0 with a command */
@@ -19,6 +21,7 @@ struct leak_opts {
 	long top;			/* --top */
 	enum fmt fmt;			/* --json, --folded */
 	enum mode mode;			/* --scan, --by-lib */
+	enum engine engine;		/* --engine; -p: always uprobes */
 	bool fds;			/* --fds */
 	bool follow;			/* -f */
 	const char *output;		/* -o, or NULL: standard output */

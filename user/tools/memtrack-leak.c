@@ -94,6 +94,7 @@ static uint64_t mono_ns(void)
 }
 
 struct report {
+	struct mt_preload *pre;		/* the in-process engine's state, or NULL */
 	FILE *o;
 	enum fmt fmt;
 	enum mode mode;
@@ -440,8 +441,10 @@ static int take_report(struct mt_handle *h, struct report *r)
 	int err;
 
 	/* --by-lib counts the calls of stacks whose blocks are all freed too. */
-	err = mt_leak_stacks(h, r->pid, r->min_age_ms, r->mode == MODE_BYLIB,
-			     &v, &n);
+	err = r->pre ? mt_preload_stacks(r->pre, r->min_age_ms,
+					 r->mode == MODE_BYLIB, &v, &n) :
+		       mt_leak_stacks(h, r->pid, r->min_age_ms,
+				      r->mode == MODE_BYLIB, &v, &n);
 	if (err < 0)
 		return err;
 	n = keep_kind(v, n);
@@ -542,6 +545,7 @@ struct session {
 	struct mt_leak_probe *probes;
 	size_t nprobes;
 	struct mt_unwinder *unw;
+	struct mt_preload *pre;		/* -- COMMAND in-process */
 	struct mt_handle *h;
 	bool attached;			/* the module's probes are on r.pid */
 	bool running;			/* a launched command, not reaped yet */
@@ -576,25 +580,31 @@ static int open_output(struct session *s)
 }
 
 /*
- * -- COMMAND: start it, stopped before its first allocation.  0, or the
- * exit status to end with at once (nothing to undo).
+ * From before the fork: a signal while the tracer sets up is forwarded
+ * once the program runs, instead of killing the tracer and leaving the
+ * program to run on untraced.
  */
-static int launch(struct session *s)
+static void forward_signals(void)
 {
 	struct sigaction sa = { 0 };
-	int st;
 
-	/*
-	 * From before the fork: a signal while the tracer sets up is
-	 * forwarded once the program runs, instead of killing the
-	 * tracer and leaving the program to run on untraced.
-	 */
 	sa.sa_sigaction = on_signal_fwd;
 	sa.sa_flags = SA_SIGINFO;	/* no SA_RESTART: wake waitpid */
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 	sigaction(SIGQUIT, &sa, NULL);
+}
+
+/*
+ * -- COMMAND: start it, stopped before its first allocation.  0, or the
+ * exit status to end with at once (nothing to undo).
+ */
+static int launch(struct session *s)
+{
+	int st;
+
+	forward_signals();
 	/* Before any socket is open: the program must not inherit one. */
 	if (mt_run_start(s->opt->cmd, &s->r.pid, &st) < 0) {
 		if (st)
@@ -735,6 +745,111 @@ static int run_command(struct session *s)
 	return run_finish(pid);
 }
 
+/* ---- -- COMMAND in-process: libmemtrack-preload.so ---------------------- */
+
+/*
+ * The library beside the tool: ../lib/ in the build tree, ../lib/memtrack/
+ * where make install puts it; MEMTRACK_PRELOAD_LIB names another.
+ */
+static int preload_lib(char *buf, size_t len)
+{
+	static const char *const rel[] = {
+		"/../lib/libmemtrack-preload.so",
+		"/../lib/memtrack/libmemtrack-preload.so",
+	};
+	const char *env = getenv("MEMTRACK_PRELOAD_LIB");
+	char exe[PATH_MAX], *slash;
+	ssize_t n;
+	size_t i;
+
+	if (env && *env) {
+		snprintf(buf, len, "%s", env);
+		return 0;
+	}
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	exe[n > 0 ? n : 0] = '\0';
+	slash = strrchr(exe, '/');
+	if (slash)
+		*slash = '\0';
+	for (i = 0; i < MT_ARRAY_SIZE(rel); i++) {
+		if (snprintf(buf, len, "%s%s", exe, rel[i]) >= (int)len)
+			continue;
+		if (!access(buf, R_OK))
+			return 0;
+	}
+	fprintf(stderr, "%s: libmemtrack-preload.so is not installed beside %s (set MEMTRACK_PRELOAD_LIB, or use --engine uprobe)\n",
+		prog, exe);
+	return -1;
+}
+
+/* The report at the program's end, from the state it left. */
+static void preload_report(struct session *s)
+{
+	struct memtrack_leak_stats st;
+
+	s->r.sym = mt_preload_symbolizer(s->pre);
+	if (!s->r.sym)
+		fprintf(stderr, "%s: %s\n", prog, mt_errmsg());
+	else if (take_report(NULL, &s->r) < 0)
+		fprintf(stderr, "%s: final report: %s\n", prog, mt_errmsg());
+	mt_preload_stats(s->pre, &st);
+	if (st.dropped_allocs || st.dropped_stacks)
+		fprintf(stderr, "%s: warning: %llu allocations and %llu stacks not recorded: the state was full\n",
+			prog, (unsigned long long)st.dropped_allocs,
+			(unsigned long long)st.dropped_stacks);
+}
+
+/* -- COMMAND, in-process: run it to its end, report once; its status. */
+static int run_preload(struct session *s)
+{
+	uint32_t flags = follow ? MT_PRELOAD_F_FOLLOW : 0;
+	char lib[PATH_MAX];
+	int err, st;
+
+	if (preload_lib(lib, sizeof(lib)) < 0)
+		return 1;
+	s->pre = mt_preload_new(flags);
+	if (!s->pre) {
+		fprintf(stderr, "%s: %s\n", prog, mt_errmsg());
+		return 1;
+	}
+	forward_signals();
+	if (mt_preload_start(s->pre, lib, s->opt->cmd, &s->r.pid, &st) < 0) {
+		if (st)
+			return wait_status_code(st);
+		fprintf(stderr, "%s: %s\n", prog, mt_errmsg());
+		return 1;
+	}
+	s->r.pre = s->pre;
+	while ((err = mt_preload_wait(s->pre, s->r.pid, &fwd_sig, &st)) ==
+	       MT_PRELOAD_AT_EXIT)
+		mt_preload_resume(s->pre);
+	if (err < 0) {
+		fprintf(stderr, "%s: %s\n", prog, mt_errmsg());
+		return 1;
+	}
+	if (mt_preload_execed(s->pre)) {
+		fprintf(stderr, "%s: %s exec'd another program: the session ended with it; no report\n",
+			prog, s->opt->cmd[0]);
+		return wait_status_code(st);
+	}
+	preload_report(s);
+	return wait_status_code(st);
+}
+
+/* Whether -- COMMAND runs in-process: the default, unless it is static. */
+static bool use_preload(const struct leak_opts *o)
+{
+	if (!o->cmd || o->engine != ENGINE_PRELOAD)
+		return false;
+	if (mt_program_is_static(o->cmd[0]) == 1) {
+		fprintf(stderr, "%s: %s is statically linked: a preloaded library cannot reach it; tracing it with uprobes (--engine uprobe)\n",
+			prog, o->cmd[0]);
+		return false;
+	}
+	return true;
+}
+
 /* Why the session of process pid ended, on stderr. */
 static void say_session_ended(long pid)
 {
@@ -817,6 +932,7 @@ static int finish(struct session *s, int rc)
 	mt_unwinder_free(s->unw);
 	mt_sym_close(s->r.sym);
 	mt_leak_probes_free(s->probes, s->nprobes);
+	mt_preload_free(s->pre);
 	mt_close(s->h);
 	return rc;
 }
@@ -835,6 +951,8 @@ int main(int argc, char **argv)
 			       .top = (size_t)opt.top };
 	if (open_output(&s) < 0)
 		return 1;
+	if (use_preload(&opt))
+		return finish(&s, run_preload(&s));
 	/* Up to here nothing is to undo: errors end at once. */
 	rc = opt.cmd ? launch(&s) : find_process(&s);
 	if (rc)

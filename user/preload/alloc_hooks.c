@@ -1,0 +1,343 @@
+// SPDX-License-Identifier: LGPL-2.1
+/*
+ * libmemtrack-preload's allocator hooks: the APIs memtrack-leak's uprobe
+ * engine probes (user/lib/elfsyms.c), defined here so the dynamic loader
+ * binds the program's calls to them first.  Each calls the allocator it
+ * replaces, then records the block under its caller's stack; a release
+ * takes the block out before the allocator gets it back (another thread
+ * could be handed the same address at once).  A call made while the
+ * thread is in a hook already (libstdc++'s new calling malloc, dlsym's
+ * calloc, the unwinder) goes straight to the allocator: it is the outer
+ * call's, or ours, and never recorded.
+ *
+ * Each hook must have a frame pointer (-fno-omit-frame-pointer): the
+ * unwinder starts from its frame (pl_regs_here).
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <linux/memtrack.h>
+
+#include "state.h"
+
+/*
+ * glibc's own entry points: what the hooks call until the first of them
+ * has looked up the allocator that comes after this library (normally
+ * the same glibc; another malloc preloaded after us, else).
+ */
+extern void *__libc_malloc(size_t n);
+extern void *__libc_calloc(size_t n, size_t size);
+extern void *__libc_realloc(void *p, size_t n);
+extern void *__libc_memalign(size_t align, size_t n);
+extern void *__libc_valloc(size_t n);
+extern void *__libc_pvalloc(size_t n);
+extern void __libc_free(void *p);
+
+/* Until then, the rest as glibc defines them on its own entry points. */
+static int libc_posix_memalign(void **pp, size_t align, size_t n)
+{
+	void *p;
+
+	if (align % sizeof(void *) || (align & (align - 1)) || !align)
+		return EINVAL;
+	p = __libc_memalign(align, n);
+	if (!p)
+		return ENOMEM;
+	*pp = p;
+	return 0;
+}
+
+static void *libc_aligned_alloc(size_t align, size_t n)
+{
+	if (!align || (align & (align - 1))) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return __libc_memalign(align, n);
+}
+
+static void *libc_reallocarray(void *p, size_t n, size_t size)
+{
+	size_t bytes;
+
+	if (__builtin_mul_overflow(n, size, &bytes)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return __libc_realloc(p, bytes);
+}
+
+static struct {
+	void *(*malloc)(size_t);
+	void *(*calloc)(size_t, size_t);
+	void *(*realloc)(void *, size_t);
+	void *(*reallocarray)(void *, size_t, size_t);
+	int (*posix_memalign)(void **, size_t, size_t);
+	void *(*aligned_alloc)(size_t, size_t);
+	void *(*memalign)(size_t, size_t);
+	void *(*valloc)(size_t);
+	void *(*pvalloc)(size_t);
+	void (*free)(void *);
+} real = {
+	__libc_malloc, __libc_calloc, __libc_realloc, libc_reallocarray,
+	libc_posix_memalign, libc_aligned_alloc, __libc_memalign, __libc_valloc, __libc_pvalloc, __libc_free,
+};
+
+#define NEXT(field, name) do {						\
+	void *f_ = dlsym(RTLD_NEXT, name);				\
+	if (f_)								\
+		*(void **)&real.field = f_;				\
+} while (0)
+
+/* Once, from pl_start() (busy set: dlsym's own calloc passes). */
+void pl_hooks_resolve(void)
+{
+	NEXT(malloc, "malloc");
+	NEXT(calloc, "calloc");
+	NEXT(realloc, "realloc");
+	NEXT(reallocarray, "reallocarray");
+	NEXT(posix_memalign, "posix_memalign");
+	NEXT(aligned_alloc, "aligned_alloc");
+	NEXT(memalign, "memalign");
+	NEXT(valloc, "valloc");
+	NEXT(pvalloc, "pvalloc");
+	NEXT(free, "free");
+}
+
+/* After a hook's allocation: the block under its caller's stack. */
+#define RECORD(ptr, size, api) do {					\
+	struct pl_regs r_;						\
+	pl_regs_here(&r_);						\
+	pl_block_add((uint64_t)(ptr), (size), pl_stack(&r_, (api)));	\
+} while (0)
+
+/* Before a hook's release: the block out, a wrong API noted. */
+#define RELEASE(ptr, api, out) ({					\
+	struct pl_regs r_;						\
+	pl_regs_here(&r_);						\
+	pl_block_del((uint64_t)(ptr), (api), &r_, (out));		\
+})
+
+void *malloc(size_t n)
+{
+	void *p;
+
+	if (!pl_enter())
+		return real.malloc(n);
+	p = real.malloc(n);
+	if (p)
+		RECORD(p, n, MEMTRACK_API_MALLOC);
+	pl_leave();
+	return p;
+}
+
+void *calloc(size_t n, size_t size)
+{
+	void *p;
+
+	if (!pl_enter())
+		return real.calloc(n, size);
+	p = real.calloc(n, size);
+	if (p)
+		RECORD(p, n * size, MEMTRACK_API_CALLOC);
+	pl_leave();
+	return p;
+}
+
+void free(void *p)
+{
+	struct mtp_block b;
+
+	if (!p || !pl_enter()) {
+		real.free(p);
+		return;
+	}
+	RELEASE(p, MEMTRACK_API_FREE, &b);
+	real.free(p);
+	pl_leave();
+}
+
+/*
+ * The old block goes out before the call (its address may be someone
+ * else's the moment realloc returns) and comes back if realloc fails
+ * (NULL for a size other than 0; realloc(p, 0) frees p and returns NULL).
+ */
+static void *realloc_as(void *old, size_t n, size_t size, uint32_t api,
+			const struct pl_regs *r)
+{
+	struct mtp_block b;
+	bool had = old && pl_block_del((uint64_t)old, api, r, &b);
+	void *p;
+
+	if (api == MEMTRACK_API_REALLOCARRAY)
+		p = real.reallocarray(old, n, size);
+	else
+		p = real.realloc(old, n * size);
+	if (!p && had && n && size)
+		pl_block_restore(&b);
+	return p;
+}
+
+void *realloc(void *old, size_t n)
+{
+	struct pl_regs r;
+	void *p;
+
+	if (!pl_enter())
+		return real.realloc(old, n);
+	pl_regs_here(&r);
+	p = realloc_as(old, n, 1, MEMTRACK_API_REALLOC, &r);
+	if (p)
+		pl_block_add((uint64_t)p, n, pl_stack(&r, MEMTRACK_API_REALLOC));
+	pl_leave();
+	return p;
+}
+
+void *reallocarray(void *old, size_t n, size_t size)
+{
+	struct pl_regs r;
+	void *p;
+
+	if (!pl_enter())
+		return real.reallocarray(old, n, size);
+	pl_regs_here(&r);
+	p = realloc_as(old, n, size, MEMTRACK_API_REALLOCARRAY, &r);
+	if (p)
+		pl_block_add((uint64_t)p, n * size,
+			     pl_stack(&r, MEMTRACK_API_REALLOCARRAY));
+	pl_leave();
+	return p;
+}
+
+int posix_memalign(void **pp, size_t align, size_t n)
+{
+	int err;
+
+	if (!pl_enter())
+		return real.posix_memalign(pp, align, n);
+	err = real.posix_memalign(pp, align, n);
+	if (!err)
+		RECORD(*pp, n, MEMTRACK_API_POSIX_MEMALIGN);
+	pl_leave();
+	return err;
+}
+
+/* aligned_alloc, memalign: (align, size) -> ptr. */
+#define ALIGNED_HOOK(name, api)						\
+void *name(size_t align, size_t n)					\
+{									\
+	void *p;							\
+									\
+	if (!pl_enter())						\
+		return real.name(align, n);				\
+	p = real.name(align, n);					\
+	if (p)								\
+		RECORD(p, n, api);					\
+	pl_leave();							\
+	return p;							\
+}
+
+ALIGNED_HOOK(aligned_alloc, MEMTRACK_API_ALIGNED_ALLOC)
+ALIGNED_HOOK(memalign, MEMTRACK_API_MEMALIGN)
+
+/* valloc, pvalloc: (size) -> a page-aligned ptr. */
+#define PAGE_HOOK(name, api)						\
+void *name(size_t n)							\
+{									\
+	void *p;							\
+									\
+	if (!pl_enter())						\
+		return real.name(n);					\
+	p = real.name(n);						\
+	if (p)								\
+		RECORD(p, n, api);					\
+	pl_leave();							\
+	return p;							\
+}
+
+PAGE_HOOK(valloc, MEMTRACK_API_VALLOC)
+PAGE_HOOK(pvalloc, MEMTRACK_API_PVALLOC)
+
+/*
+ * libstdc++'s operators.  Every variant takes its size (new) or pointer
+ * (delete) first and at most two more word-sized arguments (alignment,
+ * size, nothrow tag); a hook passes all three on, which the x86-64 calling
+ * convention makes exact for the variants with fewer, so one definition
+ * serves each family.  The operator a hook replaces is looked up the first
+ * time it is called: libstdc++ may be loaded after this library.
+ */
+typedef void *(*new_fn)(size_t, uintptr_t, uintptr_t);
+typedef void (*delete_fn)(void *, uintptr_t, uintptr_t);
+
+static void *next_op(void **cache, const char *name)
+{
+	void *f = __atomic_load_n(cache, __ATOMIC_RELAXED);
+	int busy = pl_self.busy;
+
+	if (!f) {
+		pl_self.busy = 1;
+		f = dlsym(RTLD_NEXT, name);
+		pl_self.busy = busy;
+		__atomic_store_n(cache, f, __ATOMIC_RELAXED);
+	}
+	return f;
+}
+
+/* A throwing new leaves the hook by an exception: the thread is let go. */
+static void leave_on_unwind(int *entered)
+{
+	if (*entered)
+		pl_leave();
+}
+
+#define NEW_HOOK(sym, api)						\
+void *sym(size_t n, uintptr_t a, uintptr_t b)				\
+{									\
+	static void *next;						\
+	new_fn f = (new_fn)next_op(&next, #sym);			\
+	int in __attribute__((cleanup(leave_on_unwind))) = pl_enter();	\
+	void *p = f(n, a, b);						\
+									\
+	if (in && p)							\
+		RECORD(p, n, api);					\
+	return p;							\
+}
+
+#define DELETE_HOOK(sym, api)						\
+void sym(void *p, uintptr_t a, uintptr_t b)				\
+{									\
+	static void *next;						\
+	delete_fn f = (delete_fn)next_op(&next, #sym);			\
+	struct mtp_block blk;						\
+									\
+	if (!p || !pl_enter()) {					\
+		f(p, a, b);						\
+		return;							\
+	}								\
+	RELEASE(p, api, &blk);						\
+	f(p, a, b);							\
+	pl_leave();							\
+}
+
+NEW_HOOK(_Znwm, MEMTRACK_API_NEW)
+NEW_HOOK(_ZnwmRKSt9nothrow_t, MEMTRACK_API_NEW)
+NEW_HOOK(_ZnwmSt11align_val_t, MEMTRACK_API_NEW)
+NEW_HOOK(_ZnwmSt11align_val_tRKSt9nothrow_t, MEMTRACK_API_NEW)
+NEW_HOOK(_Znam, MEMTRACK_API_NEW_ARRAY)
+NEW_HOOK(_ZnamRKSt9nothrow_t, MEMTRACK_API_NEW_ARRAY)
+NEW_HOOK(_ZnamSt11align_val_t, MEMTRACK_API_NEW_ARRAY)
+NEW_HOOK(_ZnamSt11align_val_tRKSt9nothrow_t, MEMTRACK_API_NEW_ARRAY)
+DELETE_HOOK(_ZdlPv, MEMTRACK_API_DELETE)
+DELETE_HOOK(_ZdlPvm, MEMTRACK_API_DELETE)
+DELETE_HOOK(_ZdlPvSt11align_val_t, MEMTRACK_API_DELETE)
+DELETE_HOOK(_ZdlPvmSt11align_val_t, MEMTRACK_API_DELETE)
+DELETE_HOOK(_ZdlPvRKSt9nothrow_t, MEMTRACK_API_DELETE)
+DELETE_HOOK(_ZdlPvSt11align_val_tRKSt9nothrow_t, MEMTRACK_API_DELETE)
+DELETE_HOOK(_ZdaPv, MEMTRACK_API_DELETE_ARRAY)
+DELETE_HOOK(_ZdaPvm, MEMTRACK_API_DELETE_ARRAY)
+DELETE_HOOK(_ZdaPvSt11align_val_t, MEMTRACK_API_DELETE_ARRAY)
+DELETE_HOOK(_ZdaPvmSt11align_val_t, MEMTRACK_API_DELETE_ARRAY)
+DELETE_HOOK(_ZdaPvRKSt9nothrow_t, MEMTRACK_API_DELETE_ARRAY)
+DELETE_HOOK(_ZdaPvSt11align_val_tRKSt9nothrow_t, MEMTRACK_API_DELETE_ARRAY)

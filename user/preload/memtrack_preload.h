@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: LGPL-2.1 */
+/*
+ * The shared state of memtrack-leak's in-process engine: the layout of the
+ * memory that libmemtrack-preload.so (loaded into the traced program with
+ * LD_PRELOAD) writes and memtrack-leak reads, its one interface.
+ *
+ * The tool creates a memfd of MTP_SIZE bytes (sparse: only what is used is
+ * ever touched), puts its header in place and starts the program with
+ *   LD_PRELOAD=.../libmemtrack-preload.so  MEMTRACK_PRELOAD=FD:PID:FLAGS
+ * The library maps it MAP_SHARED on the first allocator call and then only
+ * writes to it: no system call and no lock shared by all threads per call.
+ * The state survives the program (the tool holds the memfd), so a program
+ * that calls _exit or is killed still gets its report.  Forked children
+ * share the mapping: with MTP_F_FOLLOW they record under their own tgid,
+ * otherwise they stop recording.
+ *
+ * Everything below is offsets into the mapping (the two sides map it at
+ * different addresses), little-endian, naturally aligned; the tool checks
+ * every offset and count it reads against MTP_SIZE, so a corrupt state
+ * gives an error, never a crash of the tool.
+ */
+#ifndef MEMTRACK_PRELOAD_H
+#define MEMTRACK_PRELOAD_H
+
+#include <stdint.h>
+
+#define MTP_MAGIC	0x6c70746dU	/* "mtpl" */
+#define MTP_VERSION	1
+#define MTP_ENV		"MEMTRACK_PRELOAD"
+#define MTP_MEMFD_NAME	"memtrack-leak"
+
+/* Virtual size of the state; pages are touched only as they are used. */
+#define MTP_SIZE		(4ULL << 30)
+#define MTP_MAX_FRAMES		64	/* MEMTRACK_LEAK_MAX_FRAMES */
+#define MTP_MAX_STACKS		(1U << 20)
+#define MTP_STACK_SLOTS		(1U << 21)	/* hash slots, power of 2 */
+#define MTP_SHARDS		64	/* block table shards, power of 2 */
+#define MTP_SHARD_MIN		1024	/* slots of a new shard table */
+#define MTP_MAX_OBJECTS		1024
+#define MTP_PATH_MAX		512
+
+/* MEMTRACK_PRELOAD's FLAGS (hex), set by the tool. */
+#define MTP_F_FOLLOW	(1U << 0)	/* -f: forked children too */
+#define MTP_F_FDS	(1U << 1)	/* --fds: descriptors, not memory */
+#define MTP_F_EXIT_WAIT	(1U << 2)	/* at exit, wait for the tool (--scan) */
+
+/* mtp_header.state: where the program is. */
+enum mtp_state {
+	MTP_STATE_NEW,			/* the library has not run yet */
+	MTP_STATE_RUNNING,		/* recording */
+	MTP_STATE_EXITING,		/* in exit(), after its handlers */
+	MTP_STATE_EXECED,		/* the program exec'd another */
+};
+
+/*
+ * One call stack: frames[0] is the allocator's caller.  Written once
+ * before it is published in the hash; then only the counters change.
+ */
+struct mtp_stack {
+	uint64_t hash;
+	uint32_t nr_frames;
+	uint32_t api;			/* enum memtrack_leak_api */
+	uint64_t total_allocs;		/* atomic */
+	uint64_t total_bytes;		/* atomic */
+	uint32_t mismatched;		/* atomic */
+	uint32_t free_api;		/* of the last mismatched free */
+	uint32_t free_stack_id;
+	uint32_t pad;
+	uint64_t frames[];
+};
+
+/*
+ * One outstanding block (or descriptor: addr is the fd, size 0).  addr 0
+ * is an empty slot, MTP_TOMB a freed one.
+ */
+#define MTP_TOMB	1ULL
+struct mtp_block {
+	uint64_t addr;
+	uint64_t size;
+	uint64_t time_ns;		/* CLOCK_MONOTONIC_COARSE */
+	uint32_t stack_id;		/* 0: no stack */
+	uint32_t tgid;
+};
+
+/* An open-addressing table of blocks, under its shard's lock. */
+struct mtp_shard {
+	uint32_t lock;			/* 0 free, 1 taken */
+	uint32_t pad;
+	uint64_t table;			/* offset of struct mtp_block[slots] */
+	uint64_t slots;			/* power of 2 */
+	uint64_t used;			/* live + tombstones */
+	uint64_t live;
+};
+
+/* An object the unwinder met: for symbolization after the program ends. */
+struct mtp_object {
+	uint64_t base;			/* load bias */
+	uint64_t lo, hi;		/* an executable range */
+	uint32_t tgid;			/* which process saw it */
+	uint32_t pad;
+	char path[MTP_PATH_MAX];
+};
+
+struct mtp_counters {
+	uint64_t allocs, frees;
+	uint64_t unknown_frees;
+	uint64_t mismatched_frees;
+	uint64_t dropped_allocs;	/* out of state memory */
+	uint64_t dropped_stacks;	/* stack table full */
+	uint64_t fd_opens, fd_closes, unknown_closes;
+};
+
+struct mtp_header {
+	uint32_t magic;
+	uint32_t version;
+	uint64_t size;
+	/* by the tool */
+	uint32_t flags;			/* MTP_F_* */
+	int32_t target;			/* the pid it started */
+	/* by the library */
+	uint32_t state;			/* enum mtp_state; a futex word */
+	uint32_t tool_done;		/* futex word: the tool answered an exit wait */
+	int32_t exit_tid;		/* the thread in exit() (MTP_F_EXIT_WAIT) */
+	uint32_t nr_stacks;		/* ids 1..nr_stacks (atomic) */
+	uint32_t nr_objects;		/* (atomic) */
+	uint32_t objects_lock;
+	uint64_t arena;			/* bump pointer: next free offset (atomic) */
+	uint64_t arena_lock;		/* free lists of shard tables */
+	uint64_t free_tables[48];	/* by log2 of slots: a list of offsets */
+	struct mtp_counters c;		/* atomic */
+	struct mtp_shard shards[MTP_SHARDS];
+	uint64_t stack_off[MTP_MAX_STACKS + 1];		/* by id */
+	uint32_t stack_slot[MTP_STACK_SLOTS];		/* hash -> id */
+	struct mtp_object objects[MTP_MAX_OBJECTS];
+};
+
+#endif

@@ -1,0 +1,521 @@
+// SPDX-License-Identifier: LGPL-2.1
+/*
+ * libmemtrack-preload's core: the state shared with memtrack-leak
+ * (memtrack_preload.h) and the two tables in it.
+ *
+ * Stacks: interned by hash in one open-addressing table that threads fill
+ * with a compare-and-swap, never a lock; a stack is written before it is
+ * published and never moves, so a reader needs no lock either.  Blocks: a
+ * table per shard of the address space, each under its own spinlock, so
+ * two threads meet on a lock only when their blocks hash to one shard
+ * (1/64) and never in the common case of one thread; a shard grows or
+ * drops its tombstones by rehashing into a table of its own from the
+ * state's arena.  Nothing here calls the allocator, takes a lock of libc
+ * or makes a system call, except starting (once) and the rare paths.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/futex.h>
+#include <linux/memtrack.h>
+
+#include "state.h"
+
+__thread struct pl_thread pl_self PL_TLS;
+int pl_on;
+struct mtp_header *pl_hdr;
+static int pl_tgid;		/* getpid(), once per process */
+static int pl_fd = -1;		/* the state's memfd, kept for an exec */
+static uint32_t pl_flags;
+
+#define GOLDEN	0x9e3779b97f4a7c15ULL
+
+static inline void *at(uint64_t off)
+{
+	return (char *)pl_hdr + off;
+}
+
+static void spin_lock(uint32_t *l)
+{
+	while (__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE))
+		while (__atomic_load_n(l, __ATOMIC_RELAXED))
+			__builtin_ia32_pause();
+}
+
+static void spin_unlock(uint32_t *l)
+{
+	__atomic_store_n(l, 0, __ATOMIC_RELEASE);
+}
+
+static inline void count(uint64_t *c)
+{
+	__atomic_fetch_add(c, 1, __ATOMIC_RELAXED);
+}
+
+/* n bytes of the arena, 16-aligned and zero (0: the state is full). */
+static uint64_t arena_alloc(uint64_t n)
+{
+	uint64_t off;
+
+	n = (n + 15) & ~15ULL;
+	off = __atomic_fetch_add(&pl_hdr->arena, n, __ATOMIC_RELAXED);
+	return off + n <= pl_hdr->size ? off : 0;
+}
+
+/* ---- objects, for the tool's symbols --------------------------------------- */
+
+/* From the unwinder, once per object it learns of (rare path). */
+static void note_object(const char *path, uint64_t base, uint64_t lo,
+			uint64_t hi)
+{
+	struct mtp_object *o;
+	uint32_t n;
+	ssize_t len;
+
+	spin_lock(&pl_hdr->objects_lock);
+	n = pl_hdr->nr_objects;
+	if (n < MTP_MAX_OBJECTS) {
+		o = &pl_hdr->objects[n];
+		o->base = base;
+		o->lo = lo;
+		o->hi = hi;
+		o->tgid = (uint32_t)pl_tgid;
+		if (path[0]) {
+			strncpy(o->path, path, sizeof(o->path) - 1);
+		} else {
+			/* the program itself: dl_iterate_phdr names it "" */
+			len = readlink("/proc/self/exe", o->path,
+				       sizeof(o->path) - 1);
+			o->path[len > 0 ? len : 0] = '\0';
+		}
+		__atomic_store_n(&pl_hdr->nr_objects, n + 1, __ATOMIC_RELEASE);
+	}
+	spin_unlock(&pl_hdr->objects_lock);
+}
+
+/* ---- stacks -------------------------------------------------------------------- */
+
+static inline struct mtp_stack *stack_at(uint32_t id)
+{
+	uint64_t off = __atomic_load_n(&pl_hdr->stack_off[id], __ATOMIC_ACQUIRE);
+
+	return off ? at(off) : NULL;
+}
+
+static bool same_stack(const struct mtp_stack *s, uint64_t hash, uint32_t api,
+		       const uint64_t *pcs, int n)
+{
+	return s->hash == hash && s->api == api && s->nr_frames == (uint32_t)n &&
+	       !memcmp(s->frames, pcs, n * sizeof(*pcs));
+}
+
+/* A new stack record, not yet in the hash: its id (0: no room). */
+static uint32_t stack_new(uint64_t hash, uint32_t api, const uint64_t *pcs,
+			  int n)
+{
+	uint32_t id = __atomic_add_fetch(&pl_hdr->nr_stacks, 1, __ATOMIC_RELAXED);
+	struct mtp_stack *s;
+	uint64_t off;
+
+	if (id > MTP_MAX_STACKS)
+		return 0;
+	off = arena_alloc(sizeof(*s) + n * sizeof(*pcs));
+	if (!off)
+		return 0;
+	s = at(off);
+	s->hash = hash;
+	s->api = api;
+	s->nr_frames = (uint32_t)n;
+	memcpy(s->frames, pcs, n * sizeof(*pcs));
+	__atomic_store_n(&pl_hdr->stack_off[id], off, __ATOMIC_RELEASE);
+	return id;
+}
+
+static uint32_t intern(const uint64_t *pcs, int n, uint32_t api)
+{
+	uint64_t hash = api * GOLDEN;
+	uint32_t slot, id, fresh = 0;
+	struct mtp_stack *s;
+	int i;
+
+	for (i = 0; i < n; i++)
+		hash = (hash ^ pcs[i]) * GOLDEN;
+	/* The hot path: a thread allocating from one place again. */
+	id = pl_self.last_id;
+	if (id && pl_self.last_hash == hash &&
+	    same_stack(stack_at(id), hash, api, pcs, n))
+		return id;
+	for (slot = (uint32_t)(hash >> 40) & (MTP_STACK_SLOTS - 1);;
+	     slot = (slot + 1) & (MTP_STACK_SLOTS - 1)) {
+		id = __atomic_load_n(&pl_hdr->stack_slot[slot], __ATOMIC_ACQUIRE);
+		if (!id) {
+			if (!fresh)
+				fresh = stack_new(hash, api, pcs, n);
+			if (!fresh) {
+				count(&pl_hdr->c.dropped_stacks);
+				return 0;
+			}
+			if (__atomic_compare_exchange_n(&pl_hdr->stack_slot[slot],
+							&id, fresh, false,
+							__ATOMIC_RELEASE,
+							__ATOMIC_ACQUIRE)) {
+				id = fresh;
+				break;
+			}
+			/* another thread took the slot: see what it put there */
+		}
+		s = stack_at(id);
+		if (s && same_stack(s, hash, api, pcs, n))
+			break;	/* a fresh record lost the race: an unused id */
+	}
+	pl_self.last_id = id;
+	pl_self.last_hash = hash;
+	return id;
+}
+
+uint32_t pl_stack(const struct pl_regs *r, uint32_t api)
+{
+	uint64_t pcs[MTP_MAX_FRAMES];
+	int n = pl_cfi_backtrace(r, pcs, MTP_MAX_FRAMES);
+
+	return intern(pcs, n, api);
+}
+
+/* ---- blocks ---------------------------------------------------------------------- */
+
+static inline uint64_t block_hash(uint64_t addr, uint32_t tgid)
+{
+	return ((addr >> 4) ^ ((uint64_t)tgid << 44)) * GOLDEN;
+}
+
+static inline struct mtp_shard *shard_of(uint64_t hash)
+{
+	return &pl_hdr->shards[hash >> (64 - 6)];
+}
+
+/* The slot of (addr, tgid), or of where it would go; under the lock. */
+static struct mtp_block *find(struct mtp_shard *sh, uint64_t hash,
+			      uint64_t addr, uint32_t tgid, bool insert)
+{
+	struct mtp_block *t = at(sh->table), *tomb = NULL;
+	uint64_t mask = sh->slots - 1, i;
+
+	for (i = (hash >> 12) & mask;; i = (i + 1) & mask) {
+		if (!t[i].addr)
+			return insert && tomb ? tomb : insert ? &t[i] : NULL;
+		if (t[i].addr == MTP_TOMB) {
+			if (!tomb)
+				tomb = &t[i];
+		} else if (t[i].addr == addr && t[i].tgid == tgid) {
+			return &t[i];
+		}
+	}
+}
+
+/* A zeroed table of 2^order blocks: a freed one, or the arena's. */
+static uint64_t table_get(unsigned int order)
+{
+	uint64_t off;
+
+	spin_lock((uint32_t *)&pl_hdr->arena_lock);
+	off = pl_hdr->free_tables[order];
+	if (off)
+		pl_hdr->free_tables[order] = *(uint64_t *)at(off);
+	spin_unlock((uint32_t *)&pl_hdr->arena_lock);
+	if (off)
+		memset(at(off), 0, sizeof(struct mtp_block) << order);
+	else
+		off = arena_alloc(sizeof(struct mtp_block) << order);
+	return off;
+}
+
+static void table_put(uint64_t off, unsigned int order)
+{
+	spin_lock((uint32_t *)&pl_hdr->arena_lock);
+	*(uint64_t *)at(off) = pl_hdr->free_tables[order];
+	pl_hdr->free_tables[order] = off;
+	spin_unlock((uint32_t *)&pl_hdr->arena_lock);
+}
+
+/*
+ * Room for one more: at 3/4 full, a table twice the size if half of it is
+ * live, else one of the same size without the tombstones.  false: no room.
+ */
+static bool make_room(struct mtp_shard *sh)
+{
+	unsigned int order = (unsigned int)__builtin_ctzll(sh->slots);
+	struct mtp_block *old = at(sh->table), *t;
+	uint64_t off, i, j, mask;
+
+	if ((sh->used + 1) * 4 <= sh->slots * 3)
+		return true;
+	if (sh->live * 2 >= sh->slots)
+		order++;
+	if (order >= 40)
+		return false;
+	off = table_get(order);
+	if (!off)
+		return false;
+	t = at(off);
+	mask = (1ULL << order) - 1;
+	for (i = 0; i < sh->slots; i++) {
+		if (old[i].addr <= MTP_TOMB)
+			continue;
+		j = (block_hash(old[i].addr, old[i].tgid) >> 12) & mask;
+		while (t[j].addr)
+			j = (j + 1) & mask;
+		t[j] = old[i];
+	}
+	table_put(sh->table, (unsigned int)__builtin_ctzll(sh->slots));
+	sh->table = off;
+	sh->slots = 1ULL << order;
+	sh->used = sh->live;
+	return true;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static void insert(const struct mtp_block *b)
+{
+	uint64_t hash = block_hash(b->addr, b->tgid);
+	struct mtp_shard *sh = shard_of(hash);
+	struct mtp_block *slot;
+
+	spin_lock(&sh->lock);
+	if (!make_room(sh)) {
+		spin_unlock(&sh->lock);
+		count(&pl_hdr->c.dropped_allocs);
+		return;
+	}
+	slot = find(sh, hash, b->addr, b->tgid, true);
+	if (slot->addr == b->addr) {
+		/* a block we missed the release of: this one replaces it */
+		*slot = *b;
+	} else {
+		if (!slot->addr)
+			sh->used++;
+		sh->live++;
+		*slot = *b;
+	}
+	spin_unlock(&sh->lock);
+}
+
+void pl_block_add(uint64_t addr, uint64_t size, uint32_t stack_id)
+{
+	struct mtp_block b = {
+		.addr = addr, .size = size, .time_ns = now_ns(),
+		.stack_id = stack_id, .tgid = (uint32_t)pl_tgid,
+	};
+	struct mtp_stack *s = stack_id ? stack_at(stack_id) : NULL;
+
+	count(addr >> 62 ? &pl_hdr->c.fd_opens : &pl_hdr->c.allocs);
+	if (s) {
+		__atomic_fetch_add(&s->total_allocs, 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&s->total_bytes, size, __ATOMIC_RELAXED);
+	}
+	insert(&b);
+}
+
+void pl_block_restore(const struct mtp_block *b)
+{
+	insert(b);
+}
+
+static bool api_matches(uint32_t alloc, uint32_t release)
+{
+	switch (alloc) {
+	case MEMTRACK_API_NEW:
+		return release == MEMTRACK_API_DELETE;
+	case MEMTRACK_API_NEW_ARRAY:
+		return release == MEMTRACK_API_DELETE_ARRAY;
+	default:
+		return release != MEMTRACK_API_DELETE &&
+		       release != MEMTRACK_API_DELETE_ARRAY;
+	}
+}
+
+bool pl_block_del(uint64_t addr, uint32_t api, const struct pl_regs *r,
+		  struct mtp_block *out)
+{
+	uint64_t hash = block_hash(addr, (uint32_t)pl_tgid);
+	struct mtp_shard *sh = shard_of(hash);
+	struct mtp_block *slot;
+	struct mtp_stack *s;
+	bool fd = addr >> 62;
+
+	count(fd ? &pl_hdr->c.fd_closes : &pl_hdr->c.frees);
+	spin_lock(&sh->lock);
+	slot = sh->table ? find(sh, hash, addr, (uint32_t)pl_tgid, false) : NULL;
+	if (slot) {
+		*out = *slot;
+		slot->addr = MTP_TOMB;
+		sh->live--;
+	}
+	spin_unlock(&sh->lock);
+	if (!slot) {
+		count(fd ? &pl_hdr->c.unknown_closes : &pl_hdr->c.unknown_frees);
+		return false;
+	}
+	s = out->stack_id ? stack_at(out->stack_id) : NULL;
+	if (s && !api_matches(s->api, api)) {
+		/* rare, and a bug worth both stacks: only now the free's */
+		count(&pl_hdr->c.mismatched_frees);
+		__atomic_fetch_add(&s->mismatched, 1, __ATOMIC_RELAXED);
+		s->free_api = api;
+		s->free_stack_id = pl_stack(r, api);
+	}
+	return true;
+}
+
+/* ---- start, fork, exit, exec ------------------------------------------------ */
+
+static void after_fork_child(void)
+{
+	pl_tgid = getpid();
+	pl_self.last_id = 0;
+	if (!(pl_flags & MTP_F_FOLLOW))
+		__atomic_store_n(&pl_on, -1, __ATOMIC_RELEASE);
+}
+
+/* "FD:PID:FLAGS" of MEMTRACK_PRELOAD; false if absent or malformed. */
+static bool parse_env(int *fd, int *pid, uint32_t *flags)
+{
+	const char *s = getenv(MTP_ENV);
+	char *end;
+
+	if (!s)
+		return false;
+	*fd = (int)strtol(s, &end, 10);
+	if (*end != ':')
+		return false;
+	*pid = (int)strtol(end + 1, &end, 10);
+	if (*end != ':')
+		return false;
+	*flags = (uint32_t)strtoul(end + 1, &end, 16);
+	return !*end;
+}
+
+static void shard_init(struct mtp_shard *sh)
+{
+	unsigned int order = (unsigned int)__builtin_ctz(MTP_SHARD_MIN);
+
+	sh->table = arena_alloc(sizeof(struct mtp_block) << order);
+	sh->slots = sh->table ? MTP_SHARD_MIN : 0;
+}
+
+/* fd is the state's memfd, inherited (not a descriptor of the program's). */
+static bool is_our_fd(int fd)
+{
+	static const char name[] = "/memfd:" MTP_MEMFD_NAME " (deleted)";
+	char path[64], link[sizeof(name) + 1];
+	ssize_t len;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	len = readlink(path, link, sizeof(link));
+	return len == (ssize_t)sizeof(name) - 1 && !memcmp(link, name, len);
+}
+
+/* Map the state and claim it; the value for pl_on. */
+static int attach_state(void)
+{
+	struct mtp_header *h;
+	uint32_t state = MTP_STATE_NEW;
+	int fd, pid, i;
+
+	if (!parse_env(&fd, &pid, &pl_flags))
+		return -1;
+	pl_tgid = getpid();
+	if (pid != pl_tgid) {
+		/* a program the target started: not traced, nor shown the fd */
+		if (is_our_fd(fd))
+			close(fd);
+		return -1;
+	}
+	h = mmap(NULL, MTP_SIZE, PROT_READ | PROT_WRITE,
+		 MAP_SHARED | MAP_NORESERVE, fd, 0);
+	if (h == MAP_FAILED)
+		return -1;
+	if (h->magic != MTP_MAGIC || h->version != MTP_VERSION ||
+	    !__atomic_compare_exchange_n(&h->state, &state,
+					 MTP_STATE_RUNNING, false,
+					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		/* the target exec'd: the state is the old program's */
+		if (state == MTP_STATE_RUNNING)
+			__atomic_store_n(&h->state, MTP_STATE_EXECED,
+					 __ATOMIC_RELEASE);
+		munmap(h, MTP_SIZE);
+		close(fd);
+		return -1;
+	}
+	pl_hdr = h;
+	pl_fd = fd;
+	for (i = 0; i < MTP_SHARDS; i++)
+		shard_init(&h->shards[i]);
+	pl_cfi_set_object_cb(note_object);
+	pthread_atfork(NULL, NULL, after_fork_child);
+	return 1;
+}
+
+int pl_start(void)
+{
+	static int starting;
+	int on;
+
+	/* One thread starts; one that comes meanwhile is not recorded. */
+	if (__atomic_exchange_n(&starting, 1, __ATOMIC_ACQ_REL))
+		return __atomic_load_n(&pl_on, __ATOMIC_ACQUIRE);
+	pl_hooks_resolve();
+	on = attach_state();
+	__atomic_store_n(&pl_on, on, __ATOMIC_RELEASE);
+	return on;
+}
+
+static void futex(uint32_t *word, int op, uint32_t val,
+		  const struct timespec *timeout)
+{
+	syscall(SYS_futex, word, op, val, timeout, NULL, 0);
+}
+
+void pl_exiting(void)
+{
+	struct timespec ts = { 60, 0 };
+	struct mtp_header *h = pl_hdr;
+
+	if (__atomic_load_n(&pl_on, __ATOMIC_ACQUIRE) <= 0 ||
+	    pl_tgid != h->target)
+		return;
+	h->exit_tid = (int32_t)syscall(SYS_gettid);
+	__atomic_store_n(&h->state, MTP_STATE_EXITING, __ATOMIC_RELEASE);
+	futex(&h->state, FUTEX_WAKE, 1, NULL);
+	if (!(pl_flags & MTP_F_EXIT_WAIT))
+		return;
+	/* The tool scans the memory as it is now; bounded if it died. */
+	while (!__atomic_load_n(&h->tool_done, __ATOMIC_ACQUIRE))
+		if (syscall(SYS_futex, &h->tool_done, FUTEX_WAIT, 0, &ts,
+			    NULL, 0) && errno == ETIMEDOUT)
+			break;
+}
+
+/*
+ * exit() runs the program's handlers and every object's destructors, ours
+ * last (linked -z initfirst): what is outstanding now is what memcheck
+ * would call leaked.  Blocks freed after this still leave the table.
+ */
+__attribute__((destructor)) static void pl_fini(void)
+{
+	pl_exiting();
+}

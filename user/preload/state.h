@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: LGPL-2.1 */
+/*
+ * libmemtrack-preload's core (state.c): the shared state, the tables in it,
+ * and what each thread keeps.  The hooks (alloc_hooks.c, fd_hooks.c) call
+ * only this and the unwinder (cfi.h).
+ */
+#ifndef MEMTRACK_PRELOAD_STATE_H
+#define MEMTRACK_PRELOAD_STATE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "memtrack_preload.h"
+#include "cfi.h"
+
+#define PL_TLS	__attribute__((tls_model("initial-exec")))
+#define PL_HIDDEN	__attribute__((visibility("hidden")))
+#define likely(x)	__builtin_expect(!!(x), 1)
+#define unlikely(x)	__builtin_expect(!!(x), 0)
+
+/* What a thread keeps: set while it is inside a hook (nested calls pass). */
+struct pl_thread {
+	int busy;
+	uint32_t last_id;		/* the last stack it recorded */
+	uint64_t last_hash;
+};
+
+extern __thread struct pl_thread pl_self PL_TLS PL_HIDDEN;
+
+/* 1: recording; 0: not started yet; < 0: never (not our process, error). */
+extern int pl_on PL_HIDDEN;
+extern struct mtp_header *pl_hdr PL_HIDDEN;
+
+/*
+ * Start once, from the first hook any thread enters (before main: the
+ * constructors of libraries allocate).  Returns pl_on.  Called with
+ * pl_self.busy set: what it allocates goes to the real allocator.
+ */
+PL_HIDDEN int pl_start(void);
+
+/* The allocator the hooks call: looked up once, by pl_start(). */
+PL_HIDDEN void pl_hooks_resolve(void);
+
+/* Hooks enter: true if this call is to be recorded (busy is then set). */
+static inline bool pl_enter(void)
+{
+	if (pl_self.busy)
+		return false;
+	pl_self.busy = 1;
+	if (likely(pl_on > 0) || (!pl_on && pl_start() > 0))
+		return true;
+	pl_self.busy = 0;
+	return false;
+}
+
+static inline void pl_leave(void)
+{
+	pl_self.busy = 0;
+}
+
+/* The stack of the hook's caller, interned: its id (0: none, table full). */
+PL_HIDDEN uint32_t pl_stack(const struct pl_regs *r, uint32_t api);
+/* A block (or descriptor, fd key) allocated through stack id. */
+PL_HIDDEN void pl_block_add(uint64_t addr, uint64_t size, uint32_t stack_id);
+/*
+ * Take a block out as it is released by api; a release by the wrong API is
+ * noted on its allocating stack with the releasing stack (r).  Returns
+ * whether it was there; *out gets it (for realloc's failure).
+ */
+PL_HIDDEN bool pl_block_del(uint64_t addr, uint32_t api,
+			    const struct pl_regs *r, struct mtp_block *out);
+/* Put back a block pl_block_del() took (realloc failed). */
+PL_HIDDEN void pl_block_restore(const struct mtp_block *b);
+
+/* Descriptors share the block table under keys blocks cannot have. */
+#define PL_FD_KEY(fd)	((1ULL << 62) | (uint32_t)(fd))
+
+/* At the program's exit (exit(), _exit()): wait for the tool if asked. */
+PL_HIDDEN void pl_exiting(void);
+
+#endif
