@@ -8,6 +8,9 @@ module unloaded under it (clear error, target unharmed).
 
 Runs inside the VM with the module loaded:
     tests/vm/run -- python3 tests/guest/test_leak_tool.py [test ...]
+With LEAK_ENGINE=preload the `-- CMD` tests run with the in-process engine
+(`--engine preload`, no module: the host suite leak-preload) and the -p
+tests, which need the module, are not there.
 """
 import json
 import os
@@ -25,6 +28,14 @@ import leakfx as lfx  # noqa: E402
 TOOL = lfx.TOOL
 PROBES = os.path.join(ROOT, "build", "tests", "user", "leak_probes")
 OUT = "/tmp/memtrack-leak-report"
+ENGINE = os.environ.get("LEAK_ENGINE", "uprobe")
+# memtrack-leak with the engine under test, for -- CMD
+TOOL_CMD = [TOOL, "--engine", ENGINE]
+
+
+def pid_test(fn):
+    """A test of -p PID: the module's engine only."""
+    return test(fn) if ENGINE == "uprobe" else fn
 
 
 def fixture(name, variant="fp"):
@@ -39,7 +50,7 @@ def run_command(name, variant="fp", says=("ready", "done")):
     """`memtrack-leak --json -o OUT -- fixture`, fed a line after each of
     its lines says: (exit status, stderr, the reports)."""
     # --top: the fixtures hold more stacks than the default ten (stdio buffers).
-    p = subprocess.Popen([TOOL, "--json", "--top", "50", "-o", OUT, "--",
+    p = subprocess.Popen(TOOL_CMD + ["--json", "--top", "50", "-o", OUT, "--",
                           fixture(name, variant)],
                          stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True)
@@ -55,7 +66,7 @@ def run_command(name, variant="fp", says=("ready", "done")):
 
 
 def run_simple(args, timeout=60, **kw):
-    r = subprocess.run([TOOL, "--json", "-o", OUT] + args, capture_output=True,
+    r = subprocess.run(TOOL_CMD + ["--json", "-o", OUT] + args, capture_output=True,
                        text=True, timeout=timeout, **kw)
     docs = []
     if os.path.exists(OUT):
@@ -183,7 +194,7 @@ def command_that_execs():
     want = "memtrack-leak: env exec'd another program: the session ended with it; no report\n"
     for args, status in ((["env", "true"], 0),
                          (["env", "sh", "-c", "echo out; exit 5"], 5)):
-        r = subprocess.run([TOOL, "--json", "-o", OUT, "--"] + args,
+        r = subprocess.run(TOOL_CMD + ["--json", "-o", OUT, "--"] + args,
                            capture_output=True, text=True, timeout=60)
         docs = []
         if os.path.exists(OUT):
@@ -201,7 +212,7 @@ def command_signals_forwarded():
     reported on; SIGKILL of the program: no exit stop, a clear message,
     137."""
     for sig, target in ((signal.SIGTERM, "tool"), (signal.SIGKILL, "program")):
-        p = subprocess.Popen([TOOL, "--json", "-o", OUT, "--", "sleep", "60"],
+        p = subprocess.Popen(TOOL_CMD + ["--json", "-o", OUT, "--", "sleep", "60"],
                              stderr=subprocess.PIPE, text=True)
         end = time.monotonic() + 30
         kids = []
@@ -303,7 +314,7 @@ def session_there(pid, timeout=30):
     return False
 
 
-@test
+@pid_test
 def target_exits_mid_trace():
     """The target exiting between reports: a clear message, exit 3, at once."""
     with Fixture("c_apis") as fx:
@@ -322,7 +333,7 @@ def target_exits_mid_trace():
         check("report 1:" in out, f"no report before the exit: {out[:300]}")
 
 
-@test
+@pid_test
 def target_execs_mid_trace():
     """The target exec'ing another program ends its session: one message
     saying so and nothing else (no warning about the unwind tables of the
@@ -338,7 +349,7 @@ def target_execs_mid_trace():
             check(f.read().strip() == "sleep", "the target did not exec")
 
 
-@test
+@pid_test
 def tracer_sigkill():
     """SIGKILL of memtrack-leak: every breakpoint it had put in (int3 at each
     probed offset while attached) is gone, the target works, and a new
@@ -364,7 +375,7 @@ def tracer_sigkill():
         check(fx.p.wait(timeout=30) == 0, "c_apis did not exit cleanly")
 
 
-@test
+@pid_test
 def module_unload_while_attached():
     """rmmod under memtrack-leak -p: the unload is clean, the tool says the
     session ended and exits 3, the target runs on without breakpoints."""

@@ -504,15 +504,11 @@ int mt_preload_stats(struct mt_preload *p, struct memtrack_leak_stats *st)
 	const struct mtp_counters *c = &p->h->c;
 
 	memset(st, 0, sizeof(*st));
-	st->allocs = c->allocs;
-	st->frees = c->frees;
 	st->unknown_frees = c->unknown_frees;
 	st->mismatched_frees = c->mismatched_frees;
 	st->dropped_allocs = c->dropped_allocs;
 	st->dropped_stacks = c->dropped_stacks;
 	st->nr_stacks = p->h->nr_stacks;
-	st->fd_opens = c->fd_opens;
-	st->fd_closes = c->fd_closes;
 	st->unknown_closes = c->unknown_closes;
 	return 0;
 }

@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <unistd.h>
 #include <linux/memtrack.h>
 
 #include "state.h"
@@ -242,8 +243,8 @@ void *name(size_t align, size_t n)					\
 ALIGNED_HOOK(aligned_alloc, MEMTRACK_API_ALIGNED_ALLOC)
 ALIGNED_HOOK(memalign, MEMTRACK_API_MEMALIGN)
 
-/* valloc, pvalloc: (size) -> a page-aligned ptr. */
-#define PAGE_HOOK(name, api)						\
+/* valloc, pvalloc: (size) -> a page-aligned ptr; size(n): what it holds. */
+#define PAGE_HOOK(name, api, size)					\
 void *name(size_t n)							\
 {									\
 	void *p;							\
@@ -252,13 +253,21 @@ void *name(size_t n)							\
 		return real.name(n);					\
 	p = real.name(n);						\
 	if (p)								\
-		RECORD(p, n, api);					\
+		RECORD(p, size, api);					\
 	pl_leave();							\
 	return p;							\
 }
 
-PAGE_HOOK(valloc, MEMTRACK_API_VALLOC)
-PAGE_HOOK(pvalloc, MEMTRACK_API_PVALLOC)
+/* pvalloc rounds up to whole pages (at least one) */
+static inline size_t pages(size_t n)
+{
+	size_t page = (size_t)getpagesize();
+
+	return n ? (n + page - 1) & ~(page - 1) : page;
+}
+
+PAGE_HOOK(valloc, MEMTRACK_API_VALLOC, n)
+PAGE_HOOK(pvalloc, MEMTRACK_API_PVALLOC, pages(n))
 
 /*
  * libstdc++'s operators.  Every variant takes its size (new) or pointer

@@ -101,13 +101,13 @@ struct mtp_object {
 	char path[MTP_PATH_MAX];
 };
 
+/* Only what is rare is counted: nothing shared is written per call. */
 struct mtp_counters {
-	uint64_t allocs, frees;
 	uint64_t unknown_frees;
 	uint64_t mismatched_frees;
 	uint64_t dropped_allocs;	/* out of state memory */
 	uint64_t dropped_stacks;	/* stack table full */
-	uint64_t fd_opens, fd_closes, unknown_closes;
+	uint64_t unknown_closes;
 };
 
 struct mtp_header {

@@ -320,14 +320,33 @@ void pl_block_add(uint64_t addr, uint64_t size, uint32_t stack_id)
 		.addr = addr, .size = size, .time_ns = now_ns(),
 		.stack_id = stack_id, .tgid = (uint32_t)pl_tgid,
 	};
-	struct mtp_stack *s = stack_id ? stack_at(stack_id) : NULL;
-
-	count(addr >> 62 ? &pl_hdr->c.fd_opens : &pl_hdr->c.allocs);
-	if (s) {
-		__atomic_fetch_add(&s->total_allocs, 1, __ATOMIC_RELAXED);
-		__atomic_fetch_add(&s->total_bytes, size, __ATOMIC_RELAXED);
-	}
+	/*
+	 * A stack's call counts are summed in the thread while it allocates
+	 * from that stack and added when it moves to another (or exits):
+	 * no cache line shared by all threads is written per call.
+	 */
+	if (stack_id != pl_self.calls_id)
+		pl_flush_calls();
+	pl_self.calls_id = stack_id;
+	pl_self.calls++;
+	pl_self.call_bytes += size;
 	insert(&b);
+}
+
+void pl_flush_calls(void)
+{
+	struct mtp_stack *s;
+
+	if (!pl_self.calls)
+		return;
+	s = pl_self.calls_id ? stack_at(pl_self.calls_id) : NULL;
+	if (s) {
+		__atomic_fetch_add(&s->total_allocs, pl_self.calls, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&s->total_bytes, pl_self.call_bytes,
+				   __ATOMIC_RELAXED);
+	}
+	pl_self.calls = 0;
+	pl_self.call_bytes = 0;
 }
 
 void pl_block_restore(const struct mtp_block *b)
@@ -357,7 +376,6 @@ bool pl_block_del(uint64_t addr, uint32_t api, const struct pl_regs *r,
 	struct mtp_stack *s;
 	bool fd = addr >> 62;
 
-	count(fd ? &pl_hdr->c.fd_closes : &pl_hdr->c.frees);
 	spin_lock(&sh->lock);
 	slot = sh->table ? find(sh, hash, addr, (uint32_t)pl_tgid, false) : NULL;
 	if (slot) {
@@ -495,8 +513,10 @@ void pl_exiting(void)
 	struct timespec ts = { 60, 0 };
 	struct mtp_header *h = pl_hdr;
 
-	if (__atomic_load_n(&pl_on, __ATOMIC_ACQUIRE) <= 0 ||
-	    pl_tgid != h->target)
+	if (__atomic_load_n(&pl_on, __ATOMIC_ACQUIRE) <= 0)
+		return;
+	pl_flush_calls();
+	if (pl_tgid != h->target)
 		return;
 	h->exit_tid = (int32_t)syscall(SYS_gettid);
 	__atomic_store_n(&h->state, MTP_STATE_EXITING, __ATOMIC_RELEASE);
@@ -508,6 +528,17 @@ void pl_exiting(void)
 		if (syscall(SYS_futex, &h->tool_done, FUTEX_WAIT, 0, &ts,
 			    NULL, 0) && errno == ETIMEDOUT)
 			break;
+}
+
+void pl_execing(bool before)
+{
+	struct mtp_header *h = pl_hdr;
+
+	if (__atomic_load_n(&pl_on, __ATOMIC_ACQUIRE) <= 0 ||
+	    pl_tgid != h->target)
+		return;
+	__atomic_store_n(&h->state, before ? MTP_STATE_EXECED :
+			 MTP_STATE_RUNNING, __ATOMIC_RELEASE);
 }
 
 /*

@@ -23,6 +23,8 @@ struct pl_thread {
 	int busy;
 	uint32_t last_id;		/* the last stack it recorded */
 	uint64_t last_hash;
+	uint32_t calls_id;		/* the stack calls count for */
+	uint64_t calls, call_bytes;	/* not yet added to it */
 };
 
 extern __thread struct pl_thread pl_self PL_TLS PL_HIDDEN;
@@ -69,6 +71,8 @@ PL_HIDDEN void pl_block_add(uint64_t addr, uint64_t size, uint32_t stack_id);
  */
 PL_HIDDEN bool pl_block_del(uint64_t addr, uint32_t api,
 			    const struct pl_regs *r, struct mtp_block *out);
+/* Add the thread's call counts to their stack. */
+PL_HIDDEN void pl_flush_calls(void);
 /* Put back a block pl_block_del() took (realloc failed). */
 PL_HIDDEN void pl_block_restore(const struct mtp_block *b);
 
@@ -77,5 +81,7 @@ PL_HIDDEN void pl_block_restore(const struct mtp_block *b);
 
 /* At the program's exit (exit(), _exit()): wait for the tool if asked. */
 PL_HIDDEN void pl_exiting(void);
+/* Before an exec (before: true), and after one that failed (false). */
+PL_HIDDEN void pl_execing(bool before);
 
 #endif
