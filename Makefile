@@ -84,6 +84,8 @@ install: module user
 	@if [ -d $(BIN) ] && [ -n "$$(ls $(BIN))" ]; then \
 		install -d $(DESTDIR)$(PREFIX)/bin && \
 		install -m 0755 $(BIN)/* $(DESTDIR)$(PREFIX)/bin/; fi
+	install -D -m 0644 build/lib/libmemtrack-preload.so \
+		$(DESTDIR)$(PREFIX)/lib/memtrack/libmemtrack-preload.so
 	@if [ -z "$(DESTDIR)" ]; then depmod -a $(KVER); fi
 	@$(MAKE) --no-print-directory install-memtrackd
 

@@ -174,6 +174,136 @@ def command_threads(variant):
     lfx.check_all_callers(docs[0], "threads", thread=True)
 
 
+def preload_variant_test(fn):
+    """A -- CMD test, fp and nofp, of the in-process engine (the uprobe
+    engine's -p suites hold the same fixtures)."""
+    return variant_test(lfx.VARIANTS)(fn) if ENGINE == "preload" else fn
+
+
+@preload_variant_test
+def command_c_edges(variant):
+    """-- CMD on a realloc chain, a failed realloc (its block kept), malloc(0)
+    and an 8 MiB block: each exact, callers through main."""
+    rc, err, docs = run_command("c_edges", variant)
+    check(rc == 0 and len(docs) == 1, f"exit {rc}, {len(docs)} reports: {err}")
+    lfx.check_markers(docs[0], "c_edges")
+    lfx.check_all_callers(docs[0], "c_edges")
+
+
+@preload_variant_test
+def command_freeall(variant):
+    """-- CMD on a program that frees all it allocates: no stack allocated
+    by its code (what libc holds to the exit, its stdio buffers, is there,
+    allocated by libc for fixture_wait's stdio)."""
+    rc, err, docs = run_command("freeall", variant)
+    check(rc == 0 and len(docs) == 1, f"exit {rc}, {len(docs)} reports: {err}")
+    own = []
+    for s in docs[0]["stacks"]:
+        mine = [f for f in s["frames"] if lfx.base(f.get("module")) == "freeall"]
+        if mine and lfx.base(mine[0].get("file")) == "freeall.c":
+            own.append(s)
+    check(not own, f"{len(own)} stacks in freeall.c: {own}")
+
+
+@preload_variant_test
+def command_follow_forks(variant):
+    """-- CMD -f on forks.c: the parent's 2 x 48 under its pid and each of
+    3 children's 4 x 100 under its own, left at their exit; nothing of the
+    child that exec'd (its blocks went with its program), no other pid.
+    Without -f: the parent's alone."""
+    lines = {k: v[1] for k, v in lfx.markers("forks").items()}
+    for follow in (True, False):
+        p = subprocess.Popen(TOOL_CMD + ["--json", "--top", "50", "-o", OUT]
+                             + (["-f"] if follow else []) + ["--", fixture("forks", variant)],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+        check(p.stdout.readline().strip() == "ready", "forks did not start")
+        p.stdin.write("go\n")
+        p.stdin.flush()
+        kids = [int(x) for x in p.stdout.readline().split()[1:]]
+        check(len(kids) == 4 and p.stdout.readline().strip() == "done", "forks round")
+        for _ in range(2):
+            p.stdin.write("go\n")
+            p.stdin.flush()
+        _, err = p.communicate(timeout=120)
+        check(p.returncode == 0, f"exit {p.returncode}: {err}")
+        with open(OUT) as f:
+            docs = json_docs(f.read())
+        check(len(docs) == 1, f"{len(docs)} reports: {err}")
+        by = {}
+        for s in docs[0]["stacks"]:
+            for name, line in lines.items():
+                if lfx.frame_at(s, "forks.c", line):
+                    b = by.setdefault((name, s["pid"]), [0, 0])
+                    b[0] += s["blocks"]
+                    b[1] += s["bytes"]
+        pid = docs[0]["pid"]
+        want = {("parent", pid): [2, 96]}
+        if follow:
+            want.update({("child", k): [4, 400] for k in kids[:3]})
+        check(by == want, f"-f {follow}: {by}, expected {want}")
+        pids = {s["pid"] for s in docs[0]["stacks"]}
+        check(pids <= ({pid} | set(kids[:3]) if follow else {pid}),
+              f"-f {follow}: stacks of pids {pids}")
+
+
+def preload_test(fn):
+    """A -- CMD test of the in-process engine alone."""
+    return test(fn) if ENGINE == "preload" else fn
+
+
+@preload_test
+def command_as_nobody():
+    """The in-process engine needs neither the module nor root: as nobody,
+    c_apis's leaks exact (nobody's own report file)."""
+    out = "/tmp/memtrack-leak-nobody.json"
+    if os.path.exists(out):
+        os.unlink(out)
+    p = subprocess.Popen(["setpriv", "--reuid", "nobody", "--regid", "nogroup",
+                          "--clear-groups"] + TOOL_CMD +
+                         ["--json", "--top", "50", "-o", out, "--", fixture("c_apis")],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    for say in ("ready", "done"):
+        line = p.stdout.readline().strip()
+        check(line == say, f"c_apis as nobody: {line!r}")
+        p.stdin.write("go\n")
+        p.stdin.flush()
+    _, err = p.communicate(timeout=120)
+    check(p.returncode == 0, f"exit {p.returncode}: {err}")
+    check(os.stat(out).st_uid != 0, "the report is not nobody's")
+    with open(out) as f:
+        docs = json_docs(f.read())
+    os.unlink(out)
+    check(len(docs) == 1, f"{len(docs)} reports")
+    lfx.check_markers(docs[0], "c_apis")
+
+
+@preload_test
+def command_static_program_uses_uprobes():
+    """A static program, which no LD_PRELOAD reaches: the tool says so and
+    traces it with uprobes (without the module: the module's error, exit 1).
+    --engine with -p, or an unknown engine: usage errors, exit 2."""
+    prog = "/tmp/memtrack-leak-static"
+    src = prog + ".c"
+    with open(src, "w") as f:
+        f.write("#include <stdlib.h>\nvoid *volatile p;\n"
+                "int main(void) { p = malloc(64); return 0; }\n")
+    subprocess.run(["cc", "-static", "-O1", "-o", prog, src], check=True)
+    rc, err, docs = run_simple(["--", prog])
+    check("is statically linked: a preloaded library cannot reach it; tracing it "
+          "with uprobes" in err, f"no word of the switch: {err!r}")
+    if os.path.exists("/sys/module/memtrack"):
+        check(rc == 0 and len(docs) == 1, f"static under uprobes: exit {rc}, {err}")
+    else:
+        check(rc == 1 and "memtrack.ko is not loaded" in err and not docs,
+              f"static without the module: exit {rc}, {err!r}")
+    for args in (["--engine", "preload", "-p", "1"], ["--engine", "ebpf", "--", "true"]):
+        r = subprocess.run([TOOL] + args, capture_output=True, text=True, timeout=30)
+        check(r.returncode == 2 and "--engine" in r.stderr and not r.stdout,
+              f"{args}: exit {r.returncode}, {r.stderr!r}")
+
+
 @test
 def command_exit_status():
     """The program's exit status is the tool's; 128+N when killed by signal

@@ -232,6 +232,17 @@ static const struct mtp_stack *stack_of(struct mt_preload *p, uint32_t id)
 	return s;
 }
 
+/* A followed child that exec'd: its blocks went with its old program. */
+static bool execed(struct mt_preload *p, uint32_t tgid)
+{
+	uint32_t i, n = p->h->nr_execed;
+
+	for (i = 0; i < n && i < MTP_MAX_EXECED; i++)
+		if ((uint32_t)p->h->execed[i] == tgid)
+			return true;
+	return false;
+}
+
 /* Calls f on every outstanding block of every shard. */
 static int each_block(struct mt_preload *p,
 		      int (*f)(const struct mtp_block *b, void *arg), void *arg)
@@ -250,7 +261,8 @@ static int each_block(struct mt_preload *p,
 		    !(t = at(p, sh->table, sh->slots * sizeof(*t))))
 			return mt_seterr(-EBADMSG, "the traced program's state is corrupt (shard %u)", i);
 		for (j = 0; j < sh->slots; j++)
-			if (t[j].addr > MTP_TOMB && (err = f(&t[j], arg)))
+			if (t[j].addr > MTP_TOMB && !execed(p, t[j].tgid) &&
+			    (err = f(&t[j], arg)))
 				return err;
 	}
 	return 0;

@@ -14,98 +14,14 @@
  * unwinder starts from its frame (pl_regs_here).
  */
 #define _GNU_SOURCE
-#include <dlfcn.h>
 #include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <unistd.h>
 #include <linux/memtrack.h>
 
+#include "real.h"
 #include "state.h"
-
-/*
- * glibc's own entry points: what the hooks call until the first of them
- * has looked up the allocator that comes after this library (normally
- * the same glibc; another malloc preloaded after us, else).
- */
-extern void *__libc_malloc(size_t n);
-extern void *__libc_calloc(size_t n, size_t size);
-extern void *__libc_realloc(void *p, size_t n);
-extern void *__libc_memalign(size_t align, size_t n);
-extern void *__libc_valloc(size_t n);
-extern void *__libc_pvalloc(size_t n);
-extern void __libc_free(void *p);
-
-/* Until then, the rest as glibc defines them on its own entry points. */
-static int libc_posix_memalign(void **pp, size_t align, size_t n)
-{
-	void *p;
-
-	if (align % sizeof(void *) || (align & (align - 1)) || !align)
-		return EINVAL;
-	p = __libc_memalign(align, n);
-	if (!p)
-		return ENOMEM;
-	*pp = p;
-	return 0;
-}
-
-static void *libc_aligned_alloc(size_t align, size_t n)
-{
-	if (!align || (align & (align - 1))) {
-		errno = EINVAL;
-		return NULL;
-	}
-	return __libc_memalign(align, n);
-}
-
-static void *libc_reallocarray(void *p, size_t n, size_t size)
-{
-	size_t bytes;
-
-	if (__builtin_mul_overflow(n, size, &bytes)) {
-		errno = ENOMEM;
-		return NULL;
-	}
-	return __libc_realloc(p, bytes);
-}
-
-static struct {
-	void *(*malloc)(size_t);
-	void *(*calloc)(size_t, size_t);
-	void *(*realloc)(void *, size_t);
-	void *(*reallocarray)(void *, size_t, size_t);
-	int (*posix_memalign)(void **, size_t, size_t);
-	void *(*aligned_alloc)(size_t, size_t);
-	void *(*memalign)(size_t, size_t);
-	void *(*valloc)(size_t);
-	void *(*pvalloc)(size_t);
-	void (*free)(void *);
-} real = {
-	__libc_malloc, __libc_calloc, __libc_realloc, libc_reallocarray,
-	libc_posix_memalign, libc_aligned_alloc, __libc_memalign, __libc_valloc, __libc_pvalloc, __libc_free,
-};
-
-#define NEXT(field, name) do {						\
-	void *f_ = dlsym(RTLD_NEXT, name);				\
-	if (f_)								\
-		*(void **)&real.field = f_;				\
-} while (0)
-
-/* Once, from pl_start() (busy set: dlsym's own calloc passes). */
-void pl_hooks_resolve(void)
-{
-	NEXT(malloc, "malloc");
-	NEXT(calloc, "calloc");
-	NEXT(realloc, "realloc");
-	NEXT(reallocarray, "reallocarray");
-	NEXT(posix_memalign, "posix_memalign");
-	NEXT(aligned_alloc, "aligned_alloc");
-	NEXT(memalign, "memalign");
-	NEXT(valloc, "valloc");
-	NEXT(pvalloc, "pvalloc");
-	NEXT(free, "free");
-}
 
 /* After a hook's allocation: the block under its caller's stack. */
 #define RECORD(ptr, size, api) do {					\
@@ -126,8 +42,8 @@ void *malloc(size_t n)
 	void *p;
 
 	if (!pl_enter())
-		return real.malloc(n);
-	p = real.malloc(n);
+		return pl_real.malloc(n);
+	p = pl_real.malloc(n);
 	if (p)
 		RECORD(p, n, MEMTRACK_API_MALLOC);
 	pl_leave();
@@ -139,8 +55,8 @@ void *calloc(size_t n, size_t size)
 	void *p;
 
 	if (!pl_enter())
-		return real.calloc(n, size);
-	p = real.calloc(n, size);
+		return pl_real.calloc(n, size);
+	p = pl_real.calloc(n, size);
 	if (p)
 		RECORD(p, n * size, MEMTRACK_API_CALLOC);
 	pl_leave();
@@ -152,11 +68,11 @@ void free(void *p)
 	struct mtp_block b;
 
 	if (!p || !pl_enter()) {
-		real.free(p);
+		pl_real.free(p);
 		return;
 	}
 	RELEASE(p, MEMTRACK_API_FREE, &b);
-	real.free(p);
+	pl_real.free(p);
 	pl_leave();
 }
 
@@ -173,9 +89,9 @@ static void *realloc_as(void *old, size_t n, size_t size, uint32_t api,
 	void *p;
 
 	if (api == MEMTRACK_API_REALLOCARRAY)
-		p = real.reallocarray(old, n, size);
+		p = pl_real.reallocarray(old, n, size);
 	else
-		p = real.realloc(old, n * size);
+		p = pl_real.realloc(old, n * size);
 	if (!p && had && n && size)
 		pl_block_restore(&b);
 	return p;
@@ -187,7 +103,7 @@ void *realloc(void *old, size_t n)
 	void *p;
 
 	if (!pl_enter())
-		return real.realloc(old, n);
+		return pl_real.realloc(old, n);
 	pl_regs_here(&r);
 	p = realloc_as(old, n, 1, MEMTRACK_API_REALLOC, &r);
 	if (p)
@@ -202,7 +118,7 @@ void *reallocarray(void *old, size_t n, size_t size)
 	void *p;
 
 	if (!pl_enter())
-		return real.reallocarray(old, n, size);
+		return pl_real.reallocarray(old, n, size);
 	pl_regs_here(&r);
 	p = realloc_as(old, n, size, MEMTRACK_API_REALLOCARRAY, &r);
 	if (p)
@@ -217,8 +133,8 @@ int posix_memalign(void **pp, size_t align, size_t n)
 	int err;
 
 	if (!pl_enter())
-		return real.posix_memalign(pp, align, n);
-	err = real.posix_memalign(pp, align, n);
+		return pl_real.posix_memalign(pp, align, n);
+	err = pl_real.posix_memalign(pp, align, n);
 	if (!err)
 		RECORD(*pp, n, MEMTRACK_API_POSIX_MEMALIGN);
 	pl_leave();
@@ -232,8 +148,8 @@ void *name(size_t align, size_t n)					\
 	void *p;							\
 									\
 	if (!pl_enter())						\
-		return real.name(align, n);				\
-	p = real.name(align, n);					\
+		return pl_real.name(align, n);				\
+	p = pl_real.name(align, n);					\
 	if (p)								\
 		RECORD(p, n, api);					\
 	pl_leave();							\
@@ -250,8 +166,8 @@ void *name(size_t n)							\
 	void *p;							\
 									\
 	if (!pl_enter())						\
-		return real.name(n);					\
-	p = real.name(n);						\
+		return pl_real.name(n);					\
+	p = pl_real.name(n);						\
 	if (p)								\
 		RECORD(p, size, api);					\
 	pl_leave();							\
@@ -275,24 +191,10 @@ PAGE_HOOK(pvalloc, MEMTRACK_API_PVALLOC, pages(n))
  * size, nothrow tag); a hook passes all three on, which the x86-64 calling
  * convention makes exact for the variants with fewer, so one definition
  * serves each family.  The operator a hook replaces is looked up the first
- * time it is called: libstdc++ may be loaded after this library.
+ * time it is called (pl_next): libstdc++ may be loaded after this library.
  */
 typedef void *(*new_fn)(size_t, uintptr_t, uintptr_t);
 typedef void (*delete_fn)(void *, uintptr_t, uintptr_t);
-
-static void *next_op(void **cache, const char *name)
-{
-	void *f = __atomic_load_n(cache, __ATOMIC_RELAXED);
-	int busy = pl_self.busy;
-
-	if (!f) {
-		pl_self.busy = 1;
-		f = dlsym(RTLD_NEXT, name);
-		pl_self.busy = busy;
-		__atomic_store_n(cache, f, __ATOMIC_RELAXED);
-	}
-	return f;
-}
 
 /* A throwing new leaves the hook by an exception: the thread is let go. */
 static void leave_on_unwind(int *entered)
@@ -305,7 +207,7 @@ static void leave_on_unwind(int *entered)
 void *sym(size_t n, uintptr_t a, uintptr_t b)				\
 {									\
 	static void *next;						\
-	new_fn f = (new_fn)next_op(&next, #sym);			\
+	new_fn f = (new_fn)pl_next(&next, #sym);			\
 	int in __attribute__((cleanup(leave_on_unwind))) = pl_enter();	\
 	void *p = f(n, a, b);						\
 									\
@@ -318,7 +220,7 @@ void *sym(size_t n, uintptr_t a, uintptr_t b)				\
 void sym(void *p, uintptr_t a, uintptr_t b)				\
 {									\
 	static void *next;						\
-	delete_fn f = (delete_fn)next_op(&next, #sym);			\
+	delete_fn f = (delete_fn)pl_next(&next, #sym);			\
 	struct mtp_block blk;						\
 									\
 	if (!p || !pl_enter()) {					\

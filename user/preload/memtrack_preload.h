@@ -38,6 +38,7 @@
 #define MTP_SHARD_MIN		1024	/* slots of a new shard table */
 #define MTP_MAX_OBJECTS		1024
 #define MTP_PATH_MAX		512
+#define MTP_MAX_EXECED		256	/* followed children that exec'd */
 
 /* MEMTRACK_PRELOAD's FLAGS (hex), set by the tool. */
 #define MTP_F_FOLLOW	(1U << 0)	/* -f: forked children too */
@@ -128,6 +129,12 @@ struct mtp_header {
 	uint64_t arena_lock;		/* free lists of shard tables */
 	uint64_t free_tables[48];	/* by log2 of slots: a list of offsets */
 	struct mtp_counters c;		/* atomic */
+	/*
+	 * Followed children (-f) that exec'd: their blocks belong to a program
+	 * that is gone, and are not reported (as the uprobe engine drops them).
+	 */
+	uint32_t nr_execed;		/* (atomic) */
+	int32_t execed[MTP_MAX_EXECED];
 	struct mtp_shard shards[MTP_SHARDS];
 	uint64_t stack_off[MTP_MAX_STACKS + 1];		/* by id */
 	uint32_t stack_slot[MTP_STACK_SLOTS];		/* hash -> id */

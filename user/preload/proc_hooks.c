@@ -11,13 +11,13 @@
  * each one the program can call is here.
  */
 #define _GNU_SOURCE
-#include <dlfcn.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "real.h"
 #include "state.h"
 
 static __attribute__((noreturn)) void end(int status)
@@ -37,28 +37,12 @@ void _Exit(int status)
 	end(status);
 }
 
-/* The function this library replaces, looked up on first use. */
-static void *next(void **cache, const char *name)
-{
-	void *f = __atomic_load_n(cache, __ATOMIC_RELAXED);
-
-	if (!f) {
-		int busy = pl_self.busy;
-
-		pl_self.busy = 1;
-		f = dlsym(RTLD_NEXT, name);
-		pl_self.busy = busy;
-		__atomic_store_n(cache, f, __ATOMIC_RELAXED);
-	}
-	return f;
-}
-
 /* Around an exec: the state says "exec'd" unless it failed. */
 #define EXEC_HOOK(ret, name, params, args)				\
 ret name params								\
 {									\
 	static void *fn;						\
-	ret (*f) params = next(&fn, #name);				\
+	ret (*f) params = pl_next(&fn, #name);				\
 	int err;							\
 	ret r;								\
 									\

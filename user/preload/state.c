@@ -27,6 +27,7 @@
 #include <linux/futex.h>
 #include <linux/memtrack.h>
 
+#include "real.h"
 #include "state.h"
 
 __thread struct pl_thread pl_self PL_TLS;
@@ -496,7 +497,7 @@ int pl_start(void)
 	/* One thread starts; one that comes meanwhile is not recorded. */
 	if (__atomic_exchange_n(&starting, 1, __ATOMIC_ACQ_REL))
 		return __atomic_load_n(&pl_on, __ATOMIC_ACQUIRE);
-	pl_hooks_resolve();
+	pl_real_resolve();
 	on = attach_state();
 	__atomic_store_n(&pl_on, on, __ATOMIC_RELEASE);
 	return on;
@@ -533,12 +534,25 @@ void pl_exiting(void)
 void pl_execing(bool before)
 {
 	struct mtp_header *h = pl_hdr;
+	uint32_t i;
 
-	if (__atomic_load_n(&pl_on, __ATOMIC_ACQUIRE) <= 0 ||
-	    pl_tgid != h->target)
+	if (__atomic_load_n(&pl_on, __ATOMIC_ACQUIRE) <= 0)
 		return;
-	__atomic_store_n(&h->state, before ? MTP_STATE_EXECED :
-			 MTP_STATE_RUNNING, __ATOMIC_RELEASE);
+	if (pl_tgid == h->target) {
+		__atomic_store_n(&h->state, before ? MTP_STATE_EXECED :
+				 MTP_STATE_RUNNING, __ATOMIC_RELEASE);
+		return;
+	}
+	/* a followed child: its slot, taken back if the exec fails */
+	if (before) {
+		i = __atomic_fetch_add(&h->nr_execed, 1, __ATOMIC_RELAXED);
+		if (i < MTP_MAX_EXECED)
+			__atomic_store_n(&h->execed[i], pl_tgid, __ATOMIC_RELEASE);
+		return;
+	}
+	for (i = 0; i < MTP_MAX_EXECED; i++)
+		if (__atomic_load_n(&h->execed[i], __ATOMIC_RELAXED) == pl_tgid)
+			__atomic_store_n(&h->execed[i], 0, __ATOMIC_RELEASE);
 }
 
 /*

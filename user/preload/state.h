@@ -40,8 +40,7 @@ extern struct mtp_header *pl_hdr PL_HIDDEN;
  */
 PL_HIDDEN int pl_start(void);
 
-/* The allocator the hooks call: looked up once, by pl_start(). */
-PL_HIDDEN void pl_hooks_resolve(void);
+
 
 /* Hooks enter: true if this call is to be recorded (busy is then set). */
 static inline bool pl_enter(void)
