@@ -30,7 +30,6 @@
 #include "real.h"
 #include "state.h"
 
-__thread struct pl_thread pl_self PL_TLS;
 int pl_on;
 struct mtp_header *pl_hdr;
 static int pl_tgid;		/* getpid(), once per process */
