@@ -22,6 +22,7 @@
  */
 #define _GNU_SOURCE
 #include <link.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <string.h>
@@ -103,12 +104,22 @@ static int add_object(struct dl_phdr_info *info, size_t size, void *arg)
 	return 0;
 }
 
+/*
+ * The rules cached before are retired only if objects came: a pc in none
+ * (JIT code, garbage past the outermost frame) is cached as "none" and
+ * costs no second look.
+ */
 static void refresh(void)
 {
+	unsigned int before;
+
 	while (__atomic_exchange_n(&table_lock, 1, __ATOMIC_ACQUIRE))
-		__builtin_ia32_pause();
+		sched_yield();		/* rare: a holder may be preempted */
+	before = nr_objects;
 	dl_iterate_phdr(add_object, NULL);
-	__atomic_store_n(&table_gen, (uint8_t)(table_gen + 1), __ATOMIC_RELEASE);
+	if (nr_objects != before)
+		__atomic_store_n(&table_gen, (uint8_t)(table_gen + 1),
+				 __ATOMIC_RELEASE);
 	__atomic_store_n(&table_lock, 0, __ATOMIC_RELEASE);
 }
 

@@ -18,6 +18,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -43,11 +44,22 @@ static inline void *at(uint64_t off)
 	return (char *)pl_hdr + off;
 }
 
+/*
+ * A lock held for a few dozen instructions, almost never contended: one
+ * exchange.  If it is held, a short spin, then the CPU is given up: the
+ * holder may be a thread the scheduler preempted, and spinning on its
+ * lock would burn the whole time slice (on one CPU, every time).
+ */
 static void spin_lock(uint32_t *l)
 {
-	while (__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE))
-		while (__atomic_load_n(l, __ATOMIC_RELAXED))
+	int i;
+
+	while (__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE)) {
+		for (i = 0; i < 100 && __atomic_load_n(l, __ATOMIC_RELAXED); i++)
 			__builtin_ia32_pause();
+		if (__atomic_load_n(l, __ATOMIC_RELAXED))
+			sched_yield();
+	}
 }
 
 static void spin_unlock(uint32_t *l)
@@ -113,8 +125,15 @@ static inline struct mtp_stack *stack_at(uint32_t id)
 static bool same_stack(const struct mtp_stack *s, uint64_t hash, uint32_t api,
 		       const uint64_t *pcs, int n)
 {
-	return s->hash == hash && s->api == api && s->nr_frames == (uint32_t)n &&
-	       !memcmp(s->frames, pcs, n * sizeof(*pcs));
+	int i;
+
+	if (s->hash != hash || s->api != api || s->nr_frames != (uint32_t)n)
+		return false;
+	/* a few words: a loop the compiler inlines beats a call to memcmp */
+	for (i = 0; i < n; i++)
+		if (s->frames[i] != pcs[i])
+			return false;
+	return true;
 }
 
 /* A new stack record, not yet in the hash: its id (0: no room). */
