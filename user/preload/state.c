@@ -386,6 +386,29 @@ static bool api_matches(uint32_t alloc, uint32_t release)
 	}
 }
 
+/*
+ * A slot freed: a tombstone, unless the next slot is empty.  Then no
+ * probe goes through it (a search stops at the first empty slot, an
+ * insert takes it), nor through the tombstones right before it: all empty
+ * again.  At the low load of short-lived blocks nearly every release is
+ * of that kind, so tombstones, and the rehashes that clear them, stay rare.
+ */
+static void drop(struct mtp_shard *sh, struct mtp_block *slot)
+{
+	struct mtp_block *t = at(sh->table);
+	uint64_t mask = sh->slots - 1, i = (uint64_t)(slot - t);
+
+	if (t[(i + 1) & mask].addr) {
+		slot->addr = MTP_TOMB;
+		return;
+	}
+	do {
+		t[i].addr = 0;
+		sh->used--;
+		i = (i - 1) & mask;
+	} while (t[i].addr == MTP_TOMB);
+}
+
 bool pl_block_del(uint64_t addr, uint32_t api, const struct pl_regs *r,
 		  struct mtp_block *out)
 {
@@ -399,8 +422,8 @@ bool pl_block_del(uint64_t addr, uint32_t api, const struct pl_regs *r,
 	slot = sh->table ? find(sh, hash, addr, (uint32_t)pl_tgid, false) : NULL;
 	if (slot) {
 		*out = *slot;
-		slot->addr = MTP_TOMB;
 		sh->live--;
+		drop(sh, slot);
 	}
 	spin_unlock(&sh->lock);
 	if (!slot) {
