@@ -494,101 +494,18 @@ static inline struct rule rule_at(uint64_t pc)
 	return r;
 }
 
-/*
- * The previous walk of this thread, frame by frame: the state each frame
- * was reached in and the stack words the step from it read.  A walk is a
- * function of its state and of those words alone (the rules depend on the
- * pc only), so once a walk reaches a frame of the previous one in the
- * same state and the words above are unchanged, the rest is the previous
- * walk's: a compare per frame instead of a rule.  Hot allocation sites
- * below a deep, unchanging stack (an interpreter's loop) cost their own
- * frames only.
- */
-#define MAX_WALK	64
-
-struct step {
-	uint64_t pc, sp, bp;		/* the state the frame was reached in */
-	uint64_t ra_at, ra;		/* the word read for the next pc */
-	uint64_t bp_at, bp_val;		/* and for RBP (bp_at 0: none read) */
-	bool bp_used;			/* this step's rule reads RBP */
-	bool bp_live;			/* RBP matters from here up */
-};
-
-static __thread struct {
-	int n;				/* steps; the last read nothing */
-	bool reusable;			/* it ended by its rules, not a bound */
-	struct step s[MAX_WALK];
-} last __attribute__((tls_model("initial-exec")));
-
-/* Are the words the previous walk read from step m up still the same? */
-static bool unchanged_from(int m)
-{
-	const struct step *st;
-
-	for (st = &last.s[m]; st < &last.s[last.n]; st++) {
-		if (st->ra_at && *(const uint64_t *)st->ra_at != st->ra)
-			return false;
-		if (st->bp_at && *(const uint64_t *)st->bp_at != st->bp_val)
-			return false;
-	}
-	return true;
-}
-
-/*
- * The walk ends in the previous one's step m: its steps m.. follow the
- * i new ones, in the record and in pcs.  Returns the number of pcs.
- */
-static int splice(struct step *cur, int i, int m, uint64_t *pcs, int max)
-{
-	int k, n = i + (last.n - m);
-
-	if (n > max)
-		n = max;
-	if (n > MAX_WALK)
-		n = MAX_WALK;
-	memmove(&last.s[i], &last.s[m], (n - i) * sizeof(last.s[0]));
-	memcpy(last.s, cur, i * sizeof(cur[0]));
-	last.n = n;
-	for (k = i - 1; k >= 0; k--)
-		last.s[k].bp_live = last.s[k].bp_used ||
-				    (!last.s[k].bp_at && last.s[k + 1].bp_live);
-	for (k = i; k < n; k++)
-		pcs[k] = last.s[k].pc;
-	return n;
-}
-
 int pl_cfi_backtrace(const struct pl_regs *start, uint64_t *pcs, int max)
 {
 	uint64_t pc = start->pc, sp = start->sp, bp = start->bp, cfa;
 	uint64_t top = start->sp + STACK_SPAN;
-	struct step cur[MAX_WALK], *st;
-	bool by_rule = false;
 	struct rule r;
-	int n = 0, m = 0;
+	int n = 0;
 
-	if (max > MAX_WALK)
-		max = MAX_WALK;
 	while (n < max && pc) {
-		while (m < last.n && last.s[m].sp < sp)
-			m++;
-		/*
-		 * RBP is part of the state only where a rule above reads it
-		 * before a frame restores it: in code without frame pointers
-		 * it is any register, different at every call.
-		 */
-		if (last.reusable && m < last.n && last.s[m].sp == sp &&
-		    last.s[m].pc == pc &&
-		    (!last.s[m].bp_live || last.s[m].bp == bp) &&
-		    last.s[last.n - 1].sp < top && unchanged_from(m))
-			return splice(cur, n, m, pcs, max);
-		st = &cur[n];
-		*st = (struct step){ .pc = pc, .sp = sp, .bp = bp };
 		pcs[n++] = pc;
 		r = rule_at(pc - 1);
-		by_rule = true;
 		if (r.kind == R_STOP)
 			break;
-		st->bp_used = r.kind != R_SP;
 		if (r.kind == R_NONE) {
 			/* no CFI here: frame pointers, if RBP looks like one */
 			if (bp < sp || bp >= top - 16 || (bp & 7))
@@ -597,26 +514,14 @@ int pl_cfi_backtrace(const struct pl_regs *start, uint64_t *pcs, int max)
 		} else {
 			cfa = (r.kind == R_SP ? sp : bp) + (int64_t)r.cfa_off;
 		}
-		by_rule = false;
 		if (cfa <= sp || cfa >= top || (cfa & 7))
 			break;
-		st->ra_at = cfa - 8;
-		st->ra = pc = *(const uint64_t *)st->ra_at;
+		pc = ((const uint64_t *)cfa)[-1];
 		if (r.kind == R_NONE)
-			st->bp_at = cfa - 16;
+			bp = ((const uint64_t *)cfa)[-2];
 		else if (r.bp_off)
-			st->bp_at = cfa + r.bp_off;
-		if (st->bp_at)
-			bp = st->bp_val = *(const uint64_t *)st->bp_at;
+			bp = *(const uint64_t *)(cfa + r.bp_off);
 		sp = cfa;
-		by_rule = !pc;
 	}
-	for (m = n - 1; m >= 0; m--)
-		cur[m].bp_live = cur[m].bp_used ||
-				 (!cur[m].bp_at && m + 1 < n && cur[m + 1].bp_live);
-	memcpy(last.s, cur, n * sizeof(cur[0]));
-	last.n = n;
-	/* a walk cut by max or by a bound could go on from another start */
-	last.reusable = by_rule && n < max;
 	return n;
 }

@@ -34,8 +34,8 @@
 #define MTP_MAX_FRAMES		64	/* MEMTRACK_LEAK_MAX_FRAMES */
 #define MTP_MAX_STACKS		(1U << 20)
 #define MTP_STACK_SLOTS		(1U << 21)	/* hash slots, power of 2 */
-#define MTP_SHARDS		64	/* block table shards, power of 2 */
-#define MTP_SHARD_MIN		1024	/* slots of a new shard table */
+#define MTP_SHARDS		256	/* block table shards, power of 2 */
+#define MTP_SHARD_MIN		256	/* slots of a new shard table */
 #define MTP_MAX_OBJECTS		1024
 #define MTP_PATH_MAX		512
 #define MTP_MAX_EXECED		256	/* followed children that exec'd */

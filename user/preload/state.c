@@ -8,7 +8,7 @@
  * published and never moves, so a reader needs no lock either.  Blocks: a
  * table per shard of the address space, each under its own spinlock, so
  * two threads meet on a lock only when their blocks hash to one shard
- * (1/64) and never in the common case of one thread; a shard grows or
+ * (1/256) and never in the common case of one thread; a shard grows or
  * drops its tombstones by rehashing into a table of its own from the
  * state's arena.  Nothing here calls the allocator, takes a lock of libc
  * or makes a system call, except starting (once) and the rare paths.
@@ -217,7 +217,7 @@ static inline uint64_t block_hash(uint64_t addr, uint32_t tgid)
 
 static inline struct mtp_shard *shard_of(uint64_t hash)
 {
-	return &pl_hdr->shards[hash >> (64 - 6)];
+	return &pl_hdr->shards[hash >> (64 - __builtin_ctz(MTP_SHARDS))];
 }
 
 /* The slot of (addr, tgid), or of where it would go; under the lock. */
