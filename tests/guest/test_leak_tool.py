@@ -14,6 +14,7 @@ tests, which need the module, are not there.
 """
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -203,6 +204,45 @@ def command_freeall(variant):
         if mine and lfx.base(mine[0].get("file")) == "freeall.c":
             own.append(s)
     check(not own, f"{len(own)} stacks in freeall.c: {own}")
+
+
+@preload_variant_test
+def command_fds(variant):
+    """-- CMD --fds on fds.c, two rounds: each LEAKFD(name): N marker's line
+    holds exactly 2N descriptors at the exit; the CLOSED lines none (close(),
+    and the raw close syscall and close_range no hook sees, dropped at the
+    exit by asking the kernel)."""
+    want, closed_lines = {}, []
+    with open(lfx.source("fds")) as f:
+        for n, text in enumerate(f, 1):
+            m = re.search(r"LEAKFD\((\w+)\): (\d+)", text)
+            if m:
+                want[n] = 2 * int(m.group(2))
+            elif "/* CLOSED */" in text:
+                closed_lines.append(n)
+    p = subprocess.Popen(TOOL_CMD + ["--fds", "--json", "--top", "50", "-o", OUT, "--",
+                                     fixture("fds", variant)],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    for say, answer in (("ready", "go"), ("done", "again"), ("done", "end")):
+        line = p.stdout.readline().strip()
+        check(line == say, f"fds under memtrack-leak: {line!r}, expected {say!r}")
+        p.stdin.write(answer + "\n")
+        p.stdin.flush()
+    _, err = p.communicate(timeout=120)
+    check(p.returncode == 0, f"exit {p.returncode}: {err}")
+    with open(OUT) as f:
+        docs = json_docs(f.read())
+    check(len(docs) == 1, f"{len(docs)} reports: {err}")
+    got = {}
+    for s in docs[0]["fds"]:
+        for f in s["frames"]:
+            if lfx.base(f.get("file")) == "fds.c":
+                got[f["line"]] = got.get(f["line"], 0) + s["count"]
+                break
+    check({ln: got.get(ln, 0) for ln in want} == want, f"fds per line {got}, expected {want}")
+    closed = [ln for ln in closed_lines if got.get(ln)]
+    check(not closed, f"closed descriptors reported at lines {closed}: {got}")
 
 
 @preload_variant_test

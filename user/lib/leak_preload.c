@@ -522,5 +522,6 @@ int mt_preload_stats(struct mt_preload *p, struct memtrack_leak_stats *st)
 	st->dropped_stacks = c->dropped_stacks;
 	st->nr_stacks = p->h->nr_stacks;
 	st->unknown_closes = c->unknown_closes;
+	st->fds_closed_unseen = c->fds_closed_unseen;
 	return 0;
 }

@@ -41,7 +41,7 @@ void *malloc(size_t n)
 {
 	void *p;
 
-	if (!pl_enter())
+	if (!pl_enter(PL_MEM))
 		return pl_real.malloc(n);
 	p = pl_real.malloc(n);
 	if (p)
@@ -54,7 +54,7 @@ void *calloc(size_t n, size_t size)
 {
 	void *p;
 
-	if (!pl_enter())
+	if (!pl_enter(PL_MEM))
 		return pl_real.calloc(n, size);
 	p = pl_real.calloc(n, size);
 	if (p)
@@ -67,7 +67,7 @@ void free(void *p)
 {
 	struct mtp_block b;
 
-	if (!p || !pl_enter()) {
+	if (!p || !pl_enter(PL_MEM)) {
 		pl_real.free(p);
 		return;
 	}
@@ -102,7 +102,7 @@ void *realloc(void *old, size_t n)
 	struct pl_regs r;
 	void *p;
 
-	if (!pl_enter())
+	if (!pl_enter(PL_MEM))
 		return pl_real.realloc(old, n);
 	pl_regs_here(&r);
 	p = realloc_as(old, n, 1, MEMTRACK_API_REALLOC, &r);
@@ -117,7 +117,7 @@ void *reallocarray(void *old, size_t n, size_t size)
 	struct pl_regs r;
 	void *p;
 
-	if (!pl_enter())
+	if (!pl_enter(PL_MEM))
 		return pl_real.reallocarray(old, n, size);
 	pl_regs_here(&r);
 	p = realloc_as(old, n, size, MEMTRACK_API_REALLOCARRAY, &r);
@@ -132,7 +132,7 @@ int posix_memalign(void **pp, size_t align, size_t n)
 {
 	int err;
 
-	if (!pl_enter())
+	if (!pl_enter(PL_MEM))
 		return pl_real.posix_memalign(pp, align, n);
 	err = pl_real.posix_memalign(pp, align, n);
 	if (!err)
@@ -147,7 +147,7 @@ void *name(size_t align, size_t n)					\
 {									\
 	void *p;							\
 									\
-	if (!pl_enter())						\
+	if (!pl_enter(PL_MEM))						\
 		return pl_real.name(align, n);				\
 	p = pl_real.name(align, n);					\
 	if (p)								\
@@ -165,7 +165,7 @@ void *name(size_t n)							\
 {									\
 	void *p;							\
 									\
-	if (!pl_enter())						\
+	if (!pl_enter(PL_MEM))						\
 		return pl_real.name(n);					\
 	p = pl_real.name(n);						\
 	if (p)								\
@@ -208,7 +208,7 @@ void *sym(size_t n, uintptr_t a, uintptr_t b)				\
 {									\
 	static void *next;						\
 	new_fn f = (new_fn)pl_next(&next, #sym);			\
-	int in __attribute__((cleanup(leave_on_unwind))) = pl_enter();	\
+	int in __attribute__((cleanup(leave_on_unwind))) = pl_enter(PL_MEM);	\
 	void *p = f(n, a, b);						\
 									\
 	if (in && p)							\
@@ -223,7 +223,7 @@ void sym(void *p, uintptr_t a, uintptr_t b)				\
 	delete_fn f = (delete_fn)pl_next(&next, #sym);			\
 	struct mtp_block blk;						\
 									\
-	if (!p || !pl_enter()) {					\
+	if (!p || !pl_enter(PL_MEM)) {					\
 		f(p, a, b);						\
 		return;							\
 	}								\

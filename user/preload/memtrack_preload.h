@@ -109,6 +109,7 @@ struct mtp_counters {
 	uint64_t dropped_allocs;	/* out of state memory */
 	uint64_t dropped_stacks;	/* stack table full */
 	uint64_t unknown_closes;
+	uint64_t fds_closed_unseen;	/* found closed at the exit */
 };
 
 struct mtp_header {

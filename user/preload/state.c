@@ -409,6 +409,21 @@ static void drop(struct mtp_shard *sh, struct mtp_block *slot)
 	} while (t[i].addr == MTP_TOMB);
 }
 
+void pl_block_forget(uint64_t addr)
+{
+	uint64_t hash = block_hash(addr, (uint32_t)pl_tgid);
+	struct mtp_shard *sh = shard_of(hash);
+	struct mtp_block *slot;
+
+	spin_lock(&sh->lock);
+	slot = find(sh, hash, addr, (uint32_t)pl_tgid, false);
+	if (slot) {
+		sh->live--;
+		drop(sh, slot);
+	}
+	spin_unlock(&sh->lock);
+}
+
 bool pl_block_del(uint64_t addr, uint32_t api, const struct pl_regs *r,
 		  struct mtp_block *out)
 {
@@ -527,7 +542,7 @@ static int attach_state(void)
 		shard_init(&h->shards[i]);
 	pl_cfi_set_object_cb(note_object);
 	pthread_atfork(NULL, NULL, after_fork_child);
-	return 1;
+	return pl_flags & MTP_F_FDS ? PL_FD : PL_MEM;
 }
 
 int pl_start(void)
@@ -550,14 +565,49 @@ static void futex(uint32_t *word, int op, uint32_t val,
 	syscall(SYS_futex, word, op, val, timeout, NULL, 0);
 }
 
+/*
+ * --fds at the exit: descriptors closed where no hook saw it (the close
+ * system call made directly, close_range()) are not open, whatever the
+ * table says: a descriptor the process no longer has is dropped.
+ */
+static void drop_closed_fds(void)
+{
+	struct mtp_block *t;
+	unsigned int i;
+	uint64_t j;
+	int fd;
+
+	for (i = 0; i < MTP_SHARDS; i++) {
+		struct mtp_shard *sh = &pl_hdr->shards[i];
+
+		spin_lock(&sh->lock);
+		t = sh->table ? at(sh->table) : NULL;
+		for (j = 0; t && j < sh->slots; j++) {
+			if (t[j].addr <= MTP_TOMB || !(t[j].addr >> 62) ||
+			    t[j].tgid != (uint32_t)pl_tgid)
+				continue;
+			fd = (int)(uint32_t)t[j].addr;
+			if (syscall(SYS_fcntl, fd, F_GETFD) < 0 && errno == EBADF) {
+				sh->live--;
+				count(&pl_hdr->c.fds_closed_unseen);
+				drop(sh, &t[j]);
+			}
+		}
+		spin_unlock(&sh->lock);
+	}
+}
+
 void pl_exiting(void)
 {
+	int on = __atomic_load_n(&pl_on, __ATOMIC_ACQUIRE);
 	struct timespec ts = { 60, 0 };
 	struct mtp_header *h = pl_hdr;
 
-	if (__atomic_load_n(&pl_on, __ATOMIC_ACQUIRE) <= 0)
+	if (on <= 0)
 		return;
 	pl_flush_calls();
+	if (on & PL_FD)
+		drop_closed_fds();
 	if (pl_tgid != h->target)
 		return;
 	h->exit_tid = (int32_t)syscall(SYS_gettid);

@@ -29,7 +29,11 @@ struct pl_thread {
 
 extern __thread struct pl_thread pl_self PL_TLS PL_HIDDEN;
 
-/* 1: recording; 0: not started yet; < 0: never (not our process, error). */
+/* What the program's calls are recorded for (pl_on, pl_enter()). */
+#define PL_MEM		(1 << 0)	/* the allocator */
+#define PL_FD		(1 << 1)	/* descriptors (--fds) */
+
+/* PL_* bits: recording; 0: not started yet; < 0: never (not our process). */
 extern int pl_on PL_HIDDEN;
 extern struct mtp_header *pl_hdr PL_HIDDEN;
 
@@ -40,15 +44,21 @@ extern struct mtp_header *pl_hdr PL_HIDDEN;
  */
 PL_HIDDEN int pl_start(void);
 
-
-
-/* Hooks enter: true if this call is to be recorded (busy is then set). */
-static inline bool pl_enter(void)
+/*
+ * Hooks enter: true if this call is to be recorded as kind (PL_*; busy is
+ * then set until pl_leave()).
+ */
+static inline bool pl_enter(int kind)
 {
+	int on;
+
 	if (pl_self.busy)
 		return false;
 	pl_self.busy = 1;
-	if (likely(pl_on > 0) || (!pl_on && pl_start() > 0))
+	on = __atomic_load_n(&pl_on, __ATOMIC_ACQUIRE);
+	if (unlikely(!on))
+		on = pl_start();
+	if (likely(on > 0 && (on & kind)))
 		return true;
 	pl_self.busy = 0;
 	return false;
@@ -72,6 +82,8 @@ PL_HIDDEN bool pl_block_del(uint64_t addr, uint32_t api,
 			    const struct pl_regs *r, struct mtp_block *out);
 /* Add the thread's call counts to their stack. */
 PL_HIDDEN void pl_flush_calls(void);
+/* Take out a descriptor replaced by dup2()/dup3(), not a release: silently. */
+PL_HIDDEN void pl_block_forget(uint64_t addr);
 /* Put back a block pl_block_del() took (realloc failed). */
 PL_HIDDEN void pl_block_restore(const struct mtp_block *b);
 

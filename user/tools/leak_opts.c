@@ -183,8 +183,8 @@ static void check_args(const struct leak_opts *o, bool periodic, bool engine)
 	/* At its exit stop the command is ptraced by us: no second seize. */
 	if (o->cmd && o->mode == MODE_SCAN)
 		die_usage("%s", "--scan is for -p");
-	if (o->cmd && o->fds)
-		die_usage("%s", "--fds is for -p");
+	if (o->cmd && o->fds && o->engine == ENGINE_UPROBE)
+		die_usage("%s", "--fds with a command needs --engine preload");
 	if (o->cmd && o->mode == MODE_BYLIB && o->engine == ENGINE_PRELOAD)
 		die_usage("%s", "--by-lib with a command needs --engine uprobe");
 	if (o->fds && o->mode != MODE_STACKS)

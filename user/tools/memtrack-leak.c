@@ -802,7 +802,8 @@ static void preload_report(struct session *s)
 /* -- COMMAND, in-process: run it to its end, report once; its status. */
 static int run_preload(struct session *s)
 {
-	uint32_t flags = follow ? MT_PRELOAD_F_FOLLOW : 0;
+	uint32_t flags = (follow ? MT_PRELOAD_F_FOLLOW : 0) |
+			 (fds_mode ? MT_PRELOAD_F_FDS : 0);
 	char lib[PATH_MAX];
 	int err, st;
 
@@ -953,6 +954,11 @@ int main(int argc, char **argv)
 		return 1;
 	if (use_preload(&opt))
 		return finish(&s, run_preload(&s));
+	if (opt.cmd && opt.fds) {
+		fprintf(stderr, "%s: --fds with a command needs the preload engine\n",
+			prog);
+		return 1;
+	}
 	/* Up to here nothing is to undo: errors end at once. */
 	rc = opt.cmd ? launch(&s) : find_process(&s);
 	if (rc)
