@@ -494,18 +494,36 @@ static inline struct rule rule_at(uint64_t pc)
 	return r;
 }
 
-int pl_cfi_backtrace(const struct pl_regs *start, uint64_t *pcs, int max)
+/* One word the walk read, if it is recording. */
+#define READ(w, addr) ({						\
+	uint64_t a_ = (addr), v_ = *(const uint64_t *)a_;		\
+	if (w) {							\
+		(w)->at[(w)->nr] = a_;					\
+		(w)->val[(w)->nr++] = v_;				\
+	}								\
+	v_;								\
+})
+
+int pl_cfi_backtrace(const struct pl_regs *start, uint64_t *pcs, int max,
+		     struct pl_walk *w)
 {
 	uint64_t pc = start->pc, sp = start->sp, bp = start->bp, cfa;
 	uint64_t top = start->sp + STACK_SPAN;
+	bool bp_restored = false, bp_used = false;
 	struct rule r;
 	int n = 0;
 
+	if (w) {
+		w->valid = false;
+		w->nr = 0;
+	}
 	while (n < max && pc) {
 		pcs[n++] = pc;
 		r = rule_at(pc - 1);
 		if (r.kind == R_STOP)
 			break;
+		if (r.kind != R_SP && !bp_restored)
+			bp_used = true;
 		if (r.kind == R_NONE) {
 			/* no CFI here: frame pointers, if RBP looks like one */
 			if (bp < sp || bp >= top - 16 || (bp & 7))
@@ -515,13 +533,33 @@ int pl_cfi_backtrace(const struct pl_regs *start, uint64_t *pcs, int max)
 			cfa = (r.kind == R_SP ? sp : bp) + (int64_t)r.cfa_off;
 		}
 		if (cfa <= sp || cfa >= top || (cfa & 7))
-			break;
-		pc = ((const uint64_t *)cfa)[-1];
-		if (r.kind == R_NONE)
-			bp = ((const uint64_t *)cfa)[-2];
-		else if (r.bp_off)
-			bp = *(const uint64_t *)(cfa + r.bp_off);
+			return n;	/* ended by a bound: not a walk to reuse */
+		pc = READ(w, cfa - 8);
+		if (r.kind == R_NONE || r.bp_off) {
+			bp = READ(w, r.kind == R_NONE ? cfa - 16 : cfa + r.bp_off);
+			bp_restored = true;
+		}
 		sp = cfa;
 	}
+	if (w) {
+		w->valid = n < max || !pc;
+		w->bp_used = bp_used;
+		w->pc = start->pc;
+		w->sp = start->sp;
+		w->bp = start->bp;
+	}
 	return n;
+}
+
+bool pl_cfi_same_walk(const struct pl_regs *start, const struct pl_walk *w)
+{
+	int i;
+
+	if (!w->valid || w->pc != start->pc || w->sp != start->sp ||
+	    (w->bp_used && w->bp != start->bp))
+		return false;
+	for (i = 0; i < w->nr; i++)
+		if (*(const uint64_t *)w->at[i] != w->val[i])
+			return false;
+	return true;
 }

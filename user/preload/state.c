@@ -203,9 +203,27 @@ static uint32_t intern(const uint64_t *pcs, int n, uint32_t api)
 uint32_t pl_stack(const struct pl_regs *r, uint32_t api)
 {
 	uint64_t pcs[MTP_MAX_FRAMES];
-	int n = pl_cfi_backtrace(r, pcs, MTP_MAX_FRAMES);
+	int n;
 
-	return intern(pcs, n, api);
+	/* The hot path: the same place, the same stack above it. */
+	if (pl_self.walk_id && pl_self.walk_api == api &&
+	    pl_cfi_same_walk(r, &pl_self.walk))
+		return pl_self.walk_id;
+	/*
+	 * Recording what a walk read costs a little per frame: only for a
+	 * place allocating twice in a row, which a loop does (an
+	 * interpreter's deep, changing stacks would pay and never reuse).
+	 */
+	if (pl_self.prev_pc != r->pc || pl_self.prev_sp != r->sp) {
+		pl_self.prev_pc = r->pc;
+		pl_self.prev_sp = r->sp;
+		n = pl_cfi_backtrace(r, pcs, MTP_MAX_FRAMES, NULL);
+		return intern(pcs, n, api);
+	}
+	n = pl_cfi_backtrace(r, pcs, MTP_MAX_FRAMES, &pl_self.walk);
+	pl_self.walk_api = api;
+	pl_self.walk_id = intern(pcs, n, api);
+	return pl_self.walk_id;
 }
 
 /* ---- blocks ---------------------------------------------------------------------- */
@@ -462,6 +480,7 @@ static void after_fork_child(void)
 {
 	pl_tgid = getpid();
 	pl_self.last_id = 0;
+	pl_self.walk_id = 0;
 	if (!(pl_flags & MTP_F_FOLLOW))
 		__atomic_store_n(&pl_on, -1, __ATOMIC_RELEASE);
 }

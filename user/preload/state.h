@@ -25,6 +25,9 @@ struct pl_thread {
 	uint64_t last_hash;
 	uint32_t calls_id;		/* the stack calls count for */
 	uint64_t calls, call_bytes;	/* not yet added to it */
+	uint64_t prev_pc, prev_sp;	/* where the last stack was taken */
+	uint32_t walk_id, walk_api;	/* the recorded walk's stack, its api */
+	struct pl_walk walk;
 };
 
 extern __thread struct pl_thread pl_self PL_TLS PL_HIDDEN;
