@@ -320,6 +320,39 @@ def command_as_nobody():
 
 
 @preload_test
+def command_real_programs_unharmed():
+    """python3 (sqlite3 module), perl and sqlite3 run under the in-process
+    engine print exactly what they print natively, with the same exit
+    status, and get one report; python3 ending by os._exit(3) (no exit
+    handlers) is still reported, from the shared state, with status 3."""
+    py = ("import sqlite3; c = sqlite3.connect(':memory:'); c.execute('create table t(x)'); "
+          "c.executemany('insert into t values (?)', [(i,) for i in range(2000)]); "
+          "print(c.execute('select sum(x), count(*) from t').fetchone())")
+    cases = [(["/usr/bin/python3", "-c", py], None, 0),
+             (["/usr/bin/perl", "-e", 'my %h; $h{$_} = [$_ x 3] for 1..20000; '
+               'print scalar(keys %h), " ", join(",", (sort { $a <=> $b } keys %h)[0..4]), "\\n"'],
+              None, 0),
+             (["/usr/bin/sqlite3"], "create table t(x); insert into t values (1),(2),(40);"
+              " select sum(x), group_concat(x) from t;\n", 0),
+             (["/usr/bin/python3", "-c", "import os; print('bye', flush=True); os._exit(3)"],
+              None, 3)]
+    for argv, stdin, status in cases:
+        native = subprocess.run(argv, input=stdin, capture_output=True, text=True, timeout=60)
+        traced = subprocess.run(TOOL_CMD + ["--json", "-o", OUT, "--"] + argv, input=stdin,
+                                capture_output=True, text=True, timeout=120)
+        with open(OUT) as f:
+            docs = json_docs(f.read())
+        os.unlink(OUT)
+        name = os.path.basename(argv[0])
+        check(native.returncode == status and traced.returncode == status,
+              f"{name}: exit {traced.returncode}, natively {native.returncode}: {traced.stderr}")
+        check(traced.stdout == native.stdout and native.stdout,
+              f"{name}: printed {traced.stdout!r}, natively {native.stdout!r}")
+        check(len(docs) == 1 and docs[0]["total_blocks"] > 0,
+              f"{name}: {len(docs)} reports: {traced.stderr}")
+
+
+@preload_test
 def command_static_program_uses_uprobes():
     """A static program, which no LD_PRELOAD reaches: the tool says so and
     traces it with uprobes (without the module: the module's error, exit 1).
