@@ -243,13 +243,28 @@ static bool execed(struct mt_preload *p, uint32_t tgid)
 	return false;
 }
 
-/* Calls f on every outstanding block of every shard. */
+/*
+ * Calls f on every outstanding block: of every shard, then of every
+ * thread's young blocks.  (A block caught between the two when the
+ * program ended is in both: the callers count it once.)
+ */
 static int each_block(struct mt_preload *p,
 		      int (*f)(const struct mtp_block *b, void *arg), void *arg)
 {
 	unsigned int i;
 	uint64_t j;
 	int err;
+
+	for (i = 0; i < p->h->nr_young && i < MTP_MAX_YOUNG; i++) {
+		const struct mtp_young *y = at(p, p->h->young[i], sizeof(*y));
+
+		if (!y)
+			return mt_seterr(-EBADMSG, "the traced program's state is corrupt (young %u)", i);
+		for (j = 0; j < MTP_YOUNG_SLOTS; j++)
+			if (y->e[j].addr > MTP_TOMB && !execed(p, y->e[j].tgid) &&
+			    (err = f(&y->e[j], arg)))
+				return err;
+	}
 
 	for (i = 0; i < MTP_SHARDS; i++) {
 		const struct mtp_shard *sh = &p->h->shards[i];
@@ -383,6 +398,27 @@ static int collect_block(const struct mtp_block *b, void *arg)
 	return 0;
 }
 
+static int cmp_block_addr(const void *a, const void *b)
+{
+	const struct mtp_block *x = a, *y = b;
+
+	if (x->tgid != y->tgid)
+		return x->tgid < y->tgid ? -1 : 1;
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* Each (process, address) once. */
+static void unique_blocks(struct collect *c)
+{
+	size_t i, k = 0;
+
+	qsort(c->v, c->n, sizeof(*c->v), cmp_block_addr);
+	for (i = 0; i < c->n; i++)
+		if (!k || cmp_block_addr(&c->v[k - 1], &c->v[i]))
+			c->v[k++] = c->v[i];
+	c->n = k;
+}
+
 static uint64_t mono_ns(void)
 {
 	struct timespec ts;
@@ -408,6 +444,7 @@ int mt_preload_stacks(struct mt_preload *p, uint32_t min_age_ms, bool all,
 			mt_seterr(-ENOMEM, "out of memory");
 	if (err)
 		goto out;
+	unique_blocks(&c);
 	qsort(c.v, c.n, sizeof(*c.v), cmp_block_stack);
 	for (i = 0; i < c.n; i++)
 		if (c.v[i].stack_id <= nr)
@@ -458,6 +495,8 @@ int mt_preload_blocks(struct mt_preload *p, pid_t pid,
 	int err;
 
 	err = each_block(p, block_of, &bo);
+	if (!err)
+		unique_blocks(&bo.c);
 	v = err ? NULL : calloc(bo.c.n ? bo.c.n : 1, sizeof(*v));
 	if (!err && !v)
 		err = mt_seterr(-ENOMEM, "out of memory");

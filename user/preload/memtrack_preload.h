@@ -39,6 +39,8 @@
 #define MTP_MAX_OBJECTS		1024
 #define MTP_PATH_MAX		512
 #define MTP_MAX_EXECED		256	/* followed children that exec'd */
+#define MTP_YOUNG_SLOTS		256	/* a thread's young blocks, power of 2 */
+#define MTP_MAX_YOUNG		4096	/* young buffers (threads at once) */
 
 /* MEMTRACK_PRELOAD's FLAGS (hex), set by the tool. */
 #define MTP_F_FOLLOW	(1U << 0)	/* -f: forked children too */
@@ -93,6 +95,21 @@ struct mtp_shard {
 	uint64_t live;
 };
 
+/*
+ * A thread's young blocks: what it allocated last, direct-mapped by hash,
+ * before they go to the shared table (a block freed young, by the thread
+ * that allocated it, never takes a lock).  Another thread freeing one
+ * claims it with a compare-and-swap of addr; a thread's buffer is
+ * emptied into the table when the thread ends and is then free to take.
+ * A block may be both here and in a shard for a moment: the tool counts
+ * it once.
+ */
+struct mtp_young {
+	uint32_t tgid;
+	uint32_t owned;			/* a live thread uses it */
+	struct mtp_block e[MTP_YOUNG_SLOTS];
+};
+
 /* An object the unwinder met: for symbolization after the program ends. */
 struct mtp_object {
 	uint64_t base;			/* load bias */
@@ -136,6 +153,9 @@ struct mtp_header {
 	 */
 	uint32_t nr_execed;		/* (atomic) */
 	int32_t execed[MTP_MAX_EXECED];
+	uint32_t nr_young;		/* (atomic) */
+	uint32_t pad2;
+	uint64_t young[MTP_MAX_YOUNG];	/* offsets of struct mtp_young */
 	struct mtp_shard shards[MTP_SHARDS];
 	uint64_t stack_off[MTP_MAX_STACKS + 1];		/* by id */
 	uint32_t stack_slot[MTP_STACK_SLOTS];		/* hash -> id */

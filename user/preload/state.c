@@ -351,8 +351,177 @@ static void insert(const struct mtp_block *b)
 	spin_unlock(&sh->lock);
 }
 
+/*
+ * A slot freed: a tombstone, unless the next slot is empty.  Then no
+ * probe goes through it (a search stops at the first empty slot, an
+ * insert takes it), nor through the tombstones right before it: all empty
+ * again.  At the low load of short-lived blocks nearly every release is
+ * of that kind, so tombstones, and the rehashes that clear them, stay rare.
+ */
+static void drop(struct mtp_shard *sh, struct mtp_block *slot)
+{
+	struct mtp_block *t = at(sh->table);
+	uint64_t mask = sh->slots - 1, i = (uint64_t)(slot - t);
+
+	if (t[(i + 1) & mask].addr) {
+		slot->addr = MTP_TOMB;
+		return;
+	}
+	do {
+		t[i].addr = 0;
+		sh->used--;
+		i = (i - 1) & mask;
+	} while (t[i].addr == MTP_TOMB);
+}
+
+/* ---- young blocks ----------------------------------------------------------- */
+
+static pthread_key_t young_key;
+
+static inline struct mtp_block *young_slot(struct mtp_young *y, uint64_t hash)
+{
+	return &y->e[(hash >> 20) & (MTP_YOUNG_SLOTS - 1)];
+}
+
+static struct mtp_young *young_at(uint32_t i)
+{
+	uint64_t off = __atomic_load_n(&pl_hdr->young[i], __ATOMIC_ACQUIRE);
+
+	return off ? at(off) : NULL;
+}
+
+/*
+ * Move a young block to the shared table: in the table first, then out
+ * of the buffer, so that a thread freeing it meanwhile finds it in one
+ * of them; if that thread took it from the buffer first, the copy in the
+ * table goes again.
+ */
+static void young_evict(struct mtp_block *e)
+{
+	uint64_t addr = __atomic_load_n(&e->addr, __ATOMIC_ACQUIRE);
+	struct mtp_block copy = *e;
+
+	if (addr <= MTP_TOMB)
+		return;
+	copy.addr = addr;
+	insert(&copy);
+	if (!__atomic_compare_exchange_n(&e->addr, &addr, 0, false,
+					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		pl_block_forget(copy.addr);
+}
+
+/* At the thread's end: its young blocks to the table, the buffer free. */
+static void young_release(void *arg)
+{
+	struct mtp_young *y = arg;
+	unsigned int i;
+
+	for (i = 0; i < MTP_YOUNG_SLOTS; i++)
+		young_evict(&y->e[i]);
+	if (pl_self.young == y)
+		pl_self.young = NULL;
+	__atomic_store_n(&y->owned, 0, __ATOMIC_RELEASE);
+}
+
+/* The thread's buffer: a free one of this process, or a new one. */
+static struct mtp_young *young(void)
+{
+	struct mtp_young *y = pl_self.young;
+	uint32_t i, n, zero = 0;
+	uint64_t off;
+
+	if (likely(y))
+		return y;
+	n = __atomic_load_n(&pl_hdr->nr_young, __ATOMIC_ACQUIRE);
+	for (i = 0; i < n && i < MTP_MAX_YOUNG; i++) {
+		y = young_at(i);
+		if (y && y->tgid == (uint32_t)pl_tgid &&
+		    __atomic_compare_exchange_n(&y->owned, &zero, 1, false,
+						__ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+			goto got;
+		zero = 0;
+	}
+	i = __atomic_fetch_add(&pl_hdr->nr_young, 1, __ATOMIC_RELAXED);
+	off = i < MTP_MAX_YOUNG ? arena_alloc(sizeof(*y)) : 0;
+	if (!off)
+		return NULL;
+	y = at(off);
+	y->tgid = (uint32_t)pl_tgid;
+	y->owned = 1;
+	__atomic_store_n(&pl_hdr->young[i], off, __ATOMIC_RELEASE);
+got:
+	pl_self.young = y;
+	pthread_setspecific(young_key, y);
+	return y;
+}
+
+/* Take addr out of a buffer's slot if it is there: a copy into *out. */
+static bool young_take(struct mtp_block *e, uint64_t addr,
+		       struct mtp_block *out)
+{
+	uint64_t cur = __atomic_load_n(&e->addr, __ATOMIC_ACQUIRE);
+
+	if (cur != addr)
+		return false;
+	*out = *e;
+	out->addr = addr;
+	return __atomic_compare_exchange_n(&e->addr, &cur, 0, false,
+					   __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
+}
+
+/* addr in another thread's buffer (a young block freed elsewhere). */
+static bool young_take_any(uint64_t hash, uint64_t addr,
+			   struct mtp_block *out)
+{
+	uint32_t i, n = __atomic_load_n(&pl_hdr->nr_young, __ATOMIC_ACQUIRE);
+	struct mtp_young *y;
+
+	for (i = 0; i < n && i < MTP_MAX_YOUNG; i++) {
+		y = young_at(i);
+		if (y && y != pl_self.young && y->tgid == (uint32_t)pl_tgid &&
+		    young_take(young_slot(y, hash), addr, out))
+			return true;
+	}
+	return false;
+}
+
+/* Out of the shared table, if it is there. */
+static bool table_take(uint64_t hash, uint64_t addr, struct mtp_block *out)
+{
+	struct mtp_shard *sh = shard_of(hash);
+	struct mtp_block *slot;
+
+	spin_lock(&sh->lock);
+	slot = sh->table ? find(sh, hash, addr, (uint32_t)pl_tgid, false) : NULL;
+	if (slot) {
+		*out = *slot;
+		sh->live--;
+		drop(sh, slot);
+	}
+	spin_unlock(&sh->lock);
+	return slot;
+}
+
+/*
+ * Wherever it is: the thread's own buffer (the common case, no lock), the
+ * table, another thread's buffer, and the table again (it may have moved
+ * there meanwhile).
+ */
+static bool take(uint64_t addr, struct mtp_block *out)
+{
+	uint64_t hash = block_hash(addr, (uint32_t)pl_tgid);
+	struct mtp_young *y = pl_self.young;
+
+	return (y && young_take(young_slot(y, hash), addr, out)) ||
+	       table_take(hash, addr, out) ||
+	       young_take_any(hash, addr, out) ||
+	       table_take(hash, addr, out);
+}
+
 void pl_block_add(uint64_t addr, uint64_t size, uint32_t stack_id)
 {
+	struct mtp_block *e;
+	struct mtp_young *y;
 	struct mtp_block b = {
 		.addr = addr, .size = size, .time_ns = now_ns(),
 		.stack_id = stack_id, .tgid = (uint32_t)pl_tgid,
@@ -367,7 +536,18 @@ void pl_block_add(uint64_t addr, uint64_t size, uint32_t stack_id)
 	pl_self.calls_id = stack_id;
 	pl_self.calls++;
 	pl_self.call_bytes += size;
-	insert(&b);
+	y = young();
+	if (unlikely(!y)) {
+		insert(&b);
+		return;
+	}
+	e = young_slot(y, block_hash(addr, b.tgid));
+	young_evict(e);
+	e->size = b.size;
+	e->time_ns = b.time_ns;
+	e->stack_id = b.stack_id;
+	e->tgid = b.tgid;
+	__atomic_store_n(&e->addr, addr, __ATOMIC_RELEASE);
 }
 
 void pl_flush_calls(void)
@@ -404,63 +584,22 @@ static bool api_matches(uint32_t alloc, uint32_t release)
 	}
 }
 
-/*
- * A slot freed: a tombstone, unless the next slot is empty.  Then no
- * probe goes through it (a search stops at the first empty slot, an
- * insert takes it), nor through the tombstones right before it: all empty
- * again.  At the low load of short-lived blocks nearly every release is
- * of that kind, so tombstones, and the rehashes that clear them, stay rare.
- */
-static void drop(struct mtp_shard *sh, struct mtp_block *slot)
-{
-	struct mtp_block *t = at(sh->table);
-	uint64_t mask = sh->slots - 1, i = (uint64_t)(slot - t);
-
-	if (t[(i + 1) & mask].addr) {
-		slot->addr = MTP_TOMB;
-		return;
-	}
-	do {
-		t[i].addr = 0;
-		sh->used--;
-		i = (i - 1) & mask;
-	} while (t[i].addr == MTP_TOMB);
-}
 
 void pl_block_forget(uint64_t addr)
 {
-	uint64_t hash = block_hash(addr, (uint32_t)pl_tgid);
-	struct mtp_shard *sh = shard_of(hash);
-	struct mtp_block *slot;
+	struct mtp_block b;
 
-	spin_lock(&sh->lock);
-	slot = find(sh, hash, addr, (uint32_t)pl_tgid, false);
-	if (slot) {
-		sh->live--;
-		drop(sh, slot);
-	}
-	spin_unlock(&sh->lock);
+	take(addr, &b);
 }
 
 bool pl_block_del(uint64_t addr, uint32_t api, const struct pl_regs *r,
 		  struct mtp_block *out)
 {
-	uint64_t hash = block_hash(addr, (uint32_t)pl_tgid);
-	struct mtp_shard *sh = shard_of(hash);
-	struct mtp_block *slot;
 	struct mtp_stack *s;
-	bool fd = addr >> 62;
 
-	spin_lock(&sh->lock);
-	slot = sh->table ? find(sh, hash, addr, (uint32_t)pl_tgid, false) : NULL;
-	if (slot) {
-		*out = *slot;
-		sh->live--;
-		drop(sh, slot);
-	}
-	spin_unlock(&sh->lock);
-	if (!slot) {
-		count(fd ? &pl_hdr->c.unknown_closes : &pl_hdr->c.unknown_frees);
+	if (!take(addr, out)) {
+		count(addr >> 62 ? &pl_hdr->c.unknown_closes :
+				   &pl_hdr->c.unknown_frees);
 		return false;
 	}
 	s = out->stack_id ? stack_at(out->stack_id) : NULL;
@@ -481,6 +620,7 @@ static void after_fork_child(void)
 	pl_tgid = getpid();
 	pl_self.last_id = 0;
 	pl_self.walk_id = 0;
+	pl_self.young = NULL;	/* the parent's, in the shared state */
 	if (!(pl_flags & MTP_F_FOLLOW))
 		__atomic_store_n(&pl_on, -1, __ATOMIC_RELEASE);
 }
@@ -561,6 +701,7 @@ static int attach_state(void)
 		shard_init(&h->shards[i]);
 	pl_cfi_set_object_cb(note_object);
 	pthread_atfork(NULL, NULL, after_fork_child);
+	pthread_key_create(&young_key, young_release);
 	return pl_flags & MTP_F_FDS ? PL_FD : PL_MEM;
 }
 
@@ -613,6 +754,20 @@ static void drop_closed_fds(void)
 			}
 		}
 		spin_unlock(&sh->lock);
+	}
+	for (i = 0; i < MTP_MAX_YOUNG && i < pl_hdr->nr_young; i++) {
+		struct mtp_young *y = young_at(i);
+		struct mtp_block b;
+
+		for (j = 0; y && y->tgid == (uint32_t)pl_tgid &&
+			    j < MTP_YOUNG_SLOTS; j++) {
+			uint64_t addr = y->e[j].addr;
+
+			if (addr >> 62 && addr > MTP_TOMB &&
+			    syscall(SYS_fcntl, (int)(uint32_t)addr, F_GETFD) < 0 &&
+			    errno == EBADF && young_take(&y->e[j], addr, &b))
+				count(&pl_hdr->c.fds_closed_unseen);
+		}
 	}
 }
 

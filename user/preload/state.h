@@ -27,6 +27,7 @@ struct pl_thread {
 	uint64_t calls, call_bytes;	/* not yet added to it */
 	uint64_t prev_pc, prev_sp;	/* where the last stack was taken */
 	uint32_t walk_id, walk_api;	/* the recorded walk's stack, its api */
+	struct mtp_young *young;	/* its young blocks (NULL: none yet) */
 	struct pl_walk walk;
 };
 
