@@ -564,3 +564,18 @@ int mt_preload_stats(struct mt_preload *p, struct memtrack_leak_stats *st)
 	st->fds_closed_unseen = c->fds_closed_unseen;
 	return 0;
 }
+
+int mt_preload_exit_stack(struct mt_preload *p, pid_t *tid, uint64_t *pcs,
+			  uint64_t *sps, size_t max)
+{
+	uint32_t i, n = p->h->nr_exit_frames;
+
+	if (n > MTP_MAX_FRAMES)
+		n = MTP_MAX_FRAMES;
+	for (i = 0; i < n && i < max; i++) {
+		pcs[i] = p->h->exit_pcs[i];
+		sps[i] = p->h->exit_sps[i];
+	}
+	*tid = p->h->exit_tid;
+	return (int)i;
+}

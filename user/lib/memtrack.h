@@ -380,6 +380,12 @@ int mt_preload_blocks(struct mt_preload *p, pid_t pid,
 		      struct memtrack_leak_block **out, size_t *n);
 /* A symbolizer of the objects the program had (mt_sym_open_objects()). */
 struct mt_symbolizer *mt_preload_symbolizer(struct mt_preload *p);
+/*
+ * At the exit (MT_PRELOAD_AT_EXIT): the exiting thread, and its frames'
+ * return addresses and stack pointers, innermost first; how many.
+ */
+int mt_preload_exit_stack(struct mt_preload *p, pid_t *tid, uint64_t *pcs,
+			  uint64_t *sps, size_t max);
 /* Counters of the run: allocs, frees, unknown and mismatched frees, ... */
 int mt_preload_stats(struct mt_preload *p, struct memtrack_leak_stats *st);
 
@@ -483,8 +489,19 @@ struct mt_scan_snapshot {
 	unsigned int nthreads;
 };
 
+/*
+ * from (or NULL): one thread whose stack is a root only from sp up (not
+ * from its stack pointer): at the program's exit, the frames of exit()
+ * hold nothing of the program's, only what its dead frames left there.
+ */
+struct mt_scan_stack {
+	pid_t tid;
+	uint64_t sp;
+};
+
 int mt_scan_snapshot_take(pid_t pid, const struct mt_scan_block *blocks,
-			  size_t nblocks, struct mt_scan_snapshot *snap);
+			  size_t nblocks, const struct mt_scan_stack *from,
+			  struct mt_scan_snapshot *snap);
 void mt_scan_snapshot_free(struct mt_scan_snapshot *snap);
 
 /* ---- data source for a top: the module, or /proc without it ------------- */

@@ -22,6 +22,7 @@
 
 #include "memtrack.h"
 #include "internal.h"
+#include "memtrack_preload.h"
 
 struct thread {
 	pid_t tid;
@@ -140,6 +141,7 @@ struct map {
 
 static int read_maps(pid_t pid, struct map **out, size_t *n)
 {
+	static const char state_map[] = "/memfd:" MTP_MEMFD_NAME;
 	struct mt_procmap *pm;
 	struct map *v;
 	size_t npm, i;
@@ -168,6 +170,12 @@ static int read_maps(pid_t pid, struct map **out, size_t *n)
 			m->root = true;
 		if (m->rw && (m->file || m->heap))
 			m->root = true;
+		/*
+		 * The in-process engine's state holds the address of every
+		 * block: it is the tool's, not the program's, and no root.
+		 */
+		if (!strcmp(pm[i].path, state_map))
+			m->root = m->file = false;
 		m->wanted = m->rw && m->root;
 	}
 	mt_procmaps_free(pm, npm);
@@ -243,7 +251,7 @@ static int add_region(struct mt_scan_snapshot *snap, size_t *cap,
 
 static int copy_all(pid_t pid, const struct threads *t,
 		    const struct mt_scan_block *blocks, size_t nblocks,
-		    struct mt_scan_snapshot *snap)
+		    const struct mt_scan_stack *from, struct mt_scan_snapshot *snap)
 {
 	struct map *maps = NULL, *m;
 	size_t nmaps = 0, cap = 0, i;
@@ -267,8 +275,13 @@ static int copy_all(pid_t pid, const struct threads *t,
 			goto out;
 		sm = map_of(maps, nmaps, th->regs.rsp);
 		if (sm && sm->rw) {
-			/* what lies below sp is dead */
-			sm->from = sm->wanted ? sm->lo : th->regs.rsp & ~7ull;
+			uint64_t sp = th->regs.rsp;
+
+			/* what lies below sp is dead; so may more be (from) */
+			if (from && from->tid == th->tid && from->sp > sp &&
+			    from->sp < sm->hi)
+				sp = from->sp;
+			sm->from = sm->wanted ? sm->lo : sp & ~7ull;
 			sm->root = sm->wanted = true;
 		}
 		m = map_of(maps, nmaps, th->regs.fs_base);
@@ -302,7 +315,8 @@ out:
 }
 
 int mt_scan_snapshot_take(pid_t pid, const struct mt_scan_block *blocks,
-			  size_t nblocks, struct mt_scan_snapshot *snap)
+			  size_t nblocks, const struct mt_scan_stack *from,
+			  struct mt_scan_snapshot *snap)
 {
 	struct threads t = { 0 };
 	int err;
@@ -312,7 +326,7 @@ int mt_scan_snapshot_take(pid_t pid, const struct mt_scan_block *blocks,
 	if (!err)
 		err = wait_all(&t);
 	if (!err)
-		err = copy_all(pid, &t, blocks, nblocks, snap);
+		err = copy_all(pid, &t, blocks, nblocks, from, snap);
 	snap->nthreads = (unsigned int)t.n;
 	release_all(&t);
 	if (err)

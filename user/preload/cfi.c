@@ -518,6 +518,8 @@ int pl_cfi_backtrace(const struct pl_regs *start, uint64_t *pcs, int max,
 		w->nr = 0;
 	}
 	while (n < max && pc) {
+		if (w)
+			w->sps[n] = sp;
 		pcs[n++] = pc;
 		r = rule_at(pc - 1);
 		if (r.kind == R_STOP)

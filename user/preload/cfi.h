@@ -42,6 +42,7 @@ struct pl_walk {
 	int nr;				/* words read */
 	uint64_t pc, sp, bp;
 	uint64_t at[2 * PL_MAX_FRAMES], val[2 * PL_MAX_FRAMES];
+	uint64_t sps[PL_MAX_FRAMES];	/* each frame's stack pointer */
 };
 
 /*

@@ -140,6 +140,8 @@ struct mtp_header {
 	uint32_t state;			/* enum mtp_state; a futex word */
 	uint32_t tool_done;		/* futex word: the tool answered an exit wait */
 	int32_t exit_tid;		/* the thread in exit() (MTP_F_EXIT_WAIT) */
+	uint32_t nr_exit_frames;	/* its stack there: */
+	uint64_t exit_pcs[MTP_MAX_FRAMES], exit_sps[MTP_MAX_FRAMES];
 	uint32_t nr_stacks;		/* ids 1..nr_stacks (atomic) */
 	uint32_t nr_objects;		/* (atomic) */
 	uint32_t objects_lock;

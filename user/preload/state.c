@@ -771,6 +771,27 @@ static void drop_closed_fds(void)
 	}
 }
 
+/*
+ * The exiting thread's frames, each with its stack pointer: the tool
+ * scans its stack from the frame that called exit() up (exit's own frames
+ * hold only what dead frames of the program left there).
+ */
+static void note_exit_stack(struct mtp_header *h)
+{
+	uint64_t pcs[MTP_MAX_FRAMES];
+	struct pl_regs r;
+	int n, i;
+
+	pl_regs_here(&r);
+	n = pl_cfi_backtrace(&r, pcs, MTP_MAX_FRAMES, &pl_self.walk);
+	pl_self.walk_id = 0;
+	for (i = 0; i < n; i++) {
+		h->exit_pcs[i] = pcs[i];
+		h->exit_sps[i] = pl_self.walk.sps[i];
+	}
+	h->nr_exit_frames = (uint32_t)n;
+}
+
 void pl_exiting(void)
 {
 	int on = __atomic_load_n(&pl_on, __ATOMIC_ACQUIRE);
@@ -785,6 +806,8 @@ void pl_exiting(void)
 	if (pl_tgid != h->target)
 		return;
 	h->exit_tid = (int32_t)syscall(SYS_gettid);
+	if (pl_flags & MTP_F_EXIT_WAIT)
+		note_exit_stack(h);
 	__atomic_store_n(&h->state, MTP_STATE_EXITING, __ATOMIC_RELEASE);
 	futex(&h->state, FUTEX_WAKE, 1, NULL);
 	if (!(pl_flags & MTP_F_EXIT_WAIT))

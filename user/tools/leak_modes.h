@@ -15,11 +15,15 @@ struct mode_out {
 	pid_t pid;
 	unsigned int nr;		/* report number */
 	struct mt_symbolizer *sym;
+	const struct mt_scan_stack *from;	/* --scan: a stack's start */
 };
 
-/* 0, or -errno with mt_errmsg() set (-ESRCH: the process is gone). */
-int scan_report(struct mode_out *m, struct mt_handle *h,
-		const struct mt_leak_stack *v, size_t n);
+/*
+ * 0, or -errno with mt_errmsg() set (-ESRCH: the process is gone).  kb:
+ * the process's outstanding blocks, v its stacks.
+ */
+int scan_report(struct mode_out *m, const struct memtrack_leak_block *kb,
+		size_t nb, const struct mt_leak_stack *v, size_t n);
 int bylib_report(struct mode_out *m, const struct mt_leak_stack *v, size_t n);
 
 #endif

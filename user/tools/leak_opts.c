@@ -181,8 +181,8 @@ static void check_args(const struct leak_opts *o, bool periodic, bool engine)
 	if (o->cmd && periodic)
 		die_usage("%s", "-i and -n are for -p: a command gets one report, at its exit");
 	/* At its exit stop the command is ptraced by us: no second seize. */
-	if (o->cmd && o->mode == MODE_SCAN)
-		die_usage("%s", "--scan is for -p");
+	if (o->cmd && o->mode == MODE_SCAN && o->engine == ENGINE_UPROBE)
+		die_usage("%s", "--scan with a command needs --engine preload");
 	if (o->cmd && o->fds && o->engine == ENGINE_UPROBE)
 		die_usage("%s", "--fds with a command needs --engine preload");
 	if (o->cmd && o->mode == MODE_BYLIB && o->engine == ENGINE_PRELOAD)

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * memtrack-leak --scan: every outstanding block (LEAK_BLOCKS) classified
+ * memtrack-leak --scan: every outstanding block (the module's LEAK_BLOCKS,
+ * or the in-process engine's) classified
  * by a pointer scan of the briefly stopped target (libmemtrack's scan.c,
  * scan_proc.c), summed like memcheck's LEAK SUMMARY and per stack.
  */
@@ -101,35 +102,28 @@ static void print_stacks(struct mode_out *m, struct mt_scan_block *b,
 	}
 }
 
-int scan_report(struct mode_out *m, struct mt_handle *h,
-		const struct mt_leak_stack *v, size_t n)
+int scan_report(struct mode_out *m, const struct memtrack_leak_block *kb,
+		size_t nb, const struct mt_leak_stack *v, size_t n)
 {
-	struct memtrack_leak_block *kb;
 	struct mt_scan_snapshot snap;
 	struct mt_scan_block *b;
 	struct timespec t0;
 	struct sum total = { 0 };
-	size_t nb, i;
 	double stopped;
+	size_t i;
 	int err;
 
-	err = mt_leak_blocks(h, m->pid, &kb, &nb);
-	if (err)
-		return err;
 	b = calloc(nb ? nb : 1, sizeof(*b));
-	if (!b) {
-		free(kb);
+	if (!b)
 		return -ENOMEM;
-	}
 	for (i = 0; i < nb; i++) {
 		b[i].addr = kb[i].addr;
 		b[i].size = kb[i].size;
 		b[i].stack_id = kb[i].stack_id;
 		b[i].api = kb[i].api;
 	}
-	free(kb);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	err = mt_scan_snapshot_take(m->pid, b, nb, &snap);
+	err = mt_scan_snapshot_take(m->pid, b, nb, m->from, &snap);
 	stopped = ms_since(&t0);
 	if (!err)
 		err = mt_scan_classify(b, nb, snap.regions, snap.nregions);

@@ -95,6 +95,7 @@ static uint64_t mono_ns(void)
 
 struct report {
 	struct mt_preload *pre;		/* the in-process engine's state, or NULL */
+	struct mt_scan_stack from;	/* --scan at the exit: from exit's caller */
 	FILE *o;
 	enum fmt fmt;
 	enum mode mode;
@@ -420,12 +421,23 @@ static int mode_report(struct mt_handle *h, struct report *r,
 		       const struct mt_leak_stack *v, size_t n, size_t nother)
 {
 	struct mode_out mo = { .o = r->o, .json = r->fmt == FMT_JSON,
-			       .pid = r->pid, .nr = r->nr, .sym = r->sym };
+			       .pid = r->pid, .nr = r->nr, .sym = r->sym,
+			       .from = r->from.tid ? &r->from : NULL };
+	struct memtrack_leak_block *kb;
+	size_t nb;
 	int err;
 
-	/* --by-lib: also the stacks with no block left (their calls). */
-	err = r->mode == MODE_SCAN ? scan_report(&mo, h, v, n) :
-				     bylib_report(&mo, v, n + nother);
+	if (r->mode == MODE_SCAN) {
+		err = r->pre ? mt_preload_blocks(r->pre, r->pid, &kb, &nb) :
+			       mt_leak_blocks(h, r->pid, &kb, &nb);
+		if (!err) {
+			err = scan_report(&mo, kb, nb, v, n);
+			free(kb);
+		}
+	} else {
+		/* --by-lib: also the stacks with no block left (their calls). */
+		err = bylib_report(&mo, v, n + nother);
+	}
 	r->nr = mo.nr;
 	return err < 0 ? err : 0;
 }
@@ -782,12 +794,42 @@ static int preload_lib(char *buf, size_t len)
 	return -1;
 }
 
-/* The report at the program's end, from the state it left. */
+/*
+ * At the exit: the stack pointer of the frame that called exit() (glibc's
+ * exit, or __run_exit_handlers it may jump to), from which the exiting
+ * thread's stack holds the program's roots.
+ */
+static void exit_caller(struct report *r)
+{
+	uint64_t pcs[MEMTRACK_LEAK_MAX_FRAMES], sps[MEMTRACK_LEAK_MAX_FRAMES];
+	const struct mt_sym_frame *f;
+	int n, i, k, nf;
+
+	n = mt_preload_exit_stack(r->pre, &r->from.tid, pcs, sps,
+				  MEMTRACK_LEAK_MAX_FRAMES);
+	r->from.sp = 0;
+	for (i = 0; i + 1 < n; i++) {
+		nf = mt_sym_lookup(r->sym, pcs[i], true, &f);
+		for (k = 0; k < nf; k++)
+			if (f[k].function &&
+			    (!strcmp(f[k].function, "exit") ||
+			     !strcmp(f[k].function, "__GI_exit") ||
+			     !strcmp(f[k].function, "__run_exit_handlers")))
+				r->from.sp = sps[i + 1];
+	}
+	if (!r->from.sp)
+		r->from.tid = 0;
+}
+
+/* The report at the program's end (--scan: its exit), from its state. */
 static void preload_report(struct session *s)
 {
 	struct memtrack_leak_stats st;
 
+	mt_sym_close(s->r.sym);
 	s->r.sym = mt_preload_symbolizer(s->pre);
+	if (s->r.sym && s->opt->mode == MODE_SCAN)
+		exit_caller(&s->r);
 	if (!s->r.sym)
 		fprintf(stderr, "%s: %s\n", prog, mt_errmsg());
 	else if (take_report(NULL, &s->r) < 0)
@@ -803,7 +845,9 @@ static void preload_report(struct session *s)
 static int run_preload(struct session *s)
 {
 	uint32_t flags = (follow ? MT_PRELOAD_F_FOLLOW : 0) |
-			 (fds_mode ? MT_PRELOAD_F_FDS : 0);
+			 (fds_mode ? MT_PRELOAD_F_FDS : 0) |
+			 (s->opt->mode == MODE_SCAN ? MT_PRELOAD_F_EXIT_WAIT : 0);
+	bool scanned = false;
 	char lib[PATH_MAX];
 	int err, st;
 
@@ -822,9 +866,13 @@ static int run_preload(struct session *s)
 		return 1;
 	}
 	s->r.pre = s->pre;
+	/* --scan: at its exit, after its handlers, the program waits for it */
 	while ((err = mt_preload_wait(s->pre, s->r.pid, &fwd_sig, &st)) ==
-	       MT_PRELOAD_AT_EXIT)
+	       MT_PRELOAD_AT_EXIT) {
+		preload_report(s);
+		scanned = true;
 		mt_preload_resume(s->pre);
+	}
 	if (err < 0) {
 		fprintf(stderr, "%s: %s\n", prog, mt_errmsg());
 		return 1;
@@ -834,7 +882,12 @@ static int run_preload(struct session *s)
 			prog, s->opt->cmd[0]);
 		return wait_status_code(st);
 	}
-	preload_report(s);
+	if (s->opt->mode == MODE_SCAN && !scanned)
+		fprintf(stderr, "%s: %s ended without reaching its exit (%s %d): no scan\n",
+			prog, s->opt->cmd[0], WIFSIGNALED(st) ? "signal" : "status",
+			WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
+	else if (!scanned)
+		preload_report(s);
 	return wait_status_code(st);
 }
 
