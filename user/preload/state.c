@@ -651,7 +651,10 @@ static void shard_init(struct mtp_shard *sh)
 	sh->slots = sh->table ? MTP_SHARD_MIN : 0;
 }
 
-/* fd is the state's memfd, inherited (not a descriptor of the program's). */
+/*
+ * fd is the state's memfd, inherited (not a descriptor of the program's).
+ * Closed with the system call: this library's close() is a hook.
+ */
 static bool is_our_fd(int fd)
 {
 	static const char name[] = "/memfd:" MTP_MEMFD_NAME " (deleted)";
@@ -676,7 +679,7 @@ static int attach_state(void)
 	if (pid != pl_tgid) {
 		/* a program the target started: not traced, nor shown the fd */
 		if (is_our_fd(fd))
-			close(fd);
+			syscall(SYS_close, fd);
 		return -1;
 	}
 	h = mmap(NULL, MTP_SIZE, PROT_READ | PROT_WRITE,
@@ -692,7 +695,7 @@ static int attach_state(void)
 			__atomic_store_n(&h->state, MTP_STATE_EXECED,
 					 __ATOMIC_RELEASE);
 		munmap(h, MTP_SIZE);
-		close(fd);
+		syscall(SYS_close, fd);
 		return -1;
 	}
 	pl_hdr = h;
