@@ -171,3 +171,21 @@ def check_all_callers(report, name, src=None, thread=False, start=True):
         for s in report["stacks"]:
             if frame_at(s, file, line):
                 check_callers(s, f"{name}/{leak}", src or file, thread, start)
+
+
+def bylib_expected():
+    """{(object, api): (bytes, blocks, calls, call_bytes)} from the markers
+    "LEAK(name): LEFT x SIZE of CALLS calls" of bylib.c and lib/bylib_lib.c."""
+    want = {}
+    for src, obj in (("bylib.c", "bylib"), ("lib/bylib_lib.c", "libbylib.so")):
+        with open(os.path.join(LEAKS, src)) as f:
+            for line in f:
+                m = re.search(r"= (\w+)\(.*LEAK\(\w+\): (\d+) x (\d+) of (\d+) calls",
+                              line)
+                if m:
+                    api, left, size, calls = m.group(1), *map(int, m.groups()[1:])
+                    old = want.get((obj, api), (0, 0, 0, 0))
+                    want[(obj, api)] = tuple(a + b for a, b in zip(
+                        old, (left * size, left, calls, calls * size)))
+    check(len(want) == 4, f"markers: {want}")
+    return want

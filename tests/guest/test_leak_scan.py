@@ -21,6 +21,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from mtlib import ROOT, TestFailure, check, run_tests, test  # noqa: E402
 from nl import Genl, NlError  # noqa: E402
 from leakfx import run_attached  # noqa: E402
+import leakfx as lfx  # noqa: E402
 
 LEAKS = os.path.join(ROOT, "tests", "progs", "leaks")
 BUILD = os.path.join(ROOT, "build", "tests", "leaks")
@@ -131,24 +132,6 @@ def scan_classes_nofp():
     scan("nofp")
 
 
-def bylib_expected():
-    """{(object, api): (bytes, blocks, calls, call_bytes)} from the markers
-    "LEAK(name): LEFT x SIZE of CALLS calls" of bylib.c and lib/bylib_lib.c."""
-    want = {}
-    for src, obj in (("bylib.c", "bylib"), ("lib/bylib_lib.c", "libbylib.so")):
-        with open(os.path.join(LEAKS, src)) as f:
-            for line in f:
-                m = re.search(r"= (\w+)\(.*LEAK\(\w+\): (\d+) x (\d+) of (\d+) calls",
-                              line)
-                if m:
-                    api, left, size, calls = m.group(1), *map(int, m.groups()[1:])
-                    old = want.get((obj, api), (0, 0, 0, 0))
-                    want[(obj, api)] = tuple(a + b for a, b in zip(
-                        old, (left * size, left, calls, calls * size)))
-    check(len(want) == 4, f"markers: {want}")
-    return want
-
-
 def bylib(variant):
     path = os.path.join(BUILD, variant, "bylib")
     docs, rest, rc = run_fixture(path, ["--by-lib"])
@@ -156,7 +139,7 @@ def bylib(variant):
     got = {(os.path.basename(r["object"]), r["api"]):
            (r["bytes"], r["blocks"], r["calls"], r["call_bytes"])
            for r in docs[-1]["by_lib"]}
-    want = bylib_expected()
+    want = lfx.bylib_expected()
     check(got == want, f"{variant}: by-lib {got}, expected {want}")
 
 
@@ -180,7 +163,7 @@ def by_lib_text():
         f = line.split()
         if len(f) == 6 and f[0].isdigit():
             rows[(os.path.basename(f[5]), f[4])] = tuple(int(x) for x in f[:4])
-    check(rows == bylib_expected(), f"text rows {rows}: {out}")
+    check(rows == lfx.bylib_expected(), f"text rows {rows}: {out}")
 
 
 if __name__ == "__main__":

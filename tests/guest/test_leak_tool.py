@@ -304,6 +304,27 @@ def command_scan_at_exit(variant):
 
 
 @preload_variant_test
+def command_by_lib(variant):
+    """--by-lib -- CMD on bylib + libbylib.so: per calling object and API the
+    live bytes and blocks and the calls and bytes allocated (freed or not),
+    exactly those of the markers, in JSON; libc's and the loader's own rows
+    are there too, and nothing else of the fixture."""
+    r = subprocess.run(TOOL_CMD + ["--by-lib", "--json", "-o", OUT, "--",
+                                   fixture("bylib", variant)],
+                       input="go\ngo\n", capture_output=True, text=True, timeout=120)
+    with open(OUT) as f:
+        docs = json_docs(f.read())
+    os.unlink(OUT)
+    check(r.returncode == 0 and len(docs) == 1, f"exit {r.returncode}: {r.stderr}")
+    got = {(os.path.basename(row["object"]), row["api"]):
+           (row["bytes"], row["blocks"], row["calls"], row["call_bytes"])
+           for row in docs[0]["by_lib"]
+           if os.path.basename(row["object"]) in ("bylib", "libbylib.so")}
+    want = lfx.bylib_expected()
+    check(got == want, f"{variant}: by-lib {got}, expected {want}")
+
+
+@preload_variant_test
 def command_follow_forks(variant):
     """-- CMD -f on forks.c: the parent's 2 x 48 under its pid and each of
     3 children's 4 x 100 under its own, left at their exit; nothing of the

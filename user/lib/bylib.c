@@ -65,24 +65,18 @@ static int cmp_rows(const void *a, const void *b)
 	return c ? c : (x->api > y->api) - (x->api < y->api);
 }
 
-int mt_leak_by_lib(pid_t pid, const struct mt_leak_stack *v, size_t n,
+int mt_by_lib_segs(const struct mt_procmap *segs, size_t nsegs,
+		   const struct mt_leak_stack *v, size_t n,
 		   struct mt_bylib_row **out, size_t *nrows)
 {
 	struct mt_bylib_row *rows = NULL;
-	struct mt_procmap *segs;
-	size_t nsegs, i, j, nr = 0;
-	int err;
+	size_t i, j, nr = 0;
 
 	*out = NULL;
 	*nrows = 0;
-	err = read_segs(pid, &segs, &nsegs);
-	if (err)
-		return err;
 	rows = calloc(n ? n : 1, sizeof(*rows));
-	if (!rows) {
-		mt_procmaps_free(segs, nsegs);
+	if (!rows)
 		return mt_seterr(-ENOMEM, "out of memory");
-	}
 	for (i = 0; i < n; i++) {
 		const char *obj;
 
@@ -99,7 +93,6 @@ int mt_leak_by_lib(pid_t pid, const struct mt_leak_stack *v, size_t n,
 			rows[nr].object = strdup(obj);
 			if (!rows[nr].object) {
 				mt_bylib_free(rows, nr);
-				mt_procmaps_free(segs, nsegs);
 				return mt_seterr(-ENOMEM, "out of memory");
 			}
 			rows[nr++].api = v[i].api;
@@ -110,11 +103,27 @@ int mt_leak_by_lib(pid_t pid, const struct mt_leak_stack *v, size_t n,
 		rows[j].call_bytes += v[i].total_bytes;
 		rows[j].stacks++;
 	}
-	mt_procmaps_free(segs, nsegs);
 	qsort(rows, nr, sizeof(*rows), cmp_rows);
 	*out = rows;
 	*nrows = nr;
 	return 0;
+}
+
+int mt_leak_by_lib(pid_t pid, const struct mt_leak_stack *v, size_t n,
+		   struct mt_bylib_row **out, size_t *nrows)
+{
+	struct mt_procmap *segs;
+	size_t nsegs;
+	int err;
+
+	*out = NULL;
+	*nrows = 0;
+	err = read_segs(pid, &segs, &nsegs);
+	if (err)
+		return err;
+	err = mt_by_lib_segs(segs, nsegs, v, n, out, nrows);
+	mt_procmaps_free(segs, nsegs);
+	return err;
 }
 
 void mt_bylib_free(struct mt_bylib_row *rows, size_t n)

@@ -63,6 +63,13 @@ struct mt_procmap {
 int mt_procmaps_read(pid_t pid, struct mt_procmap **out, size_t *n);
 void mt_procmaps_free(struct mt_procmap *v, size_t n);
 
+/* --by-lib over given mappings (bylib.c): the module's or the preload's. */
+struct mt_leak_stack;
+struct mt_bylib_row;
+int mt_by_lib_segs(const struct mt_procmap *segs, size_t nsegs,
+		   const struct mt_leak_stack *v, size_t n,
+		   struct mt_bylib_row **out, size_t *nrows);
+
 /*
  * The loader's rendezvous breakpoint (leak_rendezvous.c), in a ptraced,
  * stopped program.  mt_rdv_insert() sets it at ld.so's _dl_debug_state

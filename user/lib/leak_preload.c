@@ -579,3 +579,29 @@ int mt_preload_exit_stack(struct mt_preload *p, pid_t *tid, uint64_t *pcs,
 	*tid = p->h->exit_tid;
 	return (int)i;
 }
+
+int mt_preload_by_lib(struct mt_preload *p, const struct mt_leak_stack *v,
+		      size_t n, struct mt_bylib_row **out, size_t *nrows)
+{
+	uint32_t i, nobj = __atomic_load_n(&p->h->nr_objects, __ATOMIC_ACQUIRE);
+	struct mt_procmap *segs;
+	size_t k = 0;
+	int err;
+
+	if (nobj > MTP_MAX_OBJECTS)
+		nobj = MTP_MAX_OBJECTS;
+	segs = calloc(nobj ? nobj : 1, sizeof(*segs));
+	if (!segs)
+		return mt_seterr(-ENOMEM, "out of memory");
+	for (i = 0; i < nobj; i++) {
+		struct mtp_object *o = &p->h->objects[i];
+
+		o->path[sizeof(o->path) - 1] = '\0';
+		segs[k].start = o->lo;
+		segs[k].end = o->hi;
+		segs[k++].path = o->path;	/* borrowed: not freed below */
+	}
+	err = mt_by_lib_segs(segs, k, v, n, out, nrows);
+	free(segs);
+	return err;
+}

@@ -378,6 +378,9 @@ int mt_preload_stacks(struct mt_preload *p, uint32_t min_age_ms, bool all,
 		      struct mt_leak_stack **out, size_t *n);
 int mt_preload_blocks(struct mt_preload *p, pid_t pid,
 		      struct memtrack_leak_block **out, size_t *n);
+/* As mt_leak_by_lib(), with the objects the program had. */
+int mt_preload_by_lib(struct mt_preload *p, const struct mt_leak_stack *v,
+		      size_t n, struct mt_bylib_row **out, size_t *nrows);
 /* A symbolizer of the objects the program had (mt_sym_open_objects()). */
 struct mt_symbolizer *mt_preload_symbolizer(struct mt_preload *p);
 /*

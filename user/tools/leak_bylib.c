@@ -15,7 +15,8 @@ int bylib_report(struct mode_out *m, const struct mt_leak_stack *v, size_t n)
 	size_t nr, i;
 	int err;
 
-	err = mt_leak_by_lib(m->pid, v, n, &rows, &nr);
+	err = m->pre ? mt_preload_by_lib(m->pre, v, n, &rows, &nr) :
+		       mt_leak_by_lib(m->pid, v, n, &rows, &nr);
 	if (err)
 		return err;
 	m->nr++;

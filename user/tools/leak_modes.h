@@ -16,6 +16,7 @@ struct mode_out {
 	unsigned int nr;		/* report number */
 	struct mt_symbolizer *sym;
 	const struct mt_scan_stack *from;	/* --scan: a stack's start */
+	struct mt_preload *pre;		/* the in-process engine's state */
 };
 
 /*

@@ -50,7 +50,8 @@ static void usage(FILE *f)
 "it could not be run).  SIGTERM, SIGHUP, SIGINT and SIGQUIT sent to\n"
 "memtrack-leak are passed on to COMMAND; -i and -n do not apply to it.\n"
 "\n"
-"--scan (-p only) knows only blocks allocated since the attach.  Older blocks may\n"
+"With a command, --scan runs at its exit (the preload engine).  With -p it\n"
+"knows only blocks allocated since the attach.  Older blocks may\n"
 "hold pointers, so the whole [heap] outside known blocks counts as a root,\n"
 "like data and bss: a block only an older, unreachable one points to shows\n"
 "as reachable, never as lost.  Other anonymous mappings (older mmap-ed\n"
@@ -185,8 +186,6 @@ static void check_args(const struct leak_opts *o, bool periodic, bool engine)
 		die_usage("%s", "--scan with a command needs --engine preload");
 	if (o->cmd && o->fds && o->engine == ENGINE_UPROBE)
 		die_usage("%s", "--fds with a command needs --engine preload");
-	if (o->cmd && o->mode == MODE_BYLIB && o->engine == ENGINE_PRELOAD)
-		die_usage("%s", "--by-lib with a command needs --engine uprobe");
 	if (o->fds && o->mode != MODE_STACKS)
 		die_usage("%s", "--fds goes with neither --scan nor --by-lib");
 	if (o->mode != MODE_STACKS && o->fmt == FMT_FOLDED)

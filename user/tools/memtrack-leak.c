@@ -422,7 +422,8 @@ static int mode_report(struct mt_handle *h, struct report *r,
 {
 	struct mode_out mo = { .o = r->o, .json = r->fmt == FMT_JSON,
 			       .pid = r->pid, .nr = r->nr, .sym = r->sym,
-			       .from = r->from.tid ? &r->from : NULL };
+			       .from = r->from.tid ? &r->from : NULL,
+			       .pre = r->pre };
 	struct memtrack_leak_block *kb;
 	size_t nb;
 	int err;
