@@ -196,20 +196,6 @@ mtr_leak_thread_get(struct mtr_leak_session *s, struct mtr_leak_thread **tfresh)
 	return t;
 }
 
-/* Whether a block allocated by @alloc may be released by @release. */
-static bool mtr_leak_api_matches(u32 alloc, u32 release)
-{
-	switch (alloc) {
-	case MEMTRACK_API_NEW:
-		return release == MEMTRACK_API_DELETE;
-	case MEMTRACK_API_NEW_ARRAY:
-		return release == MEMTRACK_API_DELETE_ARRAY;
-	default:
-		return release != MEMTRACK_API_DELETE &&
-		       release != MEMTRACK_API_DELETE_ARRAY;
-	}
-}
-
 /*
  * Returns the allocating stack of a block released by the wrong API, whose
  * free_api it sets; the caller may add the freeing stack.
@@ -233,7 +219,7 @@ struct mtr_leak_stack *mtr_leak_remove(struct mtr_leak_session *s,
 			s->st.unknown_frees++;
 		return NULL;
 	}
-	if (!mtr_leak_api_matches(b->api, api)) {
+	if (!memtrack_leak_api_matches(b->api, api)) {
 		s->st.mismatched_frees++;
 		bad = b->stack;
 		if (bad) {

@@ -47,23 +47,34 @@ def json_docs(text):
     return [json.loads(ln) for ln in text.splitlines() if ln.startswith("{")]
 
 
+def converse(argv, dialog, out=OUT, keep=False):
+    """Run argv (a memtrack-leak command line writing to out), writing each
+    answer after the line it waits for: (exit status, stderr, reports); out
+    is removed unless keep."""
+    p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    for say, answer in dialog:
+        line = p.stdout.readline().strip()
+        check(line == say, f"{os.path.basename(argv[-1])} under memtrack-leak: {line!r}, "
+              f"expected {say!r} ({p.stderr.read() if not line else ''})")
+        p.stdin.write(answer + "\n")
+        p.stdin.flush()
+    _, err = p.communicate(timeout=120)
+    docs = []
+    if os.path.exists(out):
+        with open(out) as f:
+            docs = json_docs(f.read())
+        if not keep:
+            os.unlink(out)
+    return p.returncode, err, docs
+
+
 def run_command(name, variant="fp", says=("ready", "done")):
     """`memtrack-leak --json -o OUT -- fixture`, fed a line after each of
     its lines says: (exit status, stderr, the reports)."""
     # --top: the fixtures hold more stacks than the default ten (stdio buffers).
-    p = subprocess.Popen(TOOL_CMD + ["--json", "--top", "50", "-o", OUT, "--",
-                          fixture(name, variant)],
-                         stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True)
-    for say in says:
-        line = p.stdout.readline().strip()
-        check(line == say, f"{name} under memtrack-leak: {line!r}, expected {say!r} "
-              f"({p.stderr.read() if not line else ''})")
-        p.stdin.write("go\n")
-        p.stdin.flush()
-    _, err = p.communicate(timeout=120)
-    with open(OUT) as f:
-        return p.returncode, err, json_docs(f.read())
+    return converse(TOOL_CMD + ["--json", "--top", "50", "-o", OUT, "--",
+                                fixture(name, variant)], [(say, "go") for say in says])
 
 
 def run_simple(args, timeout=60, **kw):
@@ -220,20 +231,10 @@ def command_fds(variant):
                 want[n] = 2 * int(m.group(2))
             elif "/* CLOSED */" in text:
                 closed_lines.append(n)
-    p = subprocess.Popen(TOOL_CMD + ["--fds", "--json", "--top", "50", "-o", OUT, "--",
-                                     fixture("fds", variant)],
-                         stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True)
-    for say, answer in (("ready", "go"), ("done", "again"), ("done", "end")):
-        line = p.stdout.readline().strip()
-        check(line == say, f"fds under memtrack-leak: {line!r}, expected {say!r}")
-        p.stdin.write(answer + "\n")
-        p.stdin.flush()
-    _, err = p.communicate(timeout=120)
-    check(p.returncode == 0, f"exit {p.returncode}: {err}")
-    with open(OUT) as f:
-        docs = json_docs(f.read())
-    check(len(docs) == 1, f"{len(docs)} reports: {err}")
+    rc, err, docs = converse(TOOL_CMD + ["--fds", "--json", "--top", "50", "-o", OUT, "--",
+                                         fixture("fds", variant)],
+                             [("ready", "go"), ("done", "again"), ("done", "end")])
+    check(rc == 0 and len(docs) == 1, f"exit {rc}, {len(docs)} reports: {err}")
     got = {}
     for s in docs[0]["fds"]:
         for f in s["frames"]:
@@ -279,14 +280,9 @@ def command_scan_at_exit(variant):
                                  "possibly_lost": (0, 0), "still_reachable": (64, 1)}}
     vg = memcheck_summary([fixture("scan", variant)], "go\ngo\n")
     for run in range(3):
-        r = subprocess.run(TOOL_CMD + ["--scan", "--json", "-o", OUT, "--",
-                                       fixture("scan", variant)],
-                           input="go\ngo\n", capture_output=True, text=True, timeout=120)
-        with open(OUT) as f:
-            docs = json_docs(f.read())
-        os.unlink(OUT)
-        check(r.returncode == 0 and len(docs) == 1,
-              f"run {run}: exit {r.returncode}, {len(docs)} reports: {r.stderr}")
+        rc, err, docs = run_simple(["--scan", "--", fixture("scan", variant)],
+                                   input="go\ngo\n")
+        check(rc == 0 and len(docs) == 1, f"run {run}: exit {rc}, {len(docs)} reports: {err}")
         got = {c: (docs[0]["scan"][c]["bytes"], docs[0]["scan"][c]["blocks"])
                for c in SCAN_CLASSES}
         for c in SCAN_CLASSES[:3]:
@@ -309,13 +305,9 @@ def command_by_lib(variant):
     live bytes and blocks and the calls and bytes allocated (freed or not),
     exactly those of the markers, in JSON; libc's and the loader's own rows
     are there too, and nothing else of the fixture."""
-    r = subprocess.run(TOOL_CMD + ["--by-lib", "--json", "-o", OUT, "--",
-                                   fixture("bylib", variant)],
-                       input="go\ngo\n", capture_output=True, text=True, timeout=120)
-    with open(OUT) as f:
-        docs = json_docs(f.read())
-    os.unlink(OUT)
-    check(r.returncode == 0 and len(docs) == 1, f"exit {r.returncode}: {r.stderr}")
+    rc, err, docs = run_simple(["--by-lib", "--", fixture("bylib", variant)],
+                               input="go\ngo\n")
+    check(rc == 0 and len(docs) == 1, f"exit {rc}: {err}")
     got = {(os.path.basename(row["object"]), row["api"]):
            (row["bytes"], row["blocks"], row["calls"], row["call_bytes"])
            for row in docs[0]["by_lib"]
@@ -378,21 +370,12 @@ def command_as_nobody():
     out = "/tmp/memtrack-leak-nobody.json"
     if os.path.exists(out):
         os.unlink(out)
-    p = subprocess.Popen(["setpriv", "--reuid", "nobody", "--regid", "nogroup",
-                          "--clear-groups"] + TOOL_CMD +
-                         ["--json", "--top", "50", "-o", out, "--", fixture("c_apis")],
-                         stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True)
-    for say in ("ready", "done"):
-        line = p.stdout.readline().strip()
-        check(line == say, f"c_apis as nobody: {line!r}")
-        p.stdin.write("go\n")
-        p.stdin.flush()
-    _, err = p.communicate(timeout=120)
-    check(p.returncode == 0, f"exit {p.returncode}: {err}")
+    rc, err, docs = converse(["setpriv", "--reuid", "nobody", "--regid", "nogroup",
+                              "--clear-groups"] + TOOL_CMD +
+                             ["--json", "--top", "50", "-o", out, "--", fixture("c_apis")],
+                             [("ready", "go"), ("done", "go")], out=out, keep=True)
+    check(rc == 0, f"exit {rc}: {err}")
     check(os.stat(out).st_uid != 0, "the report is not nobody's")
-    with open(out) as f:
-        docs = json_docs(f.read())
     os.unlink(out)
     check(len(docs) == 1, f"{len(docs)} reports")
     lfx.check_markers(docs[0], "c_apis")

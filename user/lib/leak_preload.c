@@ -354,13 +354,19 @@ static int add_block(const struct mtp_block *b, void *arg)
 	return 0;
 }
 
+/* Two keys in order: a1 before a2, b1 before b2. */
+static int cmp2(uint64_t a1, uint64_t b1, uint64_t a2, uint64_t b2)
+{
+	if (a1 != a2)
+		return a1 < a2 ? -1 : 1;
+	return b1 < b2 ? -1 : b1 > b2;
+}
+
 static int cmp_rows(const void *a, const void *b)
 {
 	const struct mt_leak_stack *x = a, *y = b;
 
-	if (x->stack_id != y->stack_id)
-		return x->stack_id < y->stack_id ? -1 : 1;
-	return x->tgid < y->tgid ? -1 : x->tgid > y->tgid;
+	return cmp2(x->stack_id, (uint32_t)x->tgid, y->stack_id, (uint32_t)y->tgid);
 }
 
 /*
@@ -371,9 +377,7 @@ static int cmp_block_stack(const void *a, const void *b)
 {
 	const struct mtp_block *x = a, *y = b;
 
-	if (x->stack_id != y->stack_id)
-		return x->stack_id < y->stack_id ? -1 : 1;
-	return x->tgid < y->tgid ? -1 : x->tgid > y->tgid;
+	return cmp2(x->stack_id, x->tgid, y->stack_id, y->tgid);
 }
 
 struct collect {
@@ -402,9 +406,7 @@ static int cmp_block_addr(const void *a, const void *b)
 {
 	const struct mtp_block *x = a, *y = b;
 
-	if (x->tgid != y->tgid)
-		return x->tgid < y->tgid ? -1 : 1;
-	return x->addr < y->addr ? -1 : x->addr > y->addr;
+	return cmp2(x->tgid, x->addr, y->tgid, y->addr);
 }
 
 /* Each (process, address) once. */

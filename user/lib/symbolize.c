@@ -51,6 +51,36 @@ static const Dwfl_Callbacks offline_callbacks = {
 	.debuginfo_path = &debuginfo_path,
 };
 
+/* A symbolizer with libdwfl's session begun (the modules still to report). */
+static struct mt_symbolizer *sym_begin(const Dwfl_Callbacks *cb, pid_t pid)
+{
+	struct mt_symbolizer *s = calloc(1, sizeof(*s));
+
+	if (!s || !(s->dwfl = dwfl_begin(cb))) {
+		mt_seterr(-ENOMEM, "libdwfl: %s", s ? dwfl_errmsg(-1) : "out of memory");
+		free(s);
+		errno = ENOMEM;
+		return NULL;
+	}
+	s->pid = pid;
+	return s;
+}
+
+/* The modules reported: s, or NULL (s freed) with errno err and mt_errmsg(). */
+static struct mt_symbolizer *sym_end(struct mt_symbolizer *s, int err)
+{
+	if (!err && dwfl_report_end(s->dwfl, NULL, NULL)) {
+		mt_seterr(-EIO, "libdwfl: %s", dwfl_errmsg(-1));
+		err = EIO;
+	}
+	if (!err)
+		return s;
+	dwfl_end(s->dwfl);
+	free(s);
+	errno = err;
+	return NULL;
+}
+
 /*
  * The objects a process had mapped, from a list (the in-process engine's:
  * the process may be gone).  An object that cannot be read, or that
@@ -60,46 +90,24 @@ static const Dwfl_Callbacks offline_callbacks = {
 struct mt_symbolizer *mt_sym_open_objects(const struct mt_sym_object *o,
 					  size_t n)
 {
-	struct mt_symbolizer *s = calloc(1, sizeof(*s));
+	struct mt_symbolizer *s = sym_begin(&offline_callbacks, 0);
 	size_t i;
 
-	if (!s || !(s->dwfl = dwfl_begin(&offline_callbacks))) {
-		free(s);
-		mt_seterr(-ENOMEM, "out of memory");
-		errno = ENOMEM;
+	if (!s)
 		return NULL;
-	}
 	for (i = 0; i < n; i++)
 		dwfl_report_elf(s->dwfl, o[i].path, o[i].path, -1, o[i].base,
 				false);
-	if (dwfl_report_end(s->dwfl, NULL, NULL)) {
-		mt_seterr(-EIO, "libdwfl: %s", dwfl_errmsg(-1));
-		dwfl_end(s->dwfl);
-		free(s);
-		errno = EIO;
-		return NULL;
-	}
-	return s;
+	return sym_end(s, 0);
 }
 
 struct mt_symbolizer *mt_sym_open(pid_t pid)
 {
-	struct mt_symbolizer *s = calloc(1, sizeof(*s));
+	struct mt_symbolizer *s = sym_begin(&proc_callbacks, pid);
 	int err;
 
-	if (!s) {
-		mt_seterr(-ENOMEM, "out of memory");
-		errno = ENOMEM;
+	if (!s)
 		return NULL;
-	}
-	s->pid = pid;
-	s->dwfl = dwfl_begin(&proc_callbacks);
-	if (!s->dwfl) {
-		mt_seterr(-ENOMEM, "libdwfl: %s", dwfl_errmsg(-1));
-		free(s);
-		errno = ENOMEM;
-		return NULL;
-	}
 	err = dwfl_linux_proc_report(s->dwfl, pid);
 	if (err) {
 		/* > 0: an errno; < 0: a libdwfl error */
@@ -110,19 +118,9 @@ struct mt_symbolizer *mt_sym_open(pid_t pid)
 		else
 			mt_seterr(-EIO, "reading the modules of %d: %s",
 				  (int)pid, dwfl_errmsg(-1));
-		dwfl_end(s->dwfl);
-		free(s);
-		errno = err == ENOENT ? ESRCH : err > 0 ? err : EIO;
-		return NULL;
+		err = err == ENOENT ? ESRCH : err > 0 ? err : EIO;
 	}
-	if (dwfl_report_end(s->dwfl, NULL, NULL)) {
-		mt_seterr(-EIO, "libdwfl: %s", dwfl_errmsg(-1));
-		dwfl_end(s->dwfl);
-		free(s);
-		errno = EIO;
-		return NULL;
-	}
-	return s;
+	return sym_end(s, err);
 }
 
 static void free_frames(struct mt_sym_frame *f, int nr)

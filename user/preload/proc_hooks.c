@@ -84,29 +84,22 @@ EXEC_HOOK(int, execveat, (int dirfd, const char *path, char *const argv[],
 		argv[i_] = va_arg(ap, char *);				\
 } while (0)
 
-int execl(const char *path, const char *arg, ...)
-{
-	char **argv;
-	va_list ap;
-	size_t n;
-
-	va_start(ap, arg);
-	ARGV_OF(argv, arg, ap, n);
-	va_end(ap);
-	return execv(path, argv);
+/* execl and execlp: the list form of execv and execvp. */
+#define EXECL_HOOK(name, as)						\
+int name(const char *file, const char *arg, ...)			\
+{									\
+	char **argv;							\
+	va_list ap;							\
+	size_t n;							\
+									\
+	va_start(ap, arg);						\
+	ARGV_OF(argv, arg, ap, n);					\
+	va_end(ap);							\
+	return as(file, argv);						\
 }
 
-int execlp(const char *file, const char *arg, ...)
-{
-	char **argv;
-	va_list ap;
-	size_t n;
-
-	va_start(ap, arg);
-	ARGV_OF(argv, arg, ap, n);
-	va_end(ap);
-	return execvp(file, argv);
-}
+EXECL_HOOK(execl, execv)
+EXECL_HOOK(execlp, execvp)
 
 int execle(const char *path, const char *arg, ...)
 {

@@ -571,20 +571,6 @@ void pl_block_restore(const struct mtp_block *b)
 	insert(b);
 }
 
-static bool api_matches(uint32_t alloc, uint32_t release)
-{
-	switch (alloc) {
-	case MEMTRACK_API_NEW:
-		return release == MEMTRACK_API_DELETE;
-	case MEMTRACK_API_NEW_ARRAY:
-		return release == MEMTRACK_API_DELETE_ARRAY;
-	default:
-		return release != MEMTRACK_API_DELETE &&
-		       release != MEMTRACK_API_DELETE_ARRAY;
-	}
-}
-
-
 void pl_block_forget(uint64_t addr)
 {
 	struct mtp_block b;
@@ -603,7 +589,7 @@ bool pl_block_del(uint64_t addr, uint32_t api, const struct pl_regs *r,
 		return false;
 	}
 	s = out->stack_id ? stack_at(out->stack_id) : NULL;
-	if (s && !api_matches(s->api, api)) {
+	if (s && !memtrack_leak_api_matches(s->api, api)) {
 		/* rare, and a bug worth both stacks: only now the free's */
 		count(&pl_hdr->c.mismatched_frees);
 		__atomic_fetch_add(&s->mismatched, 1, __ATOMIC_RELAXED);

@@ -365,6 +365,25 @@ enum memtrack_leak_api {
 	__MEMTRACK_API_MAX
 };
 
+/*
+ * Whether a block allocated through @alloc may be released through
+ * @release: new by delete, new[] by delete[], the rest by free() or
+ * realloc().  Both tracers (the module's and the in-process one) note a
+ * release that does not as mismatched.
+ */
+static inline int memtrack_leak_api_matches(__u32 alloc, __u32 release)
+{
+	switch (alloc) {
+	case MEMTRACK_API_NEW:
+		return release == MEMTRACK_API_DELETE;
+	case MEMTRACK_API_NEW_ARRAY:
+		return release == MEMTRACK_API_DELETE_ARRAY;
+	default:
+		return release != MEMTRACK_API_DELETE &&
+		       release != MEMTRACK_API_DELETE_ARRAY;
+	}
+}
+
 enum memtrack_probe_attr {
 	MEMTRACK_PROBE_ATTR_UNSPEC,
 	MEMTRACK_PROBE_ATTR_PROBE,	/* nested: PATH, OFFSET, API */
