@@ -53,6 +53,28 @@ def mismatch_markers(name):
     return out
 
 
+def check_mismatches(report, name):
+    """The report's mismatches are exactly the fixture's MISMATCH markers:
+    at each, the allocating and the freeing line, the APIs and the count;
+    the mismatched blocks are not also reported as outstanding."""
+    mms = mismatch_markers(name)
+    check(mms, f"{name} has no MISMATCH marker")
+    for leak, (file, line, count, api, free_line, free_api) in mms.items():
+        check(not [s for s in report["stacks"] if frame_at(s, file, line)],
+              f"{leak}: the mismatched block is reported as outstanding")
+        hits = [m for m in report.get("mismatches", [])
+                if frame_at({"frames": m["alloc_frames"]}, file, line)]
+        check(len(hits) == 1, f"{leak}: {len(hits)} mismatches at {file}:{line}: "
+              f"{report.get('mismatches')}")
+        m = hits[0]
+        check((m["alloc_api"], m["free_api"], m["count"]) == (api, free_api, count),
+              f"{leak}: {m['alloc_api']} freed by {m['free_api']} x{m['count']}, "
+              f"expected {api} freed by {free_api} x{count}")
+        check(frame_at({"frames": m["free_frames"]}, file, free_line),
+              f"{leak}: freeing stack not at {file}:{free_line}: {m['free_frames']}")
+    check(len(report["mismatches"]) == len(mms), f"mismatches: {report['mismatches']}")
+
+
 def run_attached(path, args, attached, env=None, timeout=120):
     """The fixture at path with `memtrack-leak -p PID args` on it: once
     attached(fixture, tool) returns, the fixture's "go" ... "done", the

@@ -18,7 +18,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from mtlib import ROOT, check, run_tests, variant_tests  # noqa: E402
 from leakfx import (TOOL, VARIANTS, check_all_callers, check_markers,  # noqa: E402
-                    frame_at, markers, mismatch_markers, trace)
+                    frame_at, markers, check_mismatches, trace)
 
 
 def check_stacks(name, variant, thread=False, start=True):
@@ -92,22 +92,7 @@ def cpp_cases(variant):
     the new[] freed by delete reported as a mismatch with both stacks, and
     not as a leak."""
     report = check_stacks("cpp_cases", variant)
-    mms = mismatch_markers("cpp_cases")
-    check(mms, "cpp_cases has no MISMATCH marker")
-    for name, (file, line, count, api, free_line, free_api) in mms.items():
-        check(not [s for s in report["stacks"] if frame_at(s, file, line)],
-              f"{name}: the mismatched block is reported as outstanding")
-        hits = [m for m in report.get("mismatches", [])
-                if frame_at({"frames": m["alloc_frames"]}, file, line)]
-        check(len(hits) == 1, f"{name}: {len(hits)} mismatches at {file}:{line}: "
-              f"{report.get('mismatches')}")
-        m = hits[0]
-        check((m["alloc_api"], m["free_api"], m["count"]) == (api, free_api, count),
-              f"{name}: {m['alloc_api']} freed by {m['free_api']} x{m['count']}, "
-              f"expected {api} freed by {free_api} x{count}")
-        check(frame_at({"frames": m["free_frames"]}, file, free_line),
-              f"{name}: freeing stack not at {file}:{free_line}: {m['free_frames']}")
-    check(len(report["mismatches"]) == len(mms), f"mismatches: {report['mismatches']}")
+    check_mismatches(report, "cpp_cases")
 
 
 variant_tests((c_apis_each_leak_exact, c_edges_realloc_chain_failed_realloc_zero_large,

@@ -300,6 +300,17 @@ def command_scan_at_exit(variant):
 
 
 @preload_variant_test
+def command_scan_mismatches(variant):
+    """--scan -- CMD on cpp_cases: the scan report carries the mismatched
+    releases too, as the stack report does: new[] freed by delete, with the
+    allocating and the freeing line."""
+    rc, err, docs = run_simple(["--top", "50", "--scan", "--", fixture("cpp_cases", variant)],
+                               input="go\ngo\n")
+    check(rc == 0 and len(docs) == 1, f"exit {rc}: {err}")
+    lfx.check_mismatches(docs[0], "cpp_cases")
+
+
+@preload_variant_test
 def command_by_lib(variant):
     """--by-lib -- CMD on bylib + libbylib.so: per calling object and API the
     live bytes and blocks and the calls and bytes allocated (freed or not),

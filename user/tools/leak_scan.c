@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "leak_json.h"
+#include "leak_mismatch.h"
 #include "leak_modes.h"
 #include "memtrack.h"
 
@@ -149,7 +150,9 @@ int scan_report(struct mode_out *m, const struct memtrack_leak_block *kb,
 		fputs("by stack:\n", m->o);
 	}
 	print_stacks(m, b, nb, v, n);
-	fputs(m->json ? "]}\n" : "\n", m->o);
+	fputs(m->json ? "]" : "", m->o);
+	print_mismatches(m->o, m->json, m->sym, v, n);
+	fputs(m->json ? "}\n" : "\n", m->o);
 	fflush(m->o);
 	mt_scan_snapshot_free(&snap);
 	free(b);

@@ -28,6 +28,7 @@
 
 #include "memtrack.h"
 #include "leak_json.h"
+#include "leak_mismatch.h"
 #include "leak_modes.h"
 #include "leak_opts.h"
 
@@ -146,82 +147,6 @@ static void print_folded(struct report *r, const struct mt_leak_stack *s)
 static void print_frames(struct report *r, const struct mt_leak_stack *s)
 {
 	stack_frames(r->o, r->fmt == FMT_JSON, r->sym, s);
-}
-
-/* JSON: one member of the mismatches array, after a comma if sep. */
-static void mismatch_json(struct report *r, bool sep,
-			  const struct mt_leak_stack *s,
-			  const struct mt_leak_stack *fs)
-{
-	FILE *o = r->o;
-
-	fprintf(o, "%s{\"alloc_stack_id\":%u,\"alloc_api\":",
-		sep ? "," : "", s->stack_id);
-	mt_json_print(o, mt_leak_api_name(s->api));
-	fputs(",\"free_api\":", o);
-	mt_json_print(o, mt_leak_api_name(s->free_api));
-	fprintf(o, ",\"count\":%u,\"free_stack_id\":%u,\"alloc_frames\":[",
-		s->mismatched, fs ? fs->stack_id : 0);
-	print_frames(r, s);
-	fputs("],\"free_frames\":[", o);
-	if (fs)
-		print_frames(r, fs);
-	fputs("]}", o);
-}
-
-/* Text: an allocating stack, and the stack that freed its blocks wrongly. */
-static void mismatch_text(struct report *r, const struct mt_leak_stack *s,
-			  const struct mt_leak_stack *fs)
-{
-	FILE *o = r->o;
-
-	fprintf(o, "  ! %u block%s allocated by %s, freed by %s\n"
-		"      allocated at:\n", s->mismatched,
-		s->mismatched == 1 ? "" : "s", mt_leak_api_name(s->api),
-		mt_leak_api_name(s->free_api));
-	print_frames(r, s);
-	fputs("      freed (last time) at:\n", o);
-	if (fs)
-		print_frames(r, fs);
-	else
-		fputs("        (stack not recorded)\n", o);
-}
-
-/*
- * Like valgrind's "Mismatched free() / delete / delete []": per allocating
- * stack whose blocks were released by the wrong API, that stack and the
- * stack of the last such release.  Not in folded output (bytes only).
- */
-static void print_mismatches(struct report *r, const struct mt_leak_stack *v,
-			     size_t n)
-{
-	size_t i, nr = 0;
-
-	for (i = 0; i < n; i++)
-		nr += v[i].mismatched > 0;
-	if (r->fmt == FMT_FOLDED || (r->fmt == FMT_TEXT && !nr))
-		return;
-	if (r->fmt == FMT_JSON)
-		fputs(",\"mismatches\":[", r->o);
-	else
-		fprintf(r->o, "  Mismatched free() / delete / delete []: %zu allocating stack%s\n",
-			nr, nr == 1 ? "" : "s");
-	for (i = 0, nr = 0; i < n; i++) {
-		const struct mt_leak_stack *s = &v[i];
-		const struct mt_leak_stack *fs;
-
-		if (!s->mismatched)
-			continue;
-		/* The stack of the last release of its blocks, if in v. */
-		fs = s->free_stack_id ?
-		     stack_by_id(v, n, s->free_stack_id) : NULL;
-		if (r->fmt == FMT_JSON)
-			mismatch_json(r, nr++, s, fs);
-		else
-			mismatch_text(r, s, fs);
-	}
-	if (r->fmt == FMT_JSON)
-		fputc(']', r->o);
 }
 
 /* JSON: the report object's members up to its stacks array, opened. */
@@ -350,7 +275,8 @@ static void print_report(struct report *r, struct mt_leak_stack *v, size_t n,
 		print_stack(r, i, &v[i], now);
 	if (r->fmt == FMT_JSON)
 		fputs("]", r->o);
-	print_mismatches(r, v, n + nother);
+	if (r->fmt != FMT_FOLDED)
+		print_mismatches(r->o, r->fmt == FMT_JSON, r->sym, v, n + nother);
 	if (r->fmt == FMT_JSON)
 		fputs("}\n", r->o);
 	else if (r->fmt == FMT_TEXT)
@@ -432,7 +358,7 @@ static int mode_report(struct mt_handle *h, struct report *r,
 		err = r->pre ? mt_preload_blocks(r->pre, r->pid, &kb, &nb) :
 			       mt_leak_blocks(h, r->pid, &kb, &nb);
 		if (!err) {
-			err = scan_report(&mo, kb, nb, v, n);
+			err = scan_report(&mo, kb, nb, v, n + nother);
 			free(kb);
 		}
 	} else {
