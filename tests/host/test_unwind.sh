@@ -4,7 +4,11 @@
 # and of the leak fixtures (with and without frame pointers), the CFA rule
 # and offset and where RBP is saved, row by row, must be what readelf says
 # (rows that differ only in other registers merged; RA undefined ->
-# "outermost"; RA not at CFA-8 or a CFA expression -> "unknown").
+# "outermost"; RA not at CFA-8 or a CFA expression -> "unknown").  And the
+# tables built in one pass over .eh_frame (the default) equal, row for row,
+# those libdw's CFI gives, for libc, libstdc++, perl, python3, libbcc and
+# every library it links (libLLVM and libclang-cpp: a million rows each)
+# and the fixtures.
 # Runs as tests/host/prelude.sh says (test names as arguments, --list).
 . "$(dirname "$0")/prelude.sh"
 dump=build/tests/user/unwind_dump
@@ -29,6 +33,7 @@ done
 for obj in "${sorted[@]}"; do
 	names+=("unwind-rows-sorted-$(basename "$obj")")
 done
+names+=(unwind-onepass-equals-libdw)
 tests "${names[@]}"
 need user-tests leak-progs
 
@@ -103,6 +108,16 @@ for case in "${cases[@]}"; do
 		fail "$name" "$out"
 	fi
 done
+
+# One pass over .eh_frame against libdw's CFI, on objects large and small.
+bcc=$(ls /usr/lib/x86_64-linux-gnu/libbcc.so.0 2>/dev/null)
+objs=("$libc" "$(readlink -f "$(gcc -print-file-name=libstdc++.so.6)")"
+	/usr/bin/perl "$(readlink -f /usr/bin/python3)" build/tests/leaks/*/*)
+if [ -n "$bcc" ]; then
+	objs+=("$bcc")
+	mapfile -t -O "${#objs[@]}" objs < <(ldd "$bcc" | awk '$3 ~ /^\// {print $3}')
+fi
+unit unwind-onepass-equals-libdw unwind-onepass- build/tests/user/test_unwind_onepass "${objs[@]}"
 
 # Every row sorted and ending in "no rule", as the module requires.
 for obj in "${sorted[@]}"; do

@@ -63,6 +63,11 @@ struct mt_procmap {
 int mt_procmaps_read(pid_t pid, struct mt_procmap **out, size_t *n);
 void mt_procmaps_free(struct mt_procmap *v, size_t n);
 
+/* mt_unwind_build(), or with force_libdw libdw's CFI alone (for tests). */
+struct mt_unwind_table;
+int mt_unwind_build_with(const char *path, struct mt_unwind_table *t,
+			 bool force_libdw);
+
 /* --by-lib over given mappings (bylib.c): the module's or the preload's. */
 struct mt_leak_stack;
 struct mt_bylib_row;

@@ -25,6 +25,7 @@
 
 #include "memtrack.h"
 #include "internal.h"
+#include "cfa.h"
 
 #define DW_REG_RBP	6
 #define DW_REG_RSP	7
@@ -176,14 +177,168 @@ static int build_range(struct builder *b, const struct cfi_src *src,
 	return emit(b, hi, &none);
 }
 
+/* ---- one pass over .eh_frame ------------------------------------------------ */
+
+/*
+ * Asking libdw for each row (dwarf_cfi_addrframe) finds the FDE anew every
+ * time and steps through code without CFI byte by byte: seconds for
+ * libLLVM's million rows.  An object's .eh_frame read once, every FDE's
+ * program run once (cfa.c, the in-process engine's interpreter), gives
+ * the same rows; libdw remains for what that does not cover (.debug_frame,
+ * an FDE it cannot read).
+ */
+struct span {
+	uint64_t lo, hi;
+	struct cfa_rule r;
+};
+
+struct spans {
+	struct span *v;
+	size_t n, cap;
+	int err;
+};
+
+static void add_span(void *arg, uint64_t lo, uint64_t hi, struct cfa_rule r)
+{
+	struct spans *sp = arg;
+
+	if (sp->err)
+		return;
+	if (sp->n == sp->cap) {
+		size_t cap = sp->cap ? 2 * sp->cap : 4096;
+		struct span *v = realloc(sp->v, cap * sizeof(*v));
+
+		if (!v) {
+			sp->err = mt_seterr(-ENOMEM, "out of memory");
+			return;
+		}
+		sp->v = v;
+		sp->cap = cap;
+	}
+	sp->v[sp->n++] = (struct span){ lo, hi, r };
+}
+
+static int cmp_span(const void *a, const void *b)
+{
+	const struct span *x = a, *y = b;
+
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* The .eh_frame section of elf, or NULL. */
+static Elf_Data *eh_frame(Elf *elf, GElf_Addr *addr)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	GElf_Shdr sh;
+	const char *name;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return NULL;
+	while ((scn = elf_nextscn(elf, scn))) {
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
+			continue;
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (name && !strcmp(name, ".eh_frame")) {
+			*addr = sh.sh_addr;
+			return elf_getdata(scn, NULL);
+		}
+	}
+	return NULL;
+}
+
+/* Every FDE's rows, sorted: 0, or -ENOENT / -EINVAL (use libdw instead). */
+static int eh_spans(Elf *elf, struct spans *sp)
+{
+	const uint8_t *p, *end;
+	struct cfa_fde f;
+	GElf_Addr addr = 0;
+	Elf_Data *d = eh_frame(elf, &addr);
+	uint32_t len, id;
+	int64_t bias;
+
+	if (!d || !d->d_buf || !d->d_size)
+		return -ENOENT;
+	p = d->d_buf;
+	end = p + d->d_size;
+	bias = (int64_t)addr - (int64_t)(uintptr_t)d->d_buf;
+	while (p + 8 <= end) {
+		memcpy(&len, p, 4);
+		if (!len)
+			break;		/* the terminator */
+		if (len == 0xffffffff || len > (size_t)(end - p) - 4)
+			return -EINVAL;
+		memcpy(&id, p + 4, 4);
+		if (id && (!cfa_parse_fde(p, bias, &f) ||
+			   (f.end > f.start && !cfa_rows(&f, add_span, sp))))
+			return -EINVAL;
+		p += 4 + len;
+	}
+	if (sp->err)
+		return sp->err;
+	qsort(sp->v, sp->n, sizeof(*sp->v), cmp_span);
+	return 0;
+}
+
+static struct memtrack_unwind_row row_of(struct cfa_rule r)
+{
+	static const uint8_t cfa[] = {
+		[CFA_NONE] = MEMTRACK_UNWIND_NONE,
+		[CFA_SP] = MEMTRACK_UNWIND_CFA_SP,
+		[CFA_BP] = MEMTRACK_UNWIND_CFA_BP,
+		[CFA_UNKNOWN] = MEMTRACK_UNWIND_UNKNOWN,
+		[CFA_OUTERMOST] = MEMTRACK_UNWIND_OUTERMOST,
+	};
+	struct memtrack_unwind_row row = { .cfa = cfa[r.kind] };
+
+	if (r.kind == CFA_SP || r.kind == CFA_BP) {
+		row.cfa_off = r.cfa_off;
+		row.bp_off = r.bp_off;
+	}
+	return row;
+}
+
+/* Rows for the vaddrs [lo, hi) from the spans: NONE where none covers. */
+static int build_spans(struct builder *b, const struct spans *sp, uint64_t lo,
+		       uint64_t hi)
+{
+	static const struct memtrack_unwind_row none = { .cfa = MEMTRACK_UNWIND_NONE };
+	struct memtrack_unwind_row row;
+	uint64_t addr = lo;
+	size_t i = 0;
+	int err = 0;
+
+	while (!err && addr < hi) {
+		while (i < sp->n && sp->v[i].hi <= addr)
+			i++;
+		if (i == sp->n || sp->v[i].lo >= hi)
+			break;
+		if (sp->v[i].lo > addr) {
+			err = emit(b, addr, &none);
+			addr = sp->v[i].lo;
+			continue;
+		}
+		row = row_of(sp->v[i].r);
+		err = emit(b, addr, &row);
+		addr = sp->v[i].hi < hi ? sp->v[i].hi : hi;
+	}
+	if (!err && addr < hi)
+		err = emit(b, addr, &none);
+	return err ? err : emit(b, hi, &none);
+}
+
 void mt_unwind_table_free(struct mt_unwind_table *t)
 {
 	free(t->rows);
 	memset(t, 0, sizeof(*t));
 }
 
-int mt_unwind_build(const char *path, struct mt_unwind_table *t)
+/* Tests compare the two builders: with force_libdw, libdw alone. */
+int mt_unwind_build_with(const char *path, struct mt_unwind_table *t,
+			 bool force_libdw)
 {
+	struct spans sp = { 0 };
+	bool fast = false;
 	struct builder b = { .t = t };
 	struct cfi_src src[2];
 	Dwarf_Addr mod_bias, bias;
@@ -215,6 +370,9 @@ int mt_unwind_build(const char *path, struct mt_unwind_table *t)
 	cfi = dwfl_module_dwarf_cfi(mod, &bias);
 	if (cfi)
 		src[nsrc++] = (struct cfi_src){ cfi, mod_bias - bias };
+	/* .eh_frame alone, read by us: one pass */
+	if (!cfi && !force_libdw && eh_spans(elf, &sp) == 0)
+		fast = true;
 	for (i = 0; i < nph; i++) {
 		GElf_Phdr ph;
 
@@ -233,13 +391,20 @@ int mt_unwind_build(const char *path, struct mt_unwind_table *t)
 			goto out;
 		}
 		t->vend = ph.p_vaddr + ph.p_memsz;
-		err = build_range(&b, src, nsrc, ph.p_vaddr, t->vend);
+		err = fast ? build_spans(&b, &sp, ph.p_vaddr, t->vend) :
+			     build_range(&b, src, nsrc, ph.p_vaddr, t->vend);
 		if (err)
 			goto out;
 	}
 out:
+	free(sp.v);
 	dwfl_end(dwfl);
 	if (err)
 		mt_unwind_table_free(t);
 	return err;
+}
+
+int mt_unwind_build(const char *path, struct mt_unwind_table *t)
+{
+	return mt_unwind_build_with(path, t, false);
 }
