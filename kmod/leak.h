@@ -30,6 +30,7 @@
 #define MTR_LEAK_MAX_PROBES	64		/* per session */
 #define MTR_LEAK_MAX_SESSIONS	64		/* traced processes */
 #define MTR_LEAK_MAX_DEPTH	4		/* nested allocator calls kept */
+#define MTR_LEAK_KEEP		msecs_to_jiffies(MEMTRACK_LEAK_KEEP_MS)
 #define MTR_LEAK_MAX_CHILDREN	64		/* F_CHILDREN: processes at once */
 #define MTR_LEAK_BLOCK_BITS	16		/* block hash buckets (log2) */
 #define MTR_LEAK_STACK_BITS	12
@@ -138,7 +139,14 @@ struct mtr_leak_session {
 	struct net *net;		/* of the attaching socket: compared only */
 	u32 portid;
 	kuid_t owner;			/* uid of the attaching caller */
-	bool dead;			/* detach requested (exit, exec, close) */
+	bool dead;			/* to free: detach, socket closed, expired */
+	/*
+	 * MEMTRACK_LEAK_ENDED_*: the process exited or exec'd; its probes go,
+	 * its tables stay for the last report (set under s->lock too).
+	 */
+	u32 ended;
+	unsigned long ended_at;		/* jiffies */
+	bool armed;			/* the probes were put in */
 	u32 flags;			/* MEMTRACK_LEAK_F_* */
 	spinlock_t lock;		/* everything below */
 	u32 next_stack_id;
@@ -214,6 +222,7 @@ struct mtr_leak_probe_req {
 int mtr_leak_attach(pid_t tgid, const struct mtr_leak_probe_req *req,
 		    unsigned int nr, u32 flags, struct net *net, u32 portid,
 		    struct netlink_ext_ack *extack);
+int mtr_leak_arm(pid_t tgid, struct netlink_ext_ack *extack);
 int mtr_leak_detach(pid_t tgid);
 int mtr_leak_get_stats(pid_t tgid, struct memtrack_leak_stats *st);
 

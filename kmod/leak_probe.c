@@ -30,7 +30,7 @@ static struct mtr_leak_session *mtr_leak_current(struct uprobe_consumer *uc)
 	struct mtr_leak_session *s = p->sess;
 	bool ours;
 
-	if (READ_ONCE(s->dead))
+	if (READ_ONCE(s->dead) || READ_ONCE(s->ended))
 		return NULL;
 	if (current->tgid == s->tgid && current->mm == s->mm)
 		return s;

@@ -11,11 +11,13 @@
  * kind: it runs in process context, may sleep (registering and
  * unregistering uprobes does), and owns the list of sessions and its locks.
  *
- * Sessions end by LEAK_DETACH, when the target exits or execs, when the
- * socket that attached closes, and at unload.  Unregistering uprobes sleeps,
- * so the hooks that notice the first three only mark the session dead and
- * queue a work item; a session is freed only after its uprobes are gone and
- * no handler can run any more.
+ * A session is freed by LEAK_DETACH, when the socket that attached closes,
+ * and at unload.  When the target exits or execs, the session ends: its
+ * probes go, but its tables stay, as they were at that moment, for the
+ * tracer's last report, until it detaches or MTR_LEAK_KEEP passes.
+ * Unregistering uprobes sleeps, so the hooks that notice an exit, an exec
+ * or a closed socket only mark the session and queue the reaper; a session
+ * is freed only after its uprobes are gone and no handler can run any more.
  */
 #include <linux/cred.h>
 #include <linux/mm.h>
@@ -42,7 +44,13 @@ static atomic_t mtr_leak_nr_sessions = ATOMIC_INIT(0);
 static bool mtr_leak_closing;			/* unload: no new sessions */
 
 static void mtr_leak_reap_fn(struct work_struct *work);
-static DECLARE_WORK(mtr_leak_reap_work, mtr_leak_reap_fn);
+static DECLARE_DELAYED_WORK(mtr_leak_reap_work, mtr_leak_reap_fn);
+
+/* From any context: reap now (ends, exits of children, closed sockets). */
+static void mtr_leak_reap_soon(void)
+{
+	mod_delayed_work(system_wq, &mtr_leak_reap_work, 0);
+}
 
 /* Caller holds s->lock: is this process (or, mm NULL, tgid) traced by s? */
 static bool mtr_leak_traces(struct mtr_leak_session *s, pid_t tgid,
@@ -107,22 +115,38 @@ void mtr_leak_unlock(void)
 }
 
 
-/* Removes the probes, waits for running handlers, frees the session. */
-static void mtr_leak_destroy(struct mtr_leak_session *s)
+/*
+ * Caller holds mtr_leak_lock.  Removes the probes and waits for running
+ * handlers: none will touch the session again.  The unwind tables served
+ * only them.
+ */
+static void mtr_leak_unprobe(struct mtr_leak_session *s)
 {
 	struct mtr_leak_probe *p;
 	unsigned int i;
+	bool any = false;
 
 	for (i = 0; i < s->nr_probes; i++) {
 		p = &s->probes[i];
-		if (p->registered)
-			mtr_uprobe_unregister(&p->handle, p->inode, p->offset,
-					      &p->uc);
+		if (!p->registered)
+			continue;
+		mtr_uprobe_unregister(&p->handle, p->inode, p->offset, &p->uc);
+		p->registered = false;
+		any = true;
 	}
-	mtr_uprobe_unregister_sync();
+	if (any)
+		mtr_uprobe_unregister_sync();
+	mtr_leak_unwind_free(s);
+}
+
+/* Caller holds mtr_leak_lock; s is unlinked.  Frees the session. */
+static void mtr_leak_destroy(struct mtr_leak_session *s)
+{
+	unsigned int i;
+
+	mtr_leak_unprobe(s);
 	for (i = 0; i < s->nr_probes; i++)
 		path_put(&s->probes[i].path);
-	mtr_leak_unwind_free(s);
 	mtr_leak_tables_free(s);
 	for (i = 0; i < MTR_LEAK_MAX_CHILDREN; i++)
 		if (s->kids[i].mm)
@@ -140,17 +164,31 @@ static void mtr_leak_unlink(struct mtr_leak_session *s)
 	atomic_dec(&mtr_leak_nr_sessions);
 }
 
-/* Caller holds mtr_leak_lock: detach every session marked dead. */
-static void mtr_leak_reap_dead(void)
+/*
+ * Caller holds mtr_leak_lock: free every session marked dead or ended
+ * longer than MTR_LEAK_KEEP ago, unprobe those ended since.  Returns in how
+ * many jiffies the next ended one expires (0: none left).
+ */
+static unsigned long mtr_leak_reap_dead(void)
 {
 	struct mtr_leak_session *s, *tmp;
+	unsigned long next = 0, left;
 
 	list_for_each_entry_safe(s, tmp, &mtr_leak_sessions, node) {
-		if (!READ_ONCE(s->dead))
+		if (READ_ONCE(s->ended) && !READ_ONCE(s->dead)) {
+			left = s->ended_at + MTR_LEAK_KEEP - jiffies;
+			if (time_before(jiffies, s->ended_at + MTR_LEAK_KEEP)) {
+				mtr_leak_unprobe(s);
+				next = next ? min(next, left) : max(left, 1UL);
+				continue;
+			}
+		} else if (!READ_ONCE(s->dead)) {
 			continue;
+		}
 		mtr_leak_unlink(s);
 		mtr_leak_destroy(s);
 	}
+	return next;
 }
 
 /* Frees the state of one child that exited or exec'd; false: none left. */
@@ -183,12 +221,16 @@ static bool mtr_leak_reap_kid(struct mtr_leak_session *s)
 static void mtr_leak_reap_fn(struct work_struct *work)
 {
 	struct mtr_leak_session *s;
+	unsigned long next;
 
 	mutex_lock(&mtr_leak_lock);
-	mtr_leak_reap_dead();
+	next = mtr_leak_reap_dead();
 	list_for_each_entry(s, &mtr_leak_sessions, node)
 		while (READ_ONCE(s->kids_gone) && mtr_leak_reap_kid(s))
 			;
+	/* Not queued again if a hook queued it meanwhile: it runs soon. */
+	if (next)
+		schedule_delayed_work(&mtr_leak_reap_work, next);
 	mutex_unlock(&mtr_leak_lock);
 }
 
@@ -205,32 +247,51 @@ static bool mtr_leak_kid_gone(struct mtr_leak_session *s, pid_t tgid)
 }
 
 /*
- * From hooks that cannot sleep: mark the matching sessions (or the child
- * process of one) to end, reap later.
+ * From hooks that cannot sleep: process @tgid exited or exec'd (@why).  Its
+ * session ends, its tables kept as they are now; a child followed by a
+ * session is no longer followed, its blocks dropped.  Reaped later.
  */
-static void mtr_leak_kill(pid_t tgid, struct net *net, u32 portid)
+static void mtr_leak_end(pid_t tgid, u32 why)
 {
 	struct mtr_leak_session *s;
 	bool any = false;
 
 	spin_lock(&mtr_leak_list_lock);
 	list_for_each_entry(s, &mtr_leak_sessions, node) {
-		if (tgid && s->tgid != tgid &&
-		    s->flags & MEMTRACK_LEAK_F_CHILDREN) {
-			spin_lock(&s->lock);
-			any |= mtr_leak_kid_gone(s, tgid);
-			spin_unlock(&s->lock);
+		if (READ_ONCE(s->ended))
 			continue;
+		spin_lock(&s->lock);
+		if (s->tgid == tgid) {
+			WRITE_ONCE(s->ended, why);
+			s->ended_at = jiffies;
+			s->st.ended = why;
+			any = true;
+		} else if (s->flags & MEMTRACK_LEAK_F_CHILDREN) {
+			any |= mtr_leak_kid_gone(s, tgid);
 		}
-		if (tgid ? s->tgid != tgid :
-		    (s->net != net || s->portid != portid))
+		spin_unlock(&s->lock);
+	}
+	spin_unlock(&mtr_leak_list_lock);
+	if (any)
+		mtr_leak_reap_soon();
+}
+
+/* From the netlink notifier: the attaching socket closed. */
+static void mtr_leak_socket_gone(struct net *net, u32 portid)
+{
+	struct mtr_leak_session *s;
+	bool any = false;
+
+	spin_lock(&mtr_leak_list_lock);
+	list_for_each_entry(s, &mtr_leak_sessions, node) {
+		if (s->net != net || s->portid != portid)
 			continue;
 		WRITE_ONCE(s->dead, true);
 		any = true;
 	}
 	spin_unlock(&mtr_leak_list_lock);
 	if (any)
-		schedule_work(&mtr_leak_reap_work);
+		mtr_leak_reap_soon();
 }
 
 /* A thread's call state goes with it, so the thread bound is of live ones. */
@@ -258,14 +319,14 @@ void mtr_leak_task_exit(struct task_struct *task)
 	mtr_leak_thread_gone(task);
 	/* Not the last thread yet: the process and its allocator live on. */
 	if (!atomic_read(&task->signal->live))
-		mtr_leak_kill(task->tgid, NULL, 0);
+		mtr_leak_end(task->tgid, MEMTRACK_LEAK_ENDED_EXIT);
 }
 
 /* The new program has another allocator: the probes mean nothing now. */
 void mtr_leak_task_exec(struct task_struct *task)
 {
 	if (atomic_read(&mtr_leak_nr_sessions))
-		mtr_leak_kill(task->tgid, NULL, 0);
+		mtr_leak_end(task->tgid, MEMTRACK_LEAK_ENDED_EXEC);
 }
 
 /*
@@ -284,7 +345,8 @@ void mtr_leak_task_fork(struct task_struct *task, unsigned long clone_flags)
 		return;
 	spin_lock(&mtr_leak_list_lock);
 	list_for_each_entry(s, &mtr_leak_sessions, node) {
-		if (!(s->flags & MEMTRACK_LEAK_F_CHILDREN) || READ_ONCE(s->dead))
+		if (!(s->flags & MEMTRACK_LEAK_F_CHILDREN) ||
+		    READ_ONCE(s->dead) || READ_ONCE(s->ended))
 			continue;
 		spin_lock(&s->lock);
 		if (!mtr_leak_traces(s, current->tgid, current->mm)) {
@@ -318,7 +380,7 @@ static int mtr_leak_netlink_event(struct notifier_block *nb,
 
 	if (event == NETLINK_URELEASE && n->protocol == NETLINK_GENERIC &&
 	    atomic_read(&mtr_leak_nr_sessions))
-		mtr_leak_kill(0, n->net, n->portid);
+		mtr_leak_socket_gone(n->net, n->portid);
 	return NOTIFY_DONE;
 }
 
@@ -399,6 +461,40 @@ static int mtr_leak_probe_init(struct mtr_leak_probe *p,
 	return 0;
 }
 
+/*
+ * Caller holds mtr_leak_lock; s is listed.  Puts the probes in; on failure
+ * the session is freed.  A process that ends meanwhile has its probes
+ * taken out by the reaper, which waits for the lock.
+ */
+static int mtr_leak_register(struct mtr_leak_session *s,
+			     struct netlink_ext_ack *extack)
+{
+	unsigned int i;
+	int err = 0;
+
+	s->armed = true;
+	for (i = 0; i < s->nr_probes; i++) {
+		struct mtr_leak_probe *p = &s->probes[i];
+
+		err = mtr_uprobe_register(&p->handle, p->inode, p->offset,
+					  &p->uc);
+		if (err) {
+			NL_SET_ERR_MSG(extack, "registering a uprobe failed");
+			break;
+		}
+		p->registered = true;
+	}
+	if (err) {
+		mtr_leak_unlink(s);
+		mtr_leak_destroy(s);
+		return err;
+	}
+	spin_lock(&s->lock);
+	s->st.nr_probes = s->nr_probes;
+	spin_unlock(&s->lock);
+	return 0;
+}
+
 int mtr_leak_attach(pid_t tgid, const struct mtr_leak_probe_req *req,
 		    unsigned int nr, u32 flags, struct net *net, u32 portid,
 		    struct netlink_ext_ack *extack)
@@ -442,7 +538,6 @@ int mtr_leak_attach(pid_t tgid, const struct mtr_leak_probe_req *req,
 			goto free;
 		s->nr_probes++;
 	}
-	s->st.nr_probes = nr;
 
 	mutex_lock(&mtr_leak_lock);
 	/* A session whose end is queued must not hold up its successor. */
@@ -450,6 +545,7 @@ int mtr_leak_attach(pid_t tgid, const struct mtr_leak_probe_req *req,
 	if (mtr_leak_closing) {
 		err = -ESHUTDOWN;
 	} else if (mtr_leak_find(tgid)) {
+		/* An ended session too, until its tracer read the last report. */
 		NL_SET_ERR_MSG(extack, "process already traced");
 		err = -EBUSY;
 	} else if (atomic_read(&mtr_leak_nr_sessions) >= MTR_LEAK_MAX_SESSIONS) {
@@ -465,21 +561,8 @@ int mtr_leak_attach(pid_t tgid, const struct mtr_leak_probe_req *req,
 	list_add(&s->node, &mtr_leak_sessions);
 	spin_unlock(&mtr_leak_list_lock);
 	atomic_inc(&mtr_leak_nr_sessions);
-	for (i = 0; i < nr; i++) {
-		struct mtr_leak_probe *p = &s->probes[i];
-
-		err = mtr_uprobe_register(&p->handle, p->inode, p->offset,
-					  &p->uc);
-		if (err) {
-			NL_SET_ERR_MSG(extack, "registering a uprobe failed");
-			break;
-		}
-		p->registered = true;
-	}
-	if (err) {
-		mtr_leak_unlink(s);
-		mtr_leak_destroy(s);
-	}
+	if (!(flags & MEMTRACK_LEAK_F_ARM_LATER))
+		err = mtr_leak_register(s, extack);
 	mutex_unlock(&mtr_leak_lock);
 	return err;
 
@@ -489,6 +572,29 @@ free:
 		path_put(&s->probes[i].path);
 	mmdrop(mm);
 	kvfree(s);
+	return err;
+}
+
+/* The probes of an attach with F_ARM_LATER, once its tables are in. */
+int mtr_leak_arm(pid_t tgid, struct netlink_ext_ack *extack)
+{
+	struct mtr_leak_session *s;
+	int err;
+
+	mutex_lock(&mtr_leak_lock);
+	s = mtr_leak_find_mine(tgid, &err);
+	if (!s) {
+		NL_SET_ERR_MSG(extack, "process not traced by this user");
+	} else if (READ_ONCE(s->ended)) {
+		NL_SET_ERR_MSG(extack, "the process exited or exec'd");
+		err = -ESRCH;
+	} else if (s->armed) {
+		NL_SET_ERR_MSG(extack, "the probes are in already");
+		err = -EALREADY;
+	} else {
+		err = mtr_leak_register(s, extack);
+	}
+	mutex_unlock(&mtr_leak_lock);
 	return err;
 }
 
@@ -515,10 +621,15 @@ int mtr_leak_set_unwind(pid_t tgid, const struct mtr_unwind_chunk *c,
 
 	mutex_lock(&mtr_leak_lock);
 	s = mtr_leak_find_mine(tgid, &err);
-	if (s)
-		err = mtr_leak_unwind_add(s, c, extack);
-	else
+	if (!s) {
 		NL_SET_ERR_MSG(extack, "process not traced by this user");
+	} else if (READ_ONCE(s->ended)) {
+		/* Its probes are gone: nothing will walk a stack again. */
+		NL_SET_ERR_MSG(extack, "the process exited or exec'd");
+		err = -ESRCH;
+	} else {
+		err = mtr_leak_unwind_add(s, c, extack);
+	}
 	mutex_unlock(&mtr_leak_lock);
 	return err;
 }
@@ -577,7 +688,7 @@ void mtr_leak_exit(void)
 	}
 	mutex_unlock(&mtr_leak_lock);
 	/* Nothing is listed, so the hooks cannot queue it again. */
-	cancel_work_sync(&mtr_leak_reap_work);
+	cancel_delayed_work_sync(&mtr_leak_reap_work);
 	mtr_leak_unwind_exit();
 	mtr_leak_table_exit();
 }

@@ -42,7 +42,7 @@ static const struct nla_policy mtr_policy[MEMTRACK_ATTR_MAX + 1] = {
 	[MEMTRACK_ATTR_HOOKS] = NLA_POLICY_NESTED(mtr_hooks_policy),
 	[MEMTRACK_ATTR_LEAK_PROBES] = NLA_POLICY_NESTED(mtr_probes_policy),
 	[MEMTRACK_ATTR_LEAK_FLAGS] =
-		NLA_POLICY_MASK(NLA_U32, MEMTRACK_LEAK_F_CHILDREN),
+		NLA_POLICY_MASK(NLA_U32, MEMTRACK_LEAK_F_ALL),
 	[MEMTRACK_ATTR_MIN_AGE_MS] = { .type = NLA_U32 },
 	[MEMTRACK_ATTR_LEAK_ALL] = { .type = NLA_FLAG },
 	[MEMTRACK_ATTR_LEAK_UNWIND] = NLA_POLICY_NESTED(mtr_nl_unwind_policy),
@@ -79,6 +79,10 @@ static const struct genl_ops mtr_genl_ops[] = {
 	{
 		.cmd = MEMTRACK_CMD_LEAK_ATTACH,
 		.doit = mtr_nl_leak_attach,
+	},
+	{
+		.cmd = MEMTRACK_CMD_LEAK_ARM,
+		.doit = mtr_nl_leak_arm,
 	},
 	{
 		.cmd = MEMTRACK_CMD_LEAK_DETACH,

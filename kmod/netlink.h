@@ -47,6 +47,7 @@ void mtr_nl_relay_exit(void);
 extern const struct nla_policy mtr_nl_probe_policy[MEMTRACK_PROBE_ATTR_MAX + 1];
 extern const struct nla_policy mtr_nl_unwind_policy[MEMTRACK_UNWIND_ATTR_MAX + 1];
 int mtr_nl_leak_attach(struct sk_buff *skb, struct genl_info *info);
+int mtr_nl_leak_arm(struct sk_buff *skb, struct genl_info *info);
 int mtr_nl_leak_detach(struct sk_buff *skb, struct genl_info *info);
 int mtr_nl_leak_unwind(struct sk_buff *skb, struct genl_info *info);
 int mtr_nl_leak_stats(struct sk_buff *skb, struct genl_info *info);

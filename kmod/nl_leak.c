@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The leak tracer's commands: LEAK_ATTACH, LEAK_DETACH, LEAK_UNWIND,
- * LEAK_STATS, and the LEAK_STACKS and LEAK_BLOCKS dumps.  They parse the
+ * The leak tracer's commands: LEAK_ATTACH, LEAK_ARM, LEAK_DETACH,
+ * LEAK_UNWIND, LEAK_STATS, and the LEAK_STACKS and LEAK_BLOCKS dumps.  They parse the
  * request and build the reply; the sessions (leak_session.c) do the rest
  * and check ptrace-like permission themselves.
  *
@@ -98,6 +98,14 @@ int mtr_nl_leak_attach(struct sk_buff *skb, struct genl_info *info)
 out:
 	kfree(req);
 	return err;
+}
+
+int mtr_nl_leak_arm(struct sk_buff *skb, struct genl_info *info)
+{
+	if (GENL_REQ_ATTR_CHECK(info, MEMTRACK_ATTR_TGID))
+		return -EINVAL;
+	return mtr_leak_arm(nla_get_u32(info->attrs[MEMTRACK_ATTR_TGID]),
+			    info->extack);
 }
 
 int mtr_nl_leak_detach(struct sk_buff *skb, struct genl_info *info)

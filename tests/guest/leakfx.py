@@ -9,6 +9,7 @@ import subprocess
 import time
 
 from mtlib import ROOT, check
+from nl import Genl, NlError
 
 LEAKS = os.path.join(ROOT, "tests", "progs", "leaks")
 TOOL = os.path.join(ROOT, "build", "bin", "memtrack-leak")
@@ -96,6 +97,21 @@ def run_attached(path, args, attached, env=None, timeout=120):
     rest = fx.stdout.read()
     fx.wait(timeout=30)
     return out, err, rest, fx.returncode
+
+
+def armed(pid, timeout=60):
+    """Until pid's leak session has its probes in (LEAK_ARM: memtrack-leak
+    sends the unwind tables first); False if not within timeout."""
+    end = time.monotonic() + timeout
+    with Genl() as g:
+        while time.monotonic() < end:
+            try:
+                if g.leak_stats(pid)["nr_probes"]:
+                    return True
+            except NlError:
+                pass
+            time.sleep(0.05)
+    return False
 
 
 def until_first_report(fx, tool):

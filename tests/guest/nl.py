@@ -43,6 +43,9 @@ RETENTION_MS_MAX = uapi.define("MEMTRACK_RETENTION_MS_MAX")
 RING_KB_MIN = uapi.define("MEMTRACK_RING_KB_MIN")
 RING_KB_MAX = uapi.define("MEMTRACK_RING_KB_MAX")
 LEAK_F_CHILDREN = uapi.define("MEMTRACK_LEAK_F_CHILDREN")
+LEAK_F_ARM_LATER = uapi.define("MEMTRACK_LEAK_F_ARM_LATER")
+LEAK_ENDED_EXIT = uapi.define("MEMTRACK_LEAK_ENDED_EXIT")
+LEAK_ENDED_EXEC = uapi.define("MEMTRACK_LEAK_ENDED_EXEC")
 
 
 # CMD_*, ATTR_*, HOOK_ATTR_*, PROBE_ATTR_* and CMD_MAX, ATTR_MAX, ... as the
@@ -280,6 +283,9 @@ class Genl:
         if flags is not None:
             p += attr_u32(ATTR_LEAK_FLAGS, flags)
         self.request(CMD_LEAK_ATTACH, p)
+
+    def leak_arm(self, tgid):
+        self.request(CMD_LEAK_ARM, attr_u32(ATTR_TGID, tgid))
 
     def leak_detach(self, tgid):
         self.request(CMD_LEAK_DETACH, attr_u32(ATTR_TGID, tgid))

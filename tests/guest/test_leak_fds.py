@@ -21,6 +21,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from mtlib import (ROOT, check, readline, run_tests, stderr_of,  # noqa: E402
                    variant_tests)
 from nl import Genl  # noqa: E402
+import leakfx as lfx  # noqa: E402
 
 SRC = os.path.join(ROOT, "tests", "progs", "leaks", "fds.c")
 TOOL = os.path.join(ROOT, "build", "bin", "memtrack-leak")
@@ -116,16 +117,7 @@ class Traced:
 
 
 def wait_session(pid, timeout=20):
-    end = time.monotonic() + timeout
-    with Genl() as g:
-        while time.monotonic() < end:
-            try:
-                g.leak_stats(pid)
-                time.sleep(0.5)     # its probes are being registered
-                return
-            except OSError:
-                time.sleep(0.05)
-    raise AssertionError(f"no session for {pid}")
+    check(lfx.armed(pid, timeout), f"no session with its probes in for {pid}")
 
 
 def check_report(r, rounds, growth):

@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
-"""The kernel half of the leak tracer (LEAK_ATTACH/STACKS/STATS/BLOCKS/DETACH):
-exact outstanding blocks per call stack of tests/progs/leaker, permission,
-refused bad requests, and every way a session ends (detach, target exit,
-tracer socket closed or killed, rmmod).
+"""The kernel half of the leak tracer (LEAK_ATTACH/ARM/STACKS/STATS/BLOCKS/
+DETACH): exact outstanding blocks per call stack of tests/progs/leaker,
+permission, refused bad requests, probes put in after the tables
+(LEAK_ARM), and every way a session ends (detach, target exit or exec:
+tables kept for a last report, tracer socket closed or killed, expiry,
+rmmod).
 
 Runs inside the VM with the module loaded:
     tests/vm/run -- python3 tests/guest/test_leak_kernel.py
@@ -439,7 +441,7 @@ def bad_requests_refused():
             ("unknown attr in probe", errno.EINVAL, tg + probes(attr_nest(
                 P, attr_str(nl.PROBE_ATTR_PATH, path), nl.attr_u64(nl.PROBE_ATTR_OFFSET, off),
                 attr_u32(nl.PROBE_ATTR_API, api), attr_u32(9, 1)))),
-            ("unknown flag", errno.EINVAL, tg + probes(good) + attr_u32(nl.ATTR_LEAK_FLAGS, 2)),
+            ("unknown flag", errno.EINVAL, tg + probes(good) + attr_u32(nl.ATTR_LEAK_FLAGS, 4)),
             ("children and an unknown flag", errno.EINVAL, tg + probes(good) +
              attr_u32(nl.ATTR_LEAK_FLAGS, nl.LEAK_F_CHILDREN | 1 << 31)),
             ("flags as u8", errno.EINVAL, tg + probes(good) + nl.attr_u8(nl.ATTR_LEAK_FLAGS, 1)),
@@ -458,7 +460,7 @@ def bad_requests_refused():
                               e in (errno.EINVAL, errno.ERANGE))
             check(ok, f"{what}: errno {e}, expected {err}")
             expect_error(errno.ENOENT, lambda: g.leak_stats(lk.pid), f"session after {what}")
-        for cmd in (nl.CMD_LEAK_DETACH, nl.CMD_LEAK_STATS):
+        for cmd in (nl.CMD_LEAK_DETACH, nl.CMD_LEAK_STATS, nl.CMD_LEAK_ARM):
             expect_error(errno.EINVAL, lambda: g.request(cmd, b""), f"cmd {cmd} no TGID")
         expect_error(errno.EINVAL, lambda: g.request(nl.CMD_LEAK_STACKS, b"", dump=True),
                      "stacks without TGID")
@@ -649,40 +651,152 @@ def children_flag():
         g.leak_detach(lk.pid)
 
 
+def stacks_of(g, pid):
+    """{stack_id: (api, blocks, bytes, frames)} of pid's session."""
+    return {s["stack_id"]: (s["api"], s["blocks"], s["bytes"], tuple(s["frames"]))
+            for s in g.leak_stacks(pid)}
+
+
+def until_ended(g, pid, why, timeout=10):
+    """Until pid's session says it ended (why: MEMTRACK_LEAK_ENDED_*)."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        st = g.leak_stats(pid)
+        if st["ended"]:
+            check(st["ended"] == why, f"ended {st['ended']}, expected {why}")
+            return st
+        time.sleep(0.05)
+    raise TestFailure(f"session of {pid} not ended after {timeout}s")
+
+
 @test
 def target_exits():
-    """The target exiting ends its session; another attach works after."""
+    """The target exiting ends its session but keeps its tables as they
+    were (stacks, blocks, stats) until the tracer detaches; the same after
+    SIGKILL; a new process is attached as usual after."""
     with Genl() as g:
         with Leaker() as lk:
             g.leak_attach(lk.pid, libc_probes(lk.pid))
             lk.round()
+            before, st0 = stacks_of(g, lk.pid), g.leak_stats(lk.pid)
+            check(st0["ended"] == 0, f"stats: {st0}")
             lk.stop()
-            wait_detached(g, lk.pid)
-        with Leaker() as lk:
-            lk.p.kill()
-            lk.p.wait()
+            st = until_ended(g, lk.pid, nl.LEAK_ENDED_EXIT)
+            check(stacks_of(g, lk.pid) == before, "the tables changed at the exit")
+            check({k: st[k] for k in ("outstanding_blocks", "outstanding_bytes")} ==
+                  {k: st0[k] for k in ("outstanding_blocks", "outstanding_bytes")},
+                  f"stats {st0} at the exit {st}")
+            check(len(g.leak_blocks(lk.pid)) == st0["outstanding_blocks"], "blocks dump")
+            g.leak_detach(lk.pid)
+            expect_error(errno.ENOENT, lambda: g.leak_stats(lk.pid), "stats after detach")
         with Leaker() as lk:
             g.leak_attach(lk.pid, libc_probes(lk.pid))
             lk.round()
+            before = stacks_of(g, lk.pid)
             lk.p.kill()   # SIGKILL while attached
             lk.p.wait()
-            wait_detached(g, lk.pid)
+            until_ended(g, lk.pid, nl.LEAK_ENDED_EXIT)
+            check(stacks_of(g, lk.pid) == before, "the tables changed at the SIGKILL")
+            g.leak_detach(lk.pid)
+        with Leaker() as lk:
+            g.leak_attach(lk.pid, libc_probes(lk.pid))
+            lk.round()
+            check_exact(g, lk.pid, 1)
+            g.leak_detach(lk.pid)
 
 
 @test
 def target_execs():
-    """exec drops the session (the allocator it probed is gone)."""
+    """exec ends the session (the allocator it probed is gone): the old
+    program's tables kept, no breakpoint in the new one, no table taken
+    any more (LEAK_UNWIND, LEAK_ARM refused with ESRCH), a new attach
+    refused until the tracer detaches (EBUSY); then the new program is
+    attached as usual."""
     with Genl() as g:
         p = subprocess.Popen(["sh", "-c", "read x; exec " + LEAKER],
                              stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-        time.sleep(0.2)
-        g.leak_attach(p.pid, libc_probes(p.pid))
-        p.stdin.write(b"go\n")
-        p.stdin.flush()
-        check(p.stdout.readline() == b"ready\n", "exec'd leaker did not start")
-        wait_detached(g, p.pid)
-        p.kill()
-        p.wait()
+        try:
+            time.sleep(0.2)
+            g.leak_attach(p.pid, libc_probes(p.pid))
+            check(probes_in(p.pid), "no breakpoint in sh")
+            before = stacks_of(g, p.pid)
+            p.stdin.write(b"go\n")
+            p.stdin.flush()
+            check(p.stdout.readline() == b"ready\n", "exec'd leaker did not start")
+            until_ended(g, p.pid, nl.LEAK_ENDED_EXEC)
+            after = stacks_of(g, p.pid)
+            check(set(before) <= set(after), "stacks of sh lost at the exec")
+            check(not probes_in(p.pid), "breakpoint in the exec'd program")
+            expect_error(errno.ESRCH, lambda: g.request(nl.CMD_LEAK_UNWIND, uw_msg(
+                p.pid, 0x1000, 0x2000, 0, uw_rows((0x1000, UW_NONE)))), "tables after exec")
+            expect_error(errno.ESRCH, lambda: g.leak_arm(p.pid), "arm after exec")
+            expect_error(errno.EBUSY, lambda: g.leak_attach(p.pid, libc_probes(p.pid)),
+                         "attach before the last report is read")
+            g.leak_detach(p.pid)
+            g.leak_attach(p.pid, libc_probes(p.pid))
+            p.stdin.write(b"\n")
+            p.stdin.flush()
+            check(p.stdout.readline() == b"done\n", "leaker round")
+            check_exact(g, p.pid, 1)
+            g.leak_detach(p.pid)
+        finally:
+            p.kill()
+            p.wait()
+
+
+@test
+def ended_session_bounds():
+    """An ended session is freed when its socket closes, and on its own
+    MEMTRACK_LEAK_KEEP_MS after the end if nobody detaches."""
+    with Leaker() as lk:
+        g = Genl()
+        g.leak_attach(lk.pid, libc_probes(lk.pid))
+        lk.round()
+        lk.stop()
+        until_ended(g, lk.pid, nl.LEAK_ENDED_EXIT)
+        g.close()
+        with Genl() as g2:
+            wait_detached(g2, lk.pid)
+    keep = uapi.define("MEMTRACK_LEAK_KEEP_MS") / 1000
+    with Leaker() as lk, Genl() as g:
+        g.leak_attach(lk.pid, libc_probes(lk.pid))
+        lk.round()
+        lk.stop()
+        until_ended(g, lk.pid, nl.LEAK_ENDED_EXIT)
+        t0 = time.monotonic()
+        time.sleep(keep - 5)
+        check(g.leak_stats(lk.pid)["outstanding_blocks"] > 0,
+              f"ended session gone before {keep - 5:.0f} s")
+        wait_detached(g, lk.pid, timeout=30)
+        check(time.monotonic() - t0 >= keep - 5, "expired early")
+
+
+@test
+def arm_later():
+    """LEAK_F_ARM_LATER: no breakpoint and nothing recorded until LEAK_ARM
+    (the tracer sends the unwind tables in between); then exact stacks;
+    a second LEAK_ARM is refused (EALREADY), LEAK_ARM of an untraced
+    process too (ENOENT), and of one that exited before it (ESRCH)."""
+    with Leaker() as lk, Genl() as g:
+        g.leak_attach(lk.pid, libc_probes(lk.pid), flags=nl.LEAK_F_ARM_LATER)
+        check(not probes_in(lk.pid), "breakpoint before LEAK_ARM")
+        lk.round()
+        st = g.leak_stats(lk.pid)
+        check(st["allocs"] == 0 and st["frees"] == 0 and st["nr_probes"] == 0,
+              f"recorded before LEAK_ARM: {st}")
+        g.leak_arm(lk.pid)
+        check(probes_in(lk.pid), "no breakpoint after LEAK_ARM")
+        lk.round()
+        check_exact(g, lk.pid, 1, unknown=0)
+        expect_error(errno.EALREADY, lambda: g.leak_arm(lk.pid), "second arm")
+        expect_error(errno.ENOENT, lambda: g.leak_arm(os.getpid()), "arm untraced")
+        g.leak_detach(lk.pid)
+    with Leaker() as lk, Genl() as g:
+        g.leak_attach(lk.pid, libc_probes(lk.pid), flags=nl.LEAK_F_ARM_LATER)
+        lk.stop()
+        until_ended(g, lk.pid, nl.LEAK_ENDED_EXIT)
+        expect_error(errno.ESRCH, lambda: g.leak_arm(lk.pid), "arm after the exit")
+        g.leak_detach(lk.pid)
 
 
 @test

@@ -19,7 +19,6 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from mtlib import ROOT, TestFailure, check, run_tests, test  # noqa: E402
-from nl import Genl, NlError  # noqa: E402
 from leakfx import run_attached  # noqa: E402
 import leakfx as lfx  # noqa: E402
 
@@ -43,17 +42,9 @@ def markers(src):
 
 
 def until_session(fx, tool, timeout=60):
-    """Until memtrack-leak's session on the fixture exists (its probes are in)."""
-    pid = fx.pid
-    end = time.monotonic() + timeout
-    with Genl() as g:
-        while time.monotonic() < end:
-            try:
-                g.leak_stats(pid)
-                return
-            except NlError:
-                time.sleep(0.05)
-    raise TestFailure(f"memtrack-leak did not attach to {pid} in {timeout}s")
+    """Until memtrack-leak's session on the fixture has its probes in."""
+    if not lfx.armed(fx.pid, timeout):
+        raise TestFailure(f"memtrack-leak did not attach to {fx.pid} in {timeout}s")
 
 
 def run_fixture(path, args, env=None):

@@ -533,9 +533,12 @@ class Fixture(Workload):
 
 
 def tool_p(pid, *args):
-    """memtrack-leak -p PID, text mode; returns once it says it is tracing."""
+    """memtrack-leak -p PID; returns once it traces (text: once it says so)."""
     t = subprocess.Popen([TOOL, "-p", str(pid)] + list(args), stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True)
+    if "--json" in args:    # says nothing on stderr
+        check(lfx.armed(pid), "memtrack-leak did not attach")
+        return t
     line = t.stderr.readline()
     check("tracing" in line, f"memtrack-leak did not attach: {line!r}")
     return t
@@ -579,50 +582,136 @@ def session_gone(pid, timeout=10):
 
 
 def session_there(pid, timeout=30):
-    end = time.monotonic() + timeout
-    with Genl() as g:
-        while time.monotonic() < end:
-            try:
-                g.leak_stats(pid)
-                return True
-            except NlError:
-                time.sleep(0.05)
-    return False
+    return lfx.armed(pid, timeout)
+
+
+def until_ended(fx, t, timeout=30):
+    """The fixture exits; memtrack-leak -p's stdout and stderr once it ends
+    too, which must be within 15 s of the exit though its interval is 60 s
+    (it asks for the session's state a few times a second; 15 s leaves room
+    for a loaded emulated guest)."""
+    fx.p.wait(timeout=timeout)
+    t0 = time.monotonic()
+    out, err = t.communicate(timeout=timeout)
+    check(time.monotonic() - t0 < 15, "memtrack-leak lingered after the target ended")
+    return out, err
 
 
 @pid_test
-def target_exits_mid_trace():
-    """The target exiting between reports: a clear message, exit 3, at once."""
+def last_report_at_exit():
+    """The target exiting between reports: memtrack-leak -p says so and makes
+    at once a last report of what it held at its exit (the module kept the
+    session's tables): c_apis's markers exactly, after one report before;
+    exit 3, the session freed."""
+    with Fixture("c_apis") as fx:
+        t = tool_p(fx.pid, "-i", "60", "--json")
+        fx.step()
+        fx.step(expect=None)
+        out, err = until_ended(fx, t)
+        check(t.returncode == 3 and
+              err.endswith(f"memtrack-leak: process {fx.pid} exited; what it held at its exit:\n"),
+              f"exit {t.returncode}: {err}")
+        docs = json_docs(out)
+        check(len(docs) == 1 and docs[0].get("ended") == "exit" and
+              docs[0]["report"] == 1, f"reports: {out[:300]}")
+        lfx.check_markers(docs[0], "c_apis")
+        check(session_gone(fx.pid), "the session outlived its last report")
+
+
+@pid_test
+def last_report_text_after_reports():
+    """In text, after periodic reports: the last one's header says "at its
+    exit" and its totals are the previous report's (nothing changed since)."""
     with Fixture("c_apis") as fx:
         t = tool_p(fx.pid, "-i", "1")
         fx.step()
-        time.sleep(2.5)     # a report or two first
+        time.sleep(3)       # a report or two
         fx.step(expect=None)
-        fx.p.wait(timeout=30)
-        t0 = time.monotonic()
-        out, err = t.communicate(timeout=30)
-        check(t.returncode == 3 and f"process {fx.pid} exited" in err,
-              f"exit {t.returncode}: {err}")
-        # It sees the exit at its next interval (1 s); 15 s leaves room
-        # for a loaded emulated guest.
-        check(time.monotonic() - t0 < 15, "memtrack-leak lingered after the target exited")
-        check("report 1:" in out, f"no report before the exit: {out[:300]}")
+        out, err = until_ended(fx, t)
+        heads = re.findall(r"pid \d+ report (\d+)( at its exit)?: (\d+) bytes in (\d+) blocks", out)
+        check(len(heads) >= 2 and heads[-1][1] and not any(h[1] for h in heads[:-1]),
+              f"headers: {heads}")
+        check(heads[-1][2:] == heads[-2][2:], f"totals changed at the exit: {heads[-2:]}")
+        check(t.returncode == 3, f"exit {t.returncode}: {err}")
 
 
 @pid_test
-def target_execs_mid_trace():
-    """The target exec'ing another program ends its session: one message
-    saying so and nothing else (no warning about the unwind tables of the
-    new program's mappings, which the session no longer takes), exit 3."""
+def last_report_at_exec():
+    """The target exec'ing another program: a last report "at its exec" of
+    the old program's blocks (every stack the process's, the totals their
+    sum), nothing of the new program's maps (no warning about its unwind
+    tables), exit 3, the session freed; the new program runs."""
     with Fixture("sh", ["sh", "-c", "echo ready; read x; exec sleep 60"]) as fx:
-        t = tool_p(fx.pid, "-i", "1")
+        t = tool_p(fx.pid, "-i", "60", "--json")
         fx.step(expect=None)
         out, err = t.communicate(timeout=30)
-        want = (f"memtrack-leak: process {fx.pid}: the session ended "
-                "(it exec'd another program)\n")
-        check(t.returncode == 3 and err == want, f"exit {t.returncode}: {err!r}")
+        want = f"memtrack-leak: process {fx.pid} exec'd another program; what it held at its exec:\n"
+        check(t.returncode == 3 and err.endswith(want) and "warning" not in err,
+              f"exit {t.returncode}: {err!r}")
+        docs = json_docs(out)
+        check(len(docs) == 1 and docs[0].get("ended") == "exec", f"reports: {out[:300]}")
+        d = docs[0]
+        check(d["total_blocks"] > 0 and
+              d["total_bytes"] == sum(s["bytes"] for s in d["stacks"]) and
+              all(s["pid"] == fx.pid for s in d["stacks"]), f"report: {out[:400]}")
+        check(session_gone(fx.pid), "the session outlived its last report")
         with open(f"/proc/{fx.pid}/comm") as f:
             check(f.read().strip() == "sleep", "the target did not exec")
+
+
+@pid_test
+def last_report_by_lib_at_exit():
+    """--by-lib -p: the last report at the exit names the objects the process
+    had (its maps are gone): bylib's rows exactly."""
+    with Fixture("bylib") as fx:
+        t = tool_p(fx.pid, "-i", "60", "--json", "--by-lib")
+        fx.step()
+        fx.step(expect=None)
+        out, err = until_ended(fx, t)
+        docs = json_docs(out)
+        check(t.returncode == 3 and len(docs) == 1 and docs[0].get("ended") == "exit",
+              f"exit {t.returncode}: {err} {out[:300]}")
+        got = {(os.path.basename(row["object"]), row["api"]):
+               (row["bytes"], row["blocks"], row["calls"], row["call_bytes"])
+               for row in docs[0]["by_lib"]
+               if os.path.basename(row["object"]) in ("bylib", "libbylib.so")}
+        want = lfx.bylib_expected()
+        check(got == want, f"by-lib {got}, expected {want}")
+
+
+@pid_test
+def scan_p_target_exits():
+    """--scan -p: the target exiting takes the memory a scan needs; the tool
+    says so (and where a scan at the exit is made), exit 3."""
+    with Fixture("c_apis") as fx:
+        t = tool_p(fx.pid, "-i", "60", "--scan")
+        fx.step()
+        fx.step(expect=None)
+        out, err = until_ended(fx, t)
+        check(t.returncode == 3 and "no scan at the end" in err and not out,
+              f"exit {t.returncode}: {err} {out[:300]}")
+
+
+@pid_test
+def first_report_whole_stacks():
+    """-p on busy (nofp: no frame pointers) while it allocates every
+    millisecond: in the first report its allocating line is one stack, whole
+    from busy_alloc through busy_round and main to _start (the unwind tables
+    go in before the probes), three runs."""
+    line = next(n for n, text in enumerate(open(lfx.source("busy.c")), 1) if "BUSY" in text)
+    for run in range(3):
+        with Fixture("busy", [fixture("busy", "nofp")]) as fx:
+            t = subprocess.run([TOOL, "-p", str(fx.pid), "-i", "2", "-n", "1", "--json"],
+                               capture_output=True, text=True, timeout=120)
+            docs = json_docs(t.stdout)
+            check(t.returncode == 0 and len(docs) == 1, f"exit {t.returncode}: {t.stderr}")
+            hits = [s for s in docs[0]["stacks"] if lfx.frame_at(s, "busy.c", line)]
+            check(len(hits) == 1, f"run {run}: {len(hits)} stacks at busy.c:{line}: "
+                  f"{[[f.get('function') for f in s['frames']] for s in hits]}")
+            fns = [f.get("function") for f in hits[0]["frames"]]
+            check(fns[:3] == ["busy_alloc", "busy_round", "main"] and "_start" in fns,
+                  f"run {run}: stack {fns}")
+            check(all(s["pid"] == fx.pid for s in docs[0]["stacks"]), "other pid")
 
 
 @pid_test

@@ -522,7 +522,8 @@ if want leak-fds-probes-and-report; then
 	rm -f "$tmp/fake.log"
 	out=$(fake -p "$cpid" -i 0.1 -n 1 --fds -f --json 2>&1); rc=$?
 	apis=$(awk '$1 == "probe" { print $4 }' "$tmp/fake.log" | sort -n | uniq | tr '\n' ' ')
-	if [ $rc -eq 0 ] && grep -qx "attach tgid=$cpid probes=[0-9]* len=[0-9]* flags=1" "$tmp/fake.log" &&
+	if [ $rc -eq 0 ] && grep -qx "attach tgid=$cpid probes=[0-9]* len=[0-9]* flags=3" "$tmp/fake.log" &&
+	   grep -qx "arm tgid=$cpid" "$tmp/fake.log" &&
 	   [ "$apis" = "15 16 17 18 19 20 21 22 23 24 25 26 27 28 " ] &&
 	   grep -q '"total_fds":0,"nr_stacks":0,"fds":\[\],"mismatches":\[\]}$' <<<"$out"; then
 		pass leak-fds-probes-and-report

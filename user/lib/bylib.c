@@ -126,6 +126,23 @@ int mt_leak_by_lib(pid_t pid, const struct mt_leak_stack *v, size_t n,
 	return err;
 }
 
+int mt_sym_by_lib(struct mt_symbolizer *sym, const struct mt_leak_stack *v,
+		  size_t n, struct mt_bylib_row **out, size_t *nrows)
+{
+	struct mt_procmap *objs;
+	size_t nobjs;
+	int err;
+
+	*out = NULL;
+	*nrows = 0;
+	err = mt_sym_objects(sym, &objs, &nobjs);
+	if (err)
+		return err;
+	err = mt_by_lib_segs(objs, nobjs, v, n, out, nrows);
+	mt_procmaps_free(objs, nobjs);
+	return err;
+}
+
 void mt_bylib_free(struct mt_bylib_row *rows, size_t n)
 {
 	while (rows && n--)

@@ -34,6 +34,8 @@ struct nl_msg *req_msg(struct mt_handle *h, int cmd, int flags);
 struct nl_msg *req_msg_size(struct mt_handle *h, int cmd, int flags,
 			    size_t size);
 int req_run(struct mt_handle *h, struct nl_msg *msg, struct req *r);
+/* Copy a binary attribute of at least size bytes; longer is a newer kernel. */
+int req_get_struct(struct nlattr *a, void *dst, size_t size, const char *what);
 
 /*
  * A request about process pid: req_msg_size() with MEMTRACK_ATTR_TGID put
@@ -62,6 +64,10 @@ struct mt_procmap {
 
 int mt_procmaps_read(pid_t pid, struct mt_procmap **out, size_t *n);
 void mt_procmaps_free(struct mt_procmap *v, size_t n);
+/* The objects a symbolizer knows, as mappings (start, end, path only). */
+struct mt_symbolizer;
+int mt_sym_objects(struct mt_symbolizer *s, struct mt_procmap **out,
+		   size_t *n);
 
 /* mt_unwind_build(), or with force_libdw libdw's CFI alone (for tests). */
 struct mt_unwind_table;

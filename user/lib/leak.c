@@ -119,6 +119,51 @@ int mt_leak_detach(struct mt_handle *h, pid_t pid)
 	return req_leak_run(h, msg, pid, &r);
 }
 
+/* Puts in the probes of an attach with MEMTRACK_LEAK_F_ARM_LATER. */
+int mt_leak_arm(struct mt_handle *h, pid_t pid)
+{
+	struct req r = { 0 };
+	struct nl_msg *msg;
+
+	msg = req_tgid_msg(h, MEMTRACK_CMD_LEAK_ARM, 0, pid, 0);
+	if (!msg)
+		return -ENOMEM;
+	return req_leak_run(h, msg, pid, &r);
+}
+
+struct stats_reply {
+	struct memtrack_leak_stats *st;
+	bool got;
+};
+
+static int parse_stats(struct req *r, struct nlattr **tb)
+{
+	struct stats_reply *o = r->arg;
+	int err = req_get_struct(tb[MEMTRACK_ATTR_LEAK_STATS], o->st,
+				 sizeof(*o->st), "leak stats");
+
+	o->got = !err;
+	return err;
+}
+
+int mt_leak_stats(struct mt_handle *h, pid_t pid,
+		  struct memtrack_leak_stats *st)
+{
+	struct stats_reply o = { .st = st };
+	struct req r = { .parse = parse_stats, .arg = &o };
+	struct nl_msg *msg;
+	int err;
+
+	memset(st, 0, sizeof(*st));
+	msg = req_tgid_msg(h, MEMTRACK_CMD_LEAK_STATS, 0, pid, 0);
+	if (!msg)
+		return -ENOMEM;
+	err = req_leak_run(h, msg, pid, &r);
+	if (!err && !o.got)
+		err = mt_seterr(-EBADMSG, "netlink: no leak stats in the reply");
+	return err;
+}
+
 struct stack_list {
 	struct mt_leak_stack *v;
 	size_t n, cap;

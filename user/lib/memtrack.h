@@ -240,7 +240,12 @@ int mt_leak_stack_decode(const void *data, size_t len, struct mt_leak_stack *out
 /* flags: MEMTRACK_LEAK_F_*.  -EPERM: tracing pid needs ptrace rights. */
 int mt_leak_attach(struct mt_handle *h, pid_t pid,
 		   const struct mt_leak_probe *probes, size_t n, uint32_t flags);
+/* The probes of an attach with MEMTRACK_LEAK_F_ARM_LATER, tables sent. */
+int mt_leak_arm(struct mt_handle *h, pid_t pid);
 int mt_leak_detach(struct mt_handle *h, pid_t pid);
+/* The session's counters; st->ended: the process is gone (last report). */
+int mt_leak_stats(struct mt_handle *h, pid_t pid,
+		  struct memtrack_leak_stats *st);
 /*
  * Stacks with blocks at least min_age_ms old, and those of mismatched frees;
  * all: also the stacks whose blocks are all freed (their total_allocs).
@@ -343,6 +348,10 @@ struct mt_bylib_row {
  */
 int mt_leak_by_lib(pid_t pid, const struct mt_leak_stack *v, size_t n,
 		   struct mt_bylib_row **out, size_t *nrows);
+/* The same with the objects sym knows: for a process that is gone. */
+struct mt_symbolizer;
+int mt_sym_by_lib(struct mt_symbolizer *sym, const struct mt_leak_stack *v,
+		  size_t n, struct mt_bylib_row **out, size_t *nrows);
 void mt_bylib_free(struct mt_bylib_row *rows, size_t n);
 
 /*
@@ -422,6 +431,11 @@ struct mt_sym_object {
 struct mt_symbolizer *mt_sym_open_objects(const struct mt_sym_object *o,
 					  size_t n);
 void mt_sym_close(struct mt_symbolizer *s);
+/*
+ * The process is gone or runs another program: lookups no longer read its
+ * maps again for objects mapped since (they would be another program's).
+ */
+void mt_sym_freeze(struct mt_symbolizer *s);
 /*
  * The frames of addr, innermost first (inlined ones, then the function that
  * holds them).  ret_addr: addr is a return address, look up addr - 1.

@@ -274,8 +274,7 @@ int req_run(struct mt_handle *h, struct nl_msg *msg, struct req *r)
 	return r->err;
 }
 
-/* Copy a binary attribute of at least size bytes; longer is a newer kernel. */
-static int get_struct(struct nlattr *a, void *dst, size_t size,
+int req_get_struct(struct nlattr *a, void *dst, size_t size,
 		      const char *what)
 {
 	if (!a)
@@ -298,7 +297,7 @@ static int parse_summary(struct req *r, struct nlattr **tb)
 	struct one *o = r->arg;
 	int err;
 
-	err = get_struct(tb[MEMTRACK_ATTR_SUMMARY], o->p,
+	err = req_get_struct(tb[MEMTRACK_ATTR_SUMMARY], o->p,
 			 sizeof(struct memtrack_summary), "summary");
 	if (!err)
 		o->got = true;
@@ -327,7 +326,7 @@ static int parse_task(struct req *r, struct nlattr **tb)
 	struct one *o = r->arg;
 	int err;
 
-	err = get_struct(tb[MEMTRACK_ATTR_TASK], o->p,
+	err = req_get_struct(tb[MEMTRACK_ATTR_TASK], o->p,
 			 sizeof(struct memtrack_task), "task");
 	if (!err)
 		o->got = true;
@@ -374,7 +373,7 @@ static int parse_task_row(struct req *r, struct nlattr **tb)
 		l->v = v;
 		l->cap = cap;
 	}
-	if (get_struct(tb[MEMTRACK_ATTR_TASK], &l->v[l->n], sizeof(*l->v),
+	if (req_get_struct(tb[MEMTRACK_ATTR_TASK], &l->v[l->n], sizeof(*l->v),
 		       "task") < 0)
 		return -EBADMSG;
 	l->n++;

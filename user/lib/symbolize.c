@@ -123,6 +123,59 @@ struct mt_symbolizer *mt_sym_open(pid_t pid)
 	return sym_end(s, err);
 }
 
+void mt_sym_freeze(struct mt_symbolizer *s)
+{
+	if (s)
+		s->pid = 0;
+}
+
+struct objects {
+	struct mt_procmap *v;
+	size_t n, cap;
+};
+
+static int add_object(Dwfl_Module *mod, void **ud, const char *name,
+		      Dwarf_Addr base, void *arg)
+{
+	struct objects *o = arg;
+	Dwarf_Addr lo, hi;
+
+	(void)ud;
+	(void)base;
+	if (o->n == o->cap) {
+		size_t cap = o->cap ? o->cap * 2 : 32;
+		struct mt_procmap *v = realloc(o->v, cap * sizeof(*v));
+
+		if (!v)
+			return DWARF_CB_ABORT;
+		o->v = v;
+		o->cap = cap;
+	}
+	dwfl_module_info(mod, NULL, &lo, &hi, NULL, NULL, NULL, NULL);
+	o->v[o->n] = (struct mt_procmap){ .start = lo, .end = hi };
+	o->v[o->n].path = strdup(name ? name : "[unknown]");
+	if (!o->v[o->n].path)
+		return DWARF_CB_ABORT;
+	o->n++;
+	return DWARF_CB_OK;
+}
+
+int mt_sym_objects(struct mt_symbolizer *s, struct mt_procmap **out,
+		   size_t *n)
+{
+	struct objects o = { 0 };
+
+	*out = NULL;
+	*n = 0;
+	if (dwfl_getmodules(s->dwfl, add_object, &o, 0) != 0) {
+		mt_procmaps_free(o.v, o.n);
+		return mt_seterr(-ENOMEM, "out of memory");
+	}
+	*out = o.v;
+	*n = o.n;
+	return 0;
+}
+
 static void free_frames(struct mt_sym_frame *f, int nr)
 {
 	int i;

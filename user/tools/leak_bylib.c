@@ -12,22 +12,30 @@
 int bylib_report(struct mode_out *m, const struct mt_leak_stack *v, size_t n)
 {
 	struct mt_bylib_row *rows;
+	char at[16] = "";
 	size_t nr, i;
 	int err;
 
+	/* A process that ended has no maps left: the objects it had. */
 	err = m->pre ? mt_preload_by_lib(m->pre, v, n, &rows, &nr) :
-		       mt_leak_by_lib(m->pid, v, n, &rows, &nr);
+	      m->ended ? mt_sym_by_lib(m->sym, v, n, &rows, &nr) :
+			 mt_leak_by_lib(m->pid, v, n, &rows, &nr);
 	if (err)
 		return err;
 	m->nr++;
-	if (m->json)
-		fprintf(m->o, "{\"pid\":%d,\"report\":%u,\"by_lib\":[", (int)m->pid,
-			m->nr);
-	else
-		fprintf(m->o, "pid %d report %u: outstanding and allocated, per calling object and API\n"
-			"%14s %10s %12s %14s  %-13s %s\n", (int)m->pid, m->nr,
+	if (m->ended)
+		snprintf(at, sizeof(at), " at its %s", m->ended);
+	if (m->json) {
+		fprintf(m->o, "{\"pid\":%d,\"report\":%u,", (int)m->pid, m->nr);
+		if (m->ended)
+			fprintf(m->o, "\"ended\":\"%s\",", m->ended);
+		fputs("\"by_lib\":[", m->o);
+	} else {
+		fprintf(m->o, "pid %d report %u%s: outstanding and allocated, per calling object and API\n"
+			"%14s %10s %12s %14s  %-13s %s\n", (int)m->pid, m->nr, at,
 			"live bytes", "blocks", "calls", "bytes alloc'd", "api",
 			"object");
+	}
 	for (i = 0; i < nr; i++) {
 		const struct mt_bylib_row *r = &rows[i];
 

@@ -17,6 +17,7 @@ struct mode_out {
 	struct mt_symbolizer *sym;
 	const struct mt_scan_stack *from;	/* --scan: a stack's start */
 	struct mt_preload *pre;		/* the in-process engine's state */
+	const char *ended;		/* the last report's: "exit", "exec" */
 };
 
 /*

@@ -31,6 +31,7 @@
 #include "leak_mismatch.h"
 #include "leak_modes.h"
 #include "leak_opts.h"
+#include "leak_wait.h"
 
 static volatile sig_atomic_t stop;
 static bool fds_mode;		/* --fds: stacks count descriptors */
@@ -107,6 +108,7 @@ struct report {
 	size_t top;			/* --top: stacks shown */
 	struct prev *prev;		/* the previous report's, sorted by id */
 	size_t nprev;
+	const char *ended;		/* the last report's: "exit", "exec" */
 };
 
 /* Folded: one frame's name; ';' and ' ' separate fields: replaced. */
@@ -156,6 +158,8 @@ static void json_header(struct report *r, const struct timespec *wall,
 	fprintf(r->o, "{\"time\":%lld.%03ld,\"pid\":%d,\"report\":%u,",
 		(long long)wall->tv_sec, wall->tv_nsec / 1000000, (int)r->pid,
 		r->nr);
+	if (r->ended)
+		fprintf(r->o, "\"ended\":\"%s\",", r->ended);
 	if (fds_mode)
 		fprintf(r->o, "\"total_fds\":%llu,\"nr_stacks\":%zu,\"fds\":[",
 			(unsigned long long)blocks, n);
@@ -171,18 +175,20 @@ static void text_header(struct report *r, time_t t, size_t n, size_t shown,
 			uint64_t total, uint64_t blocks)
 {
 	const char *more = n > shown ? " (top ones shown)" : "";
-	char tbuf[32];
+	char tbuf[32], at[16] = "";
 	struct tm tm;
 
 	localtime_r(&t, &tm);
 	strftime(tbuf, sizeof(tbuf), "%F %T", &tm);
+	if (r->ended)
+		snprintf(at, sizeof(at), " at its %s", r->ended);
 	if (fds_mode)
-		fprintf(r->o, "%s pid %d report %u: %llu descriptors open, %zu stacks%s\n",
-			tbuf, (int)r->pid, r->nr, (unsigned long long)blocks,
-			n, more);
+		fprintf(r->o, "%s pid %d report %u%s: %llu descriptors open, %zu stacks%s\n",
+			tbuf, (int)r->pid, r->nr, at,
+			(unsigned long long)blocks, n, more);
 	else
-		fprintf(r->o, "%s pid %d report %u: %llu bytes in %llu blocks outstanding, %zu stacks%s\n",
-			tbuf, (int)r->pid, r->nr, (unsigned long long)total,
+		fprintf(r->o, "%s pid %d report %u%s: %llu bytes in %llu blocks outstanding, %zu stacks%s\n",
+			tbuf, (int)r->pid, r->nr, at, (unsigned long long)total,
 			(unsigned long long)blocks, n, more);
 }
 
@@ -303,15 +309,6 @@ static size_t split_leaks(struct mt_leak_stack *v, size_t n)
 	return k;
 }
 
-/* Sleep ms unless a signal asks to stop. */
-static void nap(long long ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000 };
-
-	while (!stop && nanosleep(&ts, &ts) < 0 && errno == EINTR)
-		;
-}
-
 /* One kind per report: memory or descriptors.  Returns how many are left. */
 static size_t keep_kind(struct mt_leak_stack *v, size_t n)
 {
@@ -349,7 +346,7 @@ static int mode_report(struct mt_handle *h, struct report *r,
 	struct mode_out mo = { .o = r->o, .json = r->fmt == FMT_JSON,
 			       .pid = r->pid, .nr = r->nr, .sym = r->sym,
 			       .from = r->from.tid ? &r->from : NULL,
-			       .pre = r->pre };
+			       .pre = r->pre, .ended = r->ended };
 	struct memtrack_leak_block *kb;
 	size_t nb;
 	int err;
@@ -614,21 +611,24 @@ static int attach(struct session *s)
 		}
 	}
 
-	/*
-	 * Tables are built before the attach and sent right after it: stacks
-	 * taken in between stop at the first frame without a frame pointer.
-	 */
+	/* Built before the attach: the session waits for them unarmed. */
 	s->unw = mt_unwinder_new(s->r.pid);
 	if (!s->unw || mt_unwinder_sync(s->unw, NULL) < 0)
 		fprintf(stderr, "%s: warning: unwind tables: %s\n", prog, mt_errmsg());
 	if (mt_leak_attach(s->h, s->r.pid, s->probes, s->nprobes,
-			   follow ? MEMTRACK_LEAK_F_CHILDREN : 0) < 0) {
+			   MEMTRACK_LEAK_F_ARM_LATER |
+			   (follow ? MEMTRACK_LEAK_F_CHILDREN : 0)) < 0) {
 		fprintf(stderr, "%s: %s\n", prog, mt_errmsg());
 		return -1;
 	}
 	s->attached = true;
+	/* The tables go in before the probes: no stack is taken without. */
 	if (s->unw && mt_unwinder_sync(s->unw, s->h) < 0)
 		fprintf(stderr, "%s: warning: unwind tables: %s\n", prog, mt_errmsg());
+	if (mt_leak_arm(s->h, s->r.pid) < 0) {
+		fprintf(stderr, "%s: %s\n", prog, mt_errmsg());
+		return -1;
+	}
 	return 0;
 }
 
@@ -846,12 +846,48 @@ static void say_session_ended(long pid)
 }
 
 /*
+ * -p PID: the process exited or exec'd; the module kept its tables as they
+ * were then.  The last report, of what it held at that moment (the stack
+ * report and --by-lib: a scan needs the memory, which went with it), and
+ * the detach.  3: the session ended with its process.
+ */
+static int last_report(struct session *s, uint32_t why)
+{
+	const char *what = why == MEMTRACK_LEAK_ENDED_EXEC ? "exec" : "exit";
+	long pid = s->opt->pid;
+	int err;
+
+	/* Its objects are gone, or another program's: no maps read again. */
+	mt_sym_freeze(s->r.sym);
+	if (s->opt->mode == MODE_SCAN) {
+		fprintf(stderr, "%s: process %ld %s: its memory went with it, so no scan at the end (a command run under memtrack-leak is scanned at its exit)\n",
+			prog, pid, why == MEMTRACK_LEAK_ENDED_EXEC ?
+			"exec'd another program" : "exited");
+	} else {
+		fprintf(stderr, "%s: process %ld %s; what it held at its %s:\n",
+			prog, pid, why == MEMTRACK_LEAK_ENDED_EXEC ?
+			"exec'd another program" : "exited", what);
+		s->r.ended = what;
+		if (take_report(s->h, &s->r) < 0)
+			fprintf(stderr, "%s: last report: %s\n", prog,
+				module_gone() ? "memtrack.ko was unloaded" :
+				mt_errmsg());
+	}
+	err = mt_leak_detach(s->h, s->r.pid);
+	if (err < 0 && !session_gone(err))
+		fprintf(stderr, "%s: detach: %s\n", prog, mt_errmsg());
+	s->attached = false;
+	return 3;
+}
+
+/*
  * -p PID: a report every interval until a signal, -n reports, or the end
- * of the session (3).
+ * of the session (3, after a last report).
  */
 static int report_loop(struct session *s)
 {
 	const struct leak_opts *o = s->opt;
+	struct memtrack_leak_stats st;
 	struct sigaction sa = { 0 };
 	int err;
 
@@ -864,9 +900,16 @@ static int report_loop(struct session *s)
 			prog, o->pid, s->nprobes, o->interval_ms / 1000.0);
 
 	while (!stop && (!o->count || s->r.nr < o->count)) {
-		nap(o->interval_ms);
+		err = wait_report(s->h, s->r.pid, o->interval_ms, &stop, &st);
 		if (stop)
 			break;
+		if (err == WAIT_ENDED)
+			return last_report(s, st.ended);
+		if (err < 0) {
+			say_session_ended(o->pid);
+			s->attached = false;
+			return 3;
+		}
 		/*
 		 * Objects mapped since (dlopen); their calls are unwound from
 		 * now on.  A session gone (exit, exec, unload) is not a table's

@@ -278,6 +278,7 @@ enum memtrack_cmd {
 	MEMTRACK_CMD_LEAK_STATS,	/* TGID -> LEAK_STATS */
 	MEMTRACK_CMD_LEAK_UNWIND,	/* TGID, LEAK_UNWIND: unwind tables of a mapping */
 	MEMTRACK_CMD_LEAK_BLOCKS,	/* dump: TGID -> LEAK_BLOCKS (outstanding blocks) */
+	MEMTRACK_CMD_LEAK_ARM,		/* TGID: the probes of an attach with F_ARM_LATER */
 	__MEMTRACK_CMD_MAX
 };
 #define MEMTRACK_CMD_MAX (__MEMTRACK_CMD_MAX - 1)
@@ -399,6 +400,14 @@ enum memtrack_probe_attr {
  * exit, in the same session; each stack says its process (tgid).
  */
 #define MEMTRACK_LEAK_F_CHILDREN	(1U << 0)
+/*
+ * Put no probe in at LEAK_ATTACH but at LEAK_ARM: the unwind tables go in
+ * between, so that no stack is taken without them (cut at the first frame
+ * built without frame pointers).
+ */
+#define MEMTRACK_LEAK_F_ARM_LATER	(1U << 1)
+#define MEMTRACK_LEAK_F_ALL		(MEMTRACK_LEAK_F_CHILDREN | \
+					 MEMTRACK_LEAK_F_ARM_LATER)
 #define MEMTRACK_LEAK_MAX_FRAMES	64
 
 /*
@@ -443,7 +452,7 @@ struct memtrack_leak_stats {
 	__u64 dropped_allocs;		/* table full */
 	__u64 dropped_stacks;		/* stack table full */
 	__u32 nr_stacks;
-	__u32 nr_probes;
+	__u32 nr_probes;		/* in place (0 until LEAK_ARM) */
 	/* Descriptors: not in the memory counters above. */
 	__u64 fd_opens;
 	__u64 fd_closes;
@@ -454,8 +463,18 @@ struct memtrack_leak_stats {
 	__u32 nr_children;		/* children traced now */
 	__u32 children;			/* children followed since attach */
 	__u32 dropped_children;		/* not followed: table full */
-	__u32 reserved;
+	__u32 ended;			/* MEMTRACK_LEAK_ENDED_*, 0: running */
 };
+
+/*
+ * The traced process exited (its last thread) or exec'd: its probes are
+ * gone and the tables hold what was outstanding at that moment, kept for
+ * the tracer's last report until it detaches, its socket closes, or
+ * MEMTRACK_LEAK_KEEP_MS pass.
+ */
+#define MEMTRACK_LEAK_ENDED_EXIT	1
+#define MEMTRACK_LEAK_ENDED_EXEC	2
+#define MEMTRACK_LEAK_KEEP_MS		60000
 
 /*
  * LEAK_UNWIND: the unwind table of one executable mapping of the target, so

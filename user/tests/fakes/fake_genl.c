@@ -13,6 +13,8 @@
  *    (new[]); stack 3: new[] with 2 mismatched frees by delete and no
  *    blocks, whose freeing stack is stack 4 ($MT_FAKE_FRAMES1, api delete);
  *    logs "stacks tgid=N min_age=N";
+ *  - LEAK_ARM: ACK; logs "arm tgid=N";
+ *  - LEAK_STATS: a session still running (nothing counted);
  *  - LEAK_DETACH: ACK; logs "detach tgid=N".
  * The log goes to $MT_FAKE_LOG.
  */
@@ -248,6 +250,20 @@ static void handle(const struct nlmsghdr *req)
 		      req->nlmsg_len,
 		      get_u32(attrs, alen, MEMTRACK_ATTR_LEAK_FLAGS, 0));
 		put_ack(req, err ? atoi(err) : 0);
+		return;
+	}
+	case MEMTRACK_CMD_LEAK_ARM:
+		logf_("arm tgid=%u", get_u32(attrs, alen, MEMTRACK_ATTR_TGID, 0));
+		put_ack(req, 0);
+		return;
+	case MEMTRACK_CMD_LEAK_STATS: {
+		struct memtrack_leak_stats st = { .nr_probes = 1 };
+		struct nlmsghdr *n = put_msg(req, FAKE_FAMILY, 0);
+
+		put_genl(n, MEMTRACK_CMD_LEAK_STATS);
+		put_attr(n, MEMTRACK_ATTR_LEAK_STATS, &st, sizeof(st));
+		end_msg(n);
+		put_ack(req, 0);
 		return;
 	}
 	case MEMTRACK_CMD_LEAK_DETACH:

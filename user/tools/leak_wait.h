@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* memtrack-leak -p: the wait between two reports (leak_wait.c). */
+#ifndef MEMTRACK_LEAK_WAIT_H
+#define MEMTRACK_LEAK_WAIT_H
+
+#include <signal.h>
+#include <sys/types.h>
+
+#include "memtrack.h"
+
+#define WAIT_INTERVAL	0	/* the interval passed, or *stop was set */
+#define WAIT_ENDED	1	/* st->ended: the process exited or exec'd */
+
+/*
+ * Waits ms milliseconds for the next report of pid's session, less if the
+ * process ends meanwhile.  WAIT_INTERVAL, WAIT_ENDED (st filled), or
+ * -errno with mt_errmsg() (the session is gone: detached, or the module
+ * unloaded).
+ */
+int wait_report(struct mt_handle *h, pid_t pid, long long ms,
+		volatile sig_atomic_t *stop, struct memtrack_leak_stats *st);
+
+#endif
