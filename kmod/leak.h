@@ -155,12 +155,6 @@ struct mtr_leak_session {
 	struct hlist_head *blocks;	/* MTR_LEAK_BLOCK_BITS buckets */
 	struct hlist_head stacks[1 << MTR_LEAK_STACK_BITS];
 	struct hlist_head threads[1 << MTR_LEAK_THREAD_BITS];
-	/*
-	 * Per threads[] bucket, its threads inside an allocator call: read
-	 * without the lock by a handler wondering whether its call is another
-	 * one's inner call (none in the bucket: surely not).
-	 */
-	u16 in_call[1 << MTR_LEAK_THREAD_BITS];
 	unsigned int nr_threads;
 	struct memtrack_leak_stats st;
 	struct mtr_unwind *unwind;	/* leak_unwind.c; under mtr_leak_lock */
@@ -190,9 +184,6 @@ struct mtr_leak_thread *
 mtr_leak_thread_get(struct mtr_leak_session *s, struct mtr_leak_thread **tfresh);
 struct mtr_leak_thread *mtr_leak_thread_unlink(struct mtr_leak_session *s,
 					       pid_t tid);
-void mtr_leak_set_depth(struct mtr_leak_session *s, struct mtr_leak_thread *t,
-			unsigned int depth);
-bool mtr_leak_maybe_in_call(struct mtr_leak_session *s);	/* no lock */
 struct mtr_leak_stack *mtr_leak_remove(struct mtr_leak_session *s,
 				       pid_t tgid, unsigned long addr,
 				       u32 api);

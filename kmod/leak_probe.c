@@ -49,15 +49,11 @@ static struct mtr_leak_session *mtr_leak_current(struct uprobe_consumer *uc)
  * the same sp is still live: glibc's allocators tail-call each other
  * (reallocarray -> realloc -> malloc), entering with the outer one's sp.
  */
-static void mtr_leak_unwind(struct mtr_leak_session *s,
-			    struct mtr_leak_thread *t, unsigned long sp)
+static void mtr_leak_unwind(struct mtr_leak_thread *t, unsigned long sp)
 {
-	unsigned int depth = t->depth;
-
-	while (depth && depth <= MTR_LEAK_MAX_DEPTH &&
-	       t->calls[depth - 1].sp < sp)
-		depth--;
-	mtr_leak_set_depth(s, t, depth);
+	while (t->depth && t->depth <= MTR_LEAK_MAX_DEPTH &&
+	       t->calls[t->depth - 1].sp < sp)
+		t->depth--;
 }
 
 /*
@@ -113,7 +109,7 @@ static void mtr_leak_free_entry(struct mtr_leak_session *s, u32 api,
 	t = delete ? mtr_leak_thread_get(s, &tfresh) :
 		     mtr_leak_thread_find(s, current->pid);
 	if (t)
-		mtr_leak_unwind(s, t, mtr_sp(regs));
+		mtr_leak_unwind(t, mtr_sp(regs));
 	/* free() called by realloc(p, 0) etc.: the outer call accounts. */
 	if (t && t->depth)
 		goto out;
@@ -180,8 +176,7 @@ static int mtr_leak_entry(MTR_UPROBE_HANDLER_PROTO)
 	struct mtr_leak_stack *fresh = NULL;
 	struct mtr_leak_call c = { .sp = mtr_sp(regs), .api = p->api };
 	u64 frames[MEMTRACK_LEAK_MAX_FRAMES];
-	u32 nr = 0, hash = 0;
-	bool walked;
+	u32 nr, hash;
 
 	if (!s)
 		return 0;
@@ -190,15 +185,6 @@ static int mtr_leak_entry(MTR_UPROBE_HANDLER_PROTO)
 		return 0;
 	}
 	c.nested = !mtr_leak_request(p->api, regs, &c);
-	/*
-	 * Most calls are no other call's inner one (new -> malloc): their
-	 * stack is walked before the lock is taken, which it is then once.
-	 */
-	walked = !c.nested && !mtr_leak_maybe_in_call(s);
-	if (walked) {
-		nr = mtr_leak_unwind_user(s, regs, true, frames);
-		hash = mtr_leak_stack_hash(current->tgid, p->api, frames, nr);
-	}
 
 	/*
 	 * A thread's first call and a new stack need memory: it is allocated
@@ -213,18 +199,15 @@ static int mtr_leak_entry(MTR_UPROBE_HANDLER_PROTO)
 		s->st.dropped_allocs++;
 		goto out;
 	}
-	mtr_leak_unwind(s, t, mtr_sp(regs));
+	mtr_leak_unwind(t, mtr_sp(regs));
 	/* Inside another allocator call (new -> malloc): no stack needed. */
 	if (t->depth)
 		c.nested = true;
 	if (!c.nested) {
-		if (!walked) {
-			spin_unlock(&s->lock);
-			nr = mtr_leak_unwind_user(s, regs, true, frames);
-			hash = mtr_leak_stack_hash(current->tgid, p->api,
-						   frames, nr);
-			spin_lock(&s->lock);
-		}
+		spin_unlock(&s->lock);
+		nr = mtr_leak_unwind_user(s, regs, true, frames);
+		hash = mtr_leak_stack_hash(current->tgid, p->api, frames, nr);
+		spin_lock(&s->lock);
 		c.stack = mtr_leak_stack_find(s, hash, current->tgid, p->api,
 					      frames, nr);
 		if (!c.stack) {
@@ -238,7 +221,7 @@ static int mtr_leak_entry(MTR_UPROBE_HANDLER_PROTO)
 	}
 	if (t->depth < MTR_LEAK_MAX_DEPTH)
 		t->calls[t->depth] = c;
-	mtr_leak_set_depth(s, t, t->depth + 1);
+	t->depth++;
 out:
 	spin_unlock(&s->lock);
 	kfree(fresh);
@@ -266,13 +249,12 @@ static int mtr_leak_return(MTR_URETPROBE_HANDLER_PROTO)
 	t = mtr_leak_thread_find(s, current->pid);
 	if (t) {
 		/* The stack pointer the returning call had at its entry. */
-		mtr_leak_unwind(s, t, mtr_sp_at_entry(regs));
+		mtr_leak_unwind(t, mtr_sp_at_entry(regs));
 		if (t->depth > MTR_LEAK_MAX_DEPTH) {
-			mtr_leak_set_depth(s, t, t->depth - 1);
+			t->depth--;
 		} else if (t->depth &&
 			   t->calls[t->depth - 1].sp == mtr_sp_at_entry(regs)) {
-			c = t->calls[t->depth - 1];
-			mtr_leak_set_depth(s, t, t->depth - 1);
+			c = t->calls[--t->depth];
 			have = !c.nested;
 		}
 	}

@@ -292,43 +292,15 @@ struct mtr_leak_kid *mtr_leak_kid_find(struct mtr_leak_session *s,
 }
 
 /* Takes @tid's call state out of the table, for the caller to kfree(). */
-static u16 *mtr_leak_in_call(struct mtr_leak_session *s, pid_t tid)
-{
-	return &s->in_call[hash_32(tid, MTR_LEAK_THREAD_BITS)];
-}
-
-/* Caller holds s->lock: @t's calls in flight are @depth now. */
-void mtr_leak_set_depth(struct mtr_leak_session *s, struct mtr_leak_thread *t,
-			unsigned int depth)
-{
-	u16 *n = mtr_leak_in_call(s, t->tid);
-
-	if (!t->depth != !depth)
-		WRITE_ONCE(*n, depth ? *n + 1 : *n - 1);
-	t->depth = depth;
-}
-
-/* Without the lock: might current be inside an allocator call? */
-bool mtr_leak_maybe_in_call(struct mtr_leak_session *s)
-{
-	return READ_ONCE(*mtr_leak_in_call(s, current->pid)) != 0;
-}
-
-static void mtr_leak_thread_del(struct mtr_leak_session *s,
-				struct mtr_leak_thread *t)
-{
-	mtr_leak_set_depth(s, t, 0);
-	hlist_del(&t->hnode);
-	s->nr_threads--;
-}
-
 struct mtr_leak_thread *mtr_leak_thread_unlink(struct mtr_leak_session *s,
 					       pid_t tid)
 {
 	struct mtr_leak_thread *t = mtr_leak_thread_find(s, tid);
 
-	if (t)
-		mtr_leak_thread_del(s, t);
+	if (t) {
+		hlist_del(&t->hnode);
+		s->nr_threads--;
+	}
 	return t;
 }
 
@@ -357,7 +329,8 @@ void mtr_leak_tables_drop(struct mtr_leak_session *s, pid_t tgid)
 	for (i = 0; i < ARRAY_SIZE(s->threads); i++)
 		hlist_for_each_entry_safe(t, tmp, &s->threads[i], hnode)
 			if (t->tgid == tgid) {
-				mtr_leak_thread_del(s, t);
+				hlist_del(&t->hnode);
+				s->nr_threads--;
 				kfree(t);
 			}
 }
