@@ -488,6 +488,7 @@ UW_NONE, UW_SP, UW_BP, UW_OUTERMOST, UW_UNKNOWN = (
 UW_ROW = uapi.layout("memtrack_unwind_row").struct
 UW_MAX_CHUNK = uapi.define("MEMTRACK_UNWIND_MAX_CHUNK")
 UW_MAX_ROWS = uapi.define("MEMTRACK_UNWIND_MAX_ROWS")
+UW_MAX_BYTES = uapi.define("MEMTRACK_UNWIND_MAX_BYTES")
 
 
 def uw_rows(*rows):
@@ -607,9 +608,12 @@ def unwind_tables():
         # Only the session's owner sends tables.
         check(as_nobody(lambda: 0 if _errno(lambda: Genl().request(CMD_LEAK_UNWIND, m()))
                         == errno.EPERM else 6) == 0, "nobody sent a table to root's session")
-        # The memory bound: two tables of the maximum fit, a third does not.
+        # The memory bound: as many tables of the maximum as fit, one more
+        # does not.
+        fit = UW_MAX_BYTES // (UW_ROW.size * UW_MAX_ROWS + 64)
+        check(fit >= 1, f"{UW_MAX_BYTES} bytes hold no table of {UW_MAX_ROWS} rows")
         chunk = array.array("I", bytes(UW_ROW.size * UW_MAX_CHUNK))
-        for t in range(3):
+        for t in range(fit + 1):
             base = (t + 1) << 32
             for first in range(0, UW_MAX_ROWS, UW_MAX_CHUNK):
                 chunk[0::3] = array.array("I", range(first, first + UW_MAX_CHUNK))
@@ -617,7 +621,7 @@ def unwind_tables():
                                       nr_rows=UW_MAX_ROWS, first=first)))
                 if e:
                     break
-            check((t, e) in ((0, 0), (1, 0), (2, errno.ENOSPC)),
+            check(e == (0 if t < fit else errno.ENOSPC),
                   f"table {t} of {UW_MAX_ROWS} rows: errno {e}")
         lk.round()
         check_exact(g, lk.pid, 1)

@@ -496,8 +496,8 @@ enum memtrack_unwind_attr {
 };
 #define MEMTRACK_UNWIND_ATTR_MAX (__MEMTRACK_UNWIND_ATTR_MAX - 1)
 
-#define MEMTRACK_UNWIND_MAX_ROWS	(1U << 20)	/* per table */
-#define MEMTRACK_UNWIND_MAX_BYTES	(32U << 20)	/* of tables per session */
+#define MEMTRACK_UNWIND_MAX_ROWS	(1U << 21)	/* per table */
+#define MEMTRACK_UNWIND_MAX_BYTES	(64U << 20)	/* of tables per session */
 #define MEMTRACK_UNWIND_MAX_CHUNK	4096		/* rows per message */
 
 /* How a row finds the canonical frame address (CFA; RA is at CFA - 8). */
