@@ -278,6 +278,16 @@ struct mt_unwinder;
 struct mt_unwinder *mt_unwinder_new(pid_t pid);
 int mt_unwinder_sync(struct mt_unwinder *u, struct mt_handle *h);
 void mt_unwinder_free(struct mt_unwinder *u);
+/*
+ * The call stack of tid, a thread of the unwinder's process stopped under
+ * ptrace by the caller (unwind_walk.c): the same walk as the module's
+ * (kmod/leak_unwind.c) over the same tables, else frame pointers, reading
+ * its registers and memory.  pcs[0] its instruction pointer, then return
+ * addresses; sps[i] the stack pointer in frame i.  Returns how many
+ * (<= max), or a negative errno.
+ */
+int mt_unwinder_walk(struct mt_unwinder *u, pid_t tid, uint64_t *pcs,
+		     uint64_t *sps, size_t max);
 
 /*
  * Running a program under the leak tracer (leak_run.c).  mt_run_start()
@@ -500,6 +510,7 @@ struct mt_scan_snapshot {
 struct mt_scan_stack {
 	pid_t tid;
 	uint64_t sp;
+	bool traced;		/* tid is in a ptrace stop of the caller's */
 };
 
 int mt_scan_snapshot_take(pid_t pid, const struct mt_scan_block *blocks,

@@ -28,6 +28,7 @@ struct thread {
 	pid_t tid;
 	int sig;			/* signal to hand back at detach */
 	bool stopped;
+	bool ours;			/* stopped by the caller: left stopped */
 	struct user_regs_struct regs;
 };
 
@@ -46,8 +47,12 @@ static bool seized(const struct threads *t, pid_t tid)
 	return false;
 }
 
-/* Seize and interrupt every thread; repeat until no new one appears. */
-static int stop_all(pid_t pid, struct threads *t)
+/*
+ * Seize and interrupt every thread; repeat until no new one appears.
+ * traced: a thread the caller has stopped already (the launched program's
+ * exit stop), only marked.
+ */
+static int stop_all(pid_t pid, pid_t traced, struct threads *t)
 {
 	char path[64];
 	bool more = true;
@@ -76,6 +81,13 @@ static int stop_all(pid_t pid, struct threads *t)
 				t->v = v;
 				t->cap = cap;
 			}
+			if (tid == traced) {
+				memset(&t->v[t->n], 0, sizeof(t->v[t->n]));
+				t->v[t->n].tid = tid;
+				t->v[t->n++].ours = true;
+				more = true;
+				continue;
+			}
 			if (ptrace(PTRACE_SEIZE, tid, 0, 0) < 0) {
 				int e = errno;
 
@@ -95,6 +107,22 @@ static int stop_all(pid_t pid, struct threads *t)
 	return 0;
 }
 
+/* Wait for a seized thread's stop: false if it exited instead. */
+static bool wait_one(struct thread *th)
+{
+	int status;
+
+	while (waitpid(th->tid, &status, __WALL) < 0)
+		if (errno != EINTR)
+			return false;	/* gone */
+	if (!WIFSTOPPED(status))
+		return false;		/* exited */
+	/* a signal arrived first: it is delivered at detach */
+	if (status >> 16 == 0 && WSTOPSIG(status) != SIGTRAP)
+		th->sig = WSTOPSIG(status);
+	return true;
+}
+
 /* Wait for each thread's stop and read its registers. */
 static int wait_all(struct threads *t)
 {
@@ -102,21 +130,10 @@ static int wait_all(struct threads *t)
 
 	for (i = 0; i < t->n; i++) {
 		struct thread *th = &t->v[i];
-		int status;
 
-		if (waitpid(th->tid, &status, __WALL) < 0) {
-			if (errno == EINTR) {
-				i--;
-				continue;
-			}
-			continue;		/* gone */
-		}
-		if (!WIFSTOPPED(status))
-			continue;		/* exited */
+		if (!th->ours && !wait_one(th))
+			continue;
 		th->stopped = true;
-		/* a signal arrived first: it is delivered at detach */
-		if (status >> 16 == 0 && WSTOPSIG(status) != SIGTRAP)
-			th->sig = WSTOPSIG(status);
 		if (ptrace(PTRACE_GETREGS, th->tid, 0, &th->regs) < 0)
 			return mt_seterr(-errno, "ptrace(GETREGS, %d): %s",
 					 (int)th->tid, strerror(errno));
@@ -129,7 +146,9 @@ static void release_all(struct threads *t)
 	size_t i;
 
 	for (i = 0; i < t->n; i++)
-		ptrace(PTRACE_DETACH, t->v[i].tid, 0, (void *)(long)t->v[i].sig);
+		if (!t->v[i].ours)
+			ptrace(PTRACE_DETACH, t->v[i].tid, 0,
+			       (void *)(long)t->v[i].sig);
 	free(t->v);
 }
 
@@ -409,7 +428,7 @@ int mt_scan_snapshot_take(pid_t pid, const struct mt_scan_block *blocks,
 	int err;
 
 	memset(snap, 0, sizeof(*snap));
-	err = stop_all(pid, &t);
+	err = stop_all(pid, from && from->traced ? from->tid : 0, &t);
 	if (!err)
 		err = wait_all(&t);
 	if (!err)
