@@ -40,13 +40,13 @@ def until_session(fx, tool, timeout=60):
     raise TestFailure(f"memtrack-leak did not attach to {pid} in {timeout}s")
 
 
-def run_fixture(path, args, env=None):
+def run_fixture(path, args, env=None, attached=until_session):
     """Start the fixture, attach memtrack-leak with args, let it work, take
     two reports; then let the fixture finish.  (JSON docs, fixture output
     after "done", fixture exit status)."""
     # the scans stop and resume it: it must still read its stdin and exit
     out, err, rest, rc = run_attached(path, ["-i", "2", "-n", "2", "--json"] + args,
-                                      until_session, env=env, timeout=300)
+                                      attached, env=env, timeout=300)
     docs = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
     check(len(docs) == 2, f"{len(docs)} JSON reports: {out[:300]} {err[:300]}")
     return docs, rest, rc
@@ -61,7 +61,9 @@ def scan(name, variant):
     path = os.path.join(BUILD, variant, name)
     vg = lfx.memcheck([path], "go\ngo\n")
     for run in range(3):
-        docs, rest, rc = run_fixture(path, ["--scan", "--top", "50"])
+        # the work once the unwind tables are in: complete stacks, lines
+        docs, rest, rc = run_fixture(path, ["--scan", "--top", "50"],
+                                     attached=lfx.until_first_report)
         check(rc == 0 and rest == "", f"fixture after the scans: exit {rc}, output {rest!r}")
         rep = docs[-1]
         check(rep["scan"]["threads"] == 1, f"threads stopped: {rep['scan']}")
