@@ -491,10 +491,9 @@ const char *mt_scan_class_name(enum mt_scan_class c);
 /*
  * A snapshot of pid's memory for the scan: each thread stopped with
  * PTRACE_SEIZE + PTRACE_INTERRUPT, its registers read, then the roots
- * (rw file-backed mappings and the anonymous ones right after them (bss),
- * [heap], each thread's stack from its sp up, the mapping at each thread's
- * fs base (TLS), the registers) and every rw mapping holding one of the
- * blocks copied with process_vm_readv; then the threads are let go.
+ * (every rw mapping, as memcheck's; each live thread's stack from its sp
+ * up; a stack glibc cached for reuse from its TLS up; the registers)
+ * copied with process_vm_readv; then the threads are let go.
  */
 struct mt_scan_snapshot {
 	struct mt_scan_region *regions;
@@ -506,6 +505,8 @@ struct mt_scan_snapshot {
  * from (or NULL): one thread whose stack is a root only from sp up (not
  * from its stack pointer): at the program's exit, the frames of exit()
  * hold nothing of the program's, only what its dead frames left there.
+ * traced: that thread is in a ptrace stop of the caller's (the uprobe
+ * engine's exit stop), read as it is and left stopped.
  */
 struct mt_scan_stack {
 	pid_t tid;

@@ -4,7 +4,8 @@
  * with PTRACE_SEIZE + PTRACE_INTERRUPT (no signal it could see, and a
  * blocking system call restarts by itself afterwards), their registers
  * read, the root mappings and those holding blocks copied, then the
- * threads are detached and run on.
+ * threads are detached and run on.  A thread the caller has stopped
+ * already (the launched program at its exit stop) is read as it is.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
