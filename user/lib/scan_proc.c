@@ -339,7 +339,10 @@ static void cut_dead_stacks(struct mt_scan_snapshot *snap, const bool *dead)
 		struct mt_scan_region *r = &snap->regions[i];
 		uint64_t from;
 
-		if (!dead[i] || !(from = dead_stack_from(snap, r)))
+		if (!dead[i])
+			continue;
+		from = dead_stack_from(snap, r);
+		if (!from)
 			continue;
 		memmove((void *)r->data, r->data + (from - r->addr),
 			r->addr + r->len - from);
