@@ -168,7 +168,7 @@ struct map {
 	uint64_t lo, hi;
 	uint64_t from;			/* roots start here (a stack's sp) */
 	bool rw, anon, root, wanted;
-	bool live;			/* holds a live thread's sp or TLS */
+	bool live;			/* holds a live thread's sp */
 };
 
 static int read_maps(pid_t pid, struct map **out, size_t *n)
@@ -293,27 +293,42 @@ static bool snap_word(const struct mt_scan_snapshot *snap, uint64_t addr,
 }
 
 /*
- * A stack glibc cached: the highest thread control block in it (x86_64's
- * TLS ABI: the thread pointer's first word is the thread pointer itself;
- * glibc's tcbhead_t repeats it two words on, after the DTV pointer), and
- * the lowest static TLS block its DTV (dtv[-1]: length, then one 16-byte
- * slot per module) points to in the mapping.  0 if there is none.
+ * A stack glibc cached: the lowest thread control block in the mapping
+ * that is no live thread's (x86_64's TLS ABI: the thread pointer's first
+ * word is the thread pointer itself; glibc's tcbhead_t repeats it two
+ * words on, after the DTV pointer), and the lowest static TLS block its
+ * DTV (dtv[-1]: length, then one 16-byte slot per module) points to in the
+ * mapping: the dead frames lie below it.  The lowest: a stack begins just
+ * above its guard page, but its end may merge with an anonymous mapping
+ * above it (the main thread's TLS, say), which keeps its own words.
+ * 0 if there is none.
  */
 #define TCB_ALIGN	64
 #define DTV_MAX		4096
 
+static bool live_tp(const struct threads *t, uint64_t tp)
+{
+	size_t i;
+
+	for (i = 0; i < t->n; i++)
+		if (t->v[i].stopped && t->v[i].regs.fs_base == tp)
+			return true;
+	return false;
+}
+
 static uint64_t dead_stack_from(const struct mt_scan_snapshot *snap,
-				const struct mt_scan_region *r)
+				const struct mt_scan_region *r,
+				const struct threads *t)
 {
 	uint64_t tp, dtv, len, i, val, from = 0;
 
-	for (tp = (r->addr + r->len - 24) & ~(uint64_t)(TCB_ALIGN - 1);
-	     tp >= r->addr && tp + 24 <= r->addr + r->len; tp -= TCB_ALIGN) {
+	for (tp = (r->addr + TCB_ALIGN - 1) & ~(uint64_t)(TCB_ALIGN - 1);
+	     tp + 24 <= r->addr + r->len; tp += TCB_ALIGN) {
 		uint64_t self, self2;
 
 		memcpy(&self, r->data + (tp - r->addr), 8);
 		memcpy(&self2, r->data + (tp - r->addr) + 16, 8);
-		if (self == tp && self2 == tp) {
+		if (self == tp && self2 == tp && !live_tp(t, tp)) {
 			from = tp;
 			break;
 		}
@@ -331,7 +346,8 @@ static uint64_t dead_stack_from(const struct mt_scan_snapshot *snap,
 }
 
 /* Cut each dead stack's region to its descriptor and TLS. */
-static void cut_dead_stacks(struct mt_scan_snapshot *snap, const bool *dead)
+static void cut_dead_stacks(struct mt_scan_snapshot *snap, const bool *dead,
+			    const struct threads *t)
 {
 	size_t i;
 
@@ -341,7 +357,7 @@ static void cut_dead_stacks(struct mt_scan_snapshot *snap, const bool *dead)
 
 		if (!dead[i])
 			continue;
-		from = dead_stack_from(snap, r);
+		from = dead_stack_from(snap, r, t);
 		if (!from)
 			continue;
 		memmove((void *)r->data, r->data + (from - r->addr),
@@ -387,9 +403,6 @@ static int copy_all(pid_t pid, const struct threads *t,
 			sm->from = sp & ~7ull;
 			sm->root = sm->wanted = sm->live = true;
 		}
-		m = map_of(maps, nmaps, th->regs.fs_base);
-		if (m && m != sm)
-			m->live = true;
 	}
 	for (i = 0; i < nblocks; i++) {
 		m = map_of(maps, nmaps, blocks[i].addr);
@@ -417,7 +430,7 @@ static int copy_all(pid_t pid, const struct threads *t,
 	if (memfd >= 0)
 		close(memfd);
 	if (!err)
-		cut_dead_stacks(snap, dead);
+		cut_dead_stacks(snap, dead, t);
 out:
 	free(dead);
 	free(maps);
