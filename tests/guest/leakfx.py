@@ -227,3 +227,109 @@ def bylib_expected():
                         old, (left * size, left, calls, calls * size)))
     check(len(want) == 4, f"markers: {want}")
     return want
+
+
+# ---- --scan against valgrind memcheck ---------------------------------------
+
+SCAN_CLASSES = ("definitely_lost", "indirectly_lost", "possibly_lost", "still_reachable")
+# Sources whose lines the per-line comparisons are keyed by.
+FIXTURE_SOURCES = ("scan.c", "scan_threads.c", "common.h")
+# The in-process engine's library has TLS of its own: one module more, so
+# every thread's DTV (glibc's dtv_t array) is one 16-byte slot longer.
+DTV_SLOT = 16
+
+
+def _blank():
+    return {c: (0, 0) for c in SCAN_CLASSES}
+
+
+def _add(acc, cls, nbytes, blocks):
+    acc[cls] = (acc[cls][0] + nbytes, acc[cls][1] + blocks)
+
+
+def memcheck(argv, stdin):
+    """valgrind memcheck at the program's exit, on its memory as it is
+    there (--run-libc-freeres=no: glibc frees nothing for memcheck's sake,
+    so its stdio buffers and cached thread stacks are what the program has
+    at exit): (LEAK SUMMARY {class: (bytes, blocks)}, per allocating line
+    {(file, line): {class: (bytes, blocks)}}, the DTV records [(line,
+    class, blocks)]), a line being the first frame in a fixture source; a
+    definitely lost record counts its direct bytes (the indirect ones have
+    records of their own)."""
+    p = subprocess.run(["valgrind", "--run-libc-freeres=no", "--leak-check=full",
+                        "--show-leak-kinds=all", "--num-callers=30"] + argv,
+                       input=stdin, capture_output=True, text=True, timeout=900)
+    summary = {}
+    for cls in SCAN_CLASSES:
+        m = re.search(r"==\d+==\s+" + cls.replace("_", " ") +
+                      r": ([\d,]+) bytes in ([\d,]+) blocks", p.stderr)
+        check(m, f"memcheck printed no '{cls}': {p.stderr[-800:]}")
+        summary[cls] = tuple(int(x.replace(",", "")) for x in m.groups())
+    lines, dtv, cur = {}, [], None
+    rec = re.compile(r"==\d+== ([\d,]+)(?: \(([\d,]+) direct, [\d,]+ indirect\))? bytes "
+                     r"in ([\d,]+) blocks are (definitely lost|indirectly lost|"
+                     r"possibly lost|still reachable) in loss record")
+    frame = re.compile(r"==\d+==    (?:at|by) 0x[0-9A-F]+: (\S+) \(([^:()]+):(\d+)\)")
+    for ln in p.stderr.splitlines():
+        m = rec.search(ln)
+        if m:
+            total, direct, blocks, cls = m.groups()
+            cur = {"cls": cls.replace(" ", "_"), "bytes": int((direct or total).replace(",", "")),
+                   "blocks": int(blocks.replace(",", "")), "dtv": False}
+            continue
+        m = frame.search(ln)
+        if not m or not cur:
+            continue
+        cur["dtv"] |= m.group(1) == "allocate_dtv"
+        if m.group(2) in FIXTURE_SOURCES:
+            key = (m.group(2), int(m.group(3)))
+            _add(lines.setdefault(key, _blank()), cur["cls"], cur["bytes"], cur["blocks"])
+            if cur["dtv"]:
+                dtv.append((key, cur["cls"], cur["blocks"]))
+            cur = None
+    return summary, lines, dtv
+
+
+def scan_classes(report):
+    """A --scan JSON report's LEAK SUMMARY: {class: (bytes, blocks)}."""
+    return {c: (report["scan"][c]["bytes"], report["scan"][c]["blocks"])
+            for c in SCAN_CLASSES}
+
+
+def scan_lines(report):
+    """A --scan JSON report per allocating line (the first frame in a
+    fixture source), as memcheck()'s."""
+    lines = {}
+    for s in report["stacks"]:
+        key = next(((base(f.get("file")), f.get("line")) for f in s["frames"]
+                    if base(f.get("file")) in FIXTURE_SOURCES), None)
+        if key is None:
+            continue
+        acc = lines.setdefault(key, _blank())
+        for c in SCAN_CLASSES:
+            _add(acc, c, s[c]["bytes"], s[c]["blocks"])
+    return lines
+
+
+def check_scan_vs_memcheck(report, vg, what, preload=False, before_attach=()):
+    """The report's classes equal memcheck's (vg: memcheck()'s result), in
+    total and per allocating line.  preload: the program ran with the
+    in-process engine, whose library's TLS makes each DTV one slot longer
+    (DTV_SLOT more bytes per DTV block, in memcheck's class).
+    before_attach: sources whose allocations were made before the tool
+    attached (-p), which it cannot know: their lines are left out, and
+    their bytes and blocks out of memcheck's totals."""
+    vsum, vlines, vdtv = vg
+    want_sum = dict(vsum)
+    want_lines = {k: dict(v) for k, v in vlines.items() if k[0] not in before_attach}
+    for key, cls in vlines.items():
+        if key[0] in before_attach:
+            for c in SCAN_CLASSES:
+                want_sum[c] = (want_sum[c][0] - cls[c][0], want_sum[c][1] - cls[c][1])
+    for key, cls, blocks in vdtv if preload else ():
+        for acc in (want_sum, want_lines[key]):
+            acc[cls] = (acc[cls][0] + DTV_SLOT * blocks, acc[cls][1])
+    got = scan_classes(report)
+    check(got == want_sum, f"{what}: classes {got}, memcheck's {want_sum} (its own {vsum})")
+    got_lines = {k: v for k, v in scan_lines(report).items() if k[0] not in before_attach}
+    check(got_lines == want_lines, f"{what}: per line {got_lines}, memcheck's {want_lines}")

@@ -28,7 +28,8 @@ import leakfx as lfx  # noqa: E402
 
 TOOL = lfx.TOOL
 PROBES = os.path.join(ROOT, "build", "tests", "user", "leak_probes")
-OUT = "/tmp/memtrack-leak-report"
+# per process: suites of other checkouts may run at the same time
+OUT = f"/tmp/memtrack-leak-report.{os.getpid()}"
 ENGINE = os.environ.get("LEAK_ENGINE", "uprobe")
 # memtrack-leak with the engine under test, for -- CMD
 TOOL_CMD = [TOOL, "--engine", ENGINE]
@@ -246,60 +247,38 @@ def command_fds(variant):
     check(not closed, f"closed descriptors reported at lines {closed}: {got}")
 
 
-SCAN_CLASSES = ("definitely_lost", "indirectly_lost", "possibly_lost", "still_reachable")
-
-
-def memcheck_summary(argv, stdin):
-    """valgrind memcheck's LEAK SUMMARY at the program's exit: class ->
-    (bytes, blocks)."""
-    p = subprocess.run(["valgrind", "--leak-check=full", "--show-leak-kinds=all"] + argv,
-                       input=stdin, capture_output=True, text=True, timeout=600)
-    got = {}
-    for cls in SCAN_CLASSES:
-        m = re.search(cls.replace("_", " ") + r": ([\d,]+) bytes in ([\d,]+) blocks", p.stderr)
-        check(m, f"memcheck printed no '{cls}': {p.stderr[-800:]}")
-        got[cls] = tuple(int(x.replace(",", "")) for x in m.groups())
-    return got
-
-
-@preload_variant_test
-def command_scan_at_exit(variant):
-    """--scan -- CMD on scan.c: the program waits at its exit (after its
-    handlers and destructors) for the scan, from the frame that called
-    exit() up on its stack: definitely, indirectly and possibly lost equal
-    memcheck's at the same exit, exactly, three runs; per allocating line
-    the tree and cycle 2 definitely + 8 indirectly, 1 possibly, 1 still
-    reachable; the rest still reachable is libc's stdio buffers (which
-    memcheck frees before its own check); the program's exit status 0."""
-    m = lfx.markers("scan")
-    lines = {m["tree_and_cycle"][1]: {"definitely_lost": (128, 2), "indirectly_lost": (512, 8),
-                                      "possibly_lost": (0, 0), "still_reachable": (0, 0)},
-             m["possibly"][1]: {"definitely_lost": (0, 0), "indirectly_lost": (0, 0),
-                                "possibly_lost": (64, 1), "still_reachable": (0, 0)},
-             m["reachable"][1]: {"definitely_lost": (0, 0), "indirectly_lost": (0, 0),
-                                 "possibly_lost": (0, 0), "still_reachable": (64, 1)}}
-    vg = memcheck_summary([fixture("scan", variant)], "go\ngo\n")
+def scan_at_exit(name, variant):
+    """--scan -- CMD on a fixture, three runs: the program stops at its exit
+    (the in-process engine: in its exit, after its handlers and destructors;
+    the uprobe engine: at its exit stop, PTRACE_EVENT_EXIT) for the scan,
+    the exiting thread's stack a root from the frame that called exit()
+    up; every run's classes equal memcheck's at the same exit, in total and
+    per allocating line; the program's exit status 0."""
+    vg = lfx.memcheck([fixture(name, variant)], "go\ngo\n")
     for run in range(3):
-        rc, err, docs = run_simple(["--scan", "--", fixture("scan", variant)],
+        rc, err, docs = run_simple(["--top", "50", "--scan", "--", fixture(name, variant)],
                                    input="go\ngo\n")
         check(rc == 0 and len(docs) == 1, f"run {run}: exit {rc}, {len(docs)} reports: {err}")
-        got = {c: (docs[0]["scan"][c]["bytes"], docs[0]["scan"][c]["blocks"])
-               for c in SCAN_CLASSES}
-        for c in SCAN_CLASSES[:3]:
-            check(got[c] == vg[c], f"run {run}: {c} {got[c]}, memcheck {vg[c]}")
-        by_line = {}
-        for s in docs[0]["stacks"]:
-            ln = next((f.get("line") for f in s["frames"]
-                       if lfx.base(f.get("file")) == "scan.c"), None)
-            if ln not in lines:
-                continue
-            acc = by_line.setdefault(ln, {c: (0, 0) for c in SCAN_CLASSES})
-            for c in SCAN_CLASSES:
-                acc[c] = (acc[c][0] + s[c]["bytes"], acc[c][1] + s[c]["blocks"])
-        check(by_line == lines, f"run {run}: per line {by_line}, expected {lines}")
+        lfx.check_scan_vs_memcheck(docs[0], vg, f"{name} {variant} run {run}",
+                                   preload=ENGINE == "preload")
 
 
-@preload_variant_test
+@variant_test(lfx.VARIANTS)
+def command_scan_at_exit(variant):
+    """scan.c: a lost tree and cycle (2 definitely + 8 indirectly lost), a
+    block reached only through an interior pointer, one a global holds."""
+    scan_at_exit("scan", variant)
+
+
+@variant_test(lfx.VARIANTS)
+def command_scan_threads_at_exit(variant):
+    """scan_threads.c: joined threads whose stacks glibc keeps (their DTVs
+    possibly lost, a block only a dead frame held definitely), blocks whose
+    chunk ends in the arena's top chunk or a free one (definitely lost)."""
+    scan_at_exit("scan_threads", variant)
+
+
+@variant_test(lfx.VARIANTS)
 def command_scan_mismatches(variant):
     """--scan -- CMD on cpp_cases: the scan report carries the mismatched
     releases too, as the stack report does: new[] freed by delete, with the

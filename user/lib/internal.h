@@ -69,6 +69,12 @@ struct mt_symbolizer;
 int mt_sym_objects(struct mt_symbolizer *s, struct mt_procmap **out,
 		   size_t *n);
 
+/* The table of an executable file mapping m (built once), and its bias. */
+struct mt_unwinder;
+const struct mt_unwind_table *mt_unwinder_table(struct mt_unwinder *u,
+						const struct mt_procmap *m,
+						uint64_t *bias);
+
 /* mt_unwind_build(), or with force_libdw libdw's CFI alone (for tests). */
 struct mt_unwind_table;
 int mt_unwind_build_with(const char *path, struct mt_unwind_table *t,

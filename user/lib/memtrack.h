@@ -283,6 +283,16 @@ struct mt_unwinder;
 struct mt_unwinder *mt_unwinder_new(pid_t pid);
 int mt_unwinder_sync(struct mt_unwinder *u, struct mt_handle *h);
 void mt_unwinder_free(struct mt_unwinder *u);
+/*
+ * The call stack of tid, a thread of the unwinder's process stopped under
+ * ptrace by the caller (unwind_walk.c): the same walk as the module's
+ * (kmod/leak_unwind.c) over the same tables, else frame pointers, reading
+ * its registers and memory.  pcs[0] its instruction pointer, then return
+ * addresses; sps[i] the stack pointer in frame i.  Returns how many
+ * (<= max), or a negative errno.
+ */
+int mt_unwinder_walk(struct mt_unwinder *u, pid_t tid, uint64_t *pcs,
+		     uint64_t *sps, size_t max);
 
 /*
  * Running a program under the leak tracer (leak_run.c).  mt_run_start()
@@ -495,10 +505,9 @@ const char *mt_scan_class_name(enum mt_scan_class c);
 /*
  * A snapshot of pid's memory for the scan: each thread stopped with
  * PTRACE_SEIZE + PTRACE_INTERRUPT, its registers read, then the roots
- * (rw file-backed mappings and the anonymous ones right after them (bss),
- * [heap], each thread's stack from its sp up, the mapping at each thread's
- * fs base (TLS), the registers) and every rw mapping holding one of the
- * blocks copied with process_vm_readv; then the threads are let go.
+ * (every rw mapping, as memcheck's; each live thread's stack from its sp
+ * up; a stack glibc cached for reuse from its TLS up; the registers)
+ * copied with process_vm_readv; then the threads are let go.
  */
 struct mt_scan_snapshot {
 	struct mt_scan_region *regions;
@@ -510,10 +519,13 @@ struct mt_scan_snapshot {
  * from (or NULL): one thread whose stack is a root only from sp up (not
  * from its stack pointer): at the program's exit, the frames of exit()
  * hold nothing of the program's, only what its dead frames left there.
+ * traced: that thread is in a ptrace stop of the caller's (the uprobe
+ * engine's exit stop), read as it is and left stopped.
  */
 struct mt_scan_stack {
 	pid_t tid;
 	uint64_t sp;
+	bool traced;		/* tid is in a ptrace stop of the caller's */
 };
 
 int mt_scan_snapshot_take(pid_t pid, const struct mt_scan_block *blocks,

@@ -9,6 +9,15 @@
  *    blocks pointing at each other in a cycle has one leader (the first by
  *    address from which the others are reached), definitely lost: memcheck's
  *    "clique", so a 3-block cycle is 1 definitely + 2 indirectly lost.
+ *
+ * memcheck replaces malloc; natively glibc's own pointers are there too.
+ * Those to blocks' chunks are harmless (a chunk's header lies 16 bytes
+ * before its block), but a chunk of a 24-, 40-, 56-... byte request lends
+ * its last 8 bytes to the next chunk's header: the arena's pointer to its
+ * top chunk, or a bin's to a free chunk, lands inside the block before.
+ * So a word pointing exactly where a block's chunk ends, at a chunk that
+ * is the top one (it ends where its mapping does) or free (the chunk
+ * after it says so), is malloc's, not a pointer into the block.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -87,6 +96,58 @@ static uint64_t word_at(const unsigned char *p)
 	return w;
 }
 
+/* The word at addr from the regions; false if none holds it whole. */
+static bool read_word(const struct scan *s, uint64_t addr, uint64_t *w,
+		      uint64_t *region_end)
+{
+	size_t i;
+
+	for (i = 0; i < s->nr; i++) {
+		const struct mt_scan_region *r = &s->r[i];
+
+		if (addr >= r->addr && addr + 8 <= r->addr + r->len) {
+			*w = word_at(r->data + (addr - r->addr));
+			*region_end = r->addr + r->len;
+			return true;
+		}
+	}
+	return false;
+}
+
+#define CHUNK_PREV_INUSE	1ull
+#define CHUNK_IS_MMAPPED	2ull
+#define CHUNK_FLAGS		7ull
+
+/* p (inside block k) points at the header of a top or free chunk. */
+static bool malloc_own(const struct scan *s, long k, uint64_t p)
+{
+	const struct mt_scan_block *b = &s->b[k];
+	uint64_t size, next, after, end;
+
+	if (p & 15 || !read_word(s, b->addr - 8, &size, &end) ||
+	    size & CHUNK_IS_MMAPPED ||
+	    b->addr - 16 + (size & ~CHUNK_FLAGS) != p ||
+	    !read_word(s, p + 8, &next, &end))
+		return false;
+	next &= ~CHUNK_FLAGS;
+	if (next < 32)
+		return false;
+	if (p + next == end)
+		return true;		/* the top chunk */
+	return read_word(s, p + next + 8, &after, &end) &&
+	       !(after & CHUNK_PREV_INUSE);
+}
+
+/* The block p points into (*start: at its start), malloc's words left out. */
+static long pointee(const struct scan *s, uint64_t p, bool *start)
+{
+	long k = find_block(s, p, start);
+
+	if (k >= 0 && !*start && malloc_own(s, k, p))
+		return -1;
+	return k;
+}
+
 /* Calls fn(s, block index, start pointer) for each pointer in [addr, addr+len). */
 static void scan_range(struct scan *s, uint64_t addr, uint64_t len,
 		       void (*fn)(struct scan *, long, bool, void *), void *arg)
@@ -103,8 +164,8 @@ static void scan_range(struct scan *s, uint64_t addr, uint64_t len,
 		lo = (lo + 7) & ~7ull;
 		for (a = lo; a + 8 <= hi; a += 8) {
 			bool start;
-			long k = find_block(s, word_at(r->data + (a - r->addr)),
-					    &start);
+			long k = pointee(s, word_at(r->data + (a - r->addr)),
+					 &start);
 
 			if (k >= 0)
 				fn(s, k, start, arg);
@@ -172,7 +233,7 @@ static void scan_roots(struct scan *s)
 				a = (s->b[k].addr + s->b[k].size + 7) & ~7ull;
 				continue;
 			}
-			k = find_block(s, word_at(r->data + (a - r->addr)), &start);
+			k = pointee(s, word_at(r->data + (a - r->addr)), &start);
 			if (k >= 0)
 				reach(s, k, start, NULL);
 			a += 8;

@@ -4,7 +4,8 @@
  * with PTRACE_SEIZE + PTRACE_INTERRUPT (no signal it could see, and a
  * blocking system call restarts by itself afterwards), their registers
  * read, the root mappings and those holding blocks copied, then the
- * threads are detached and run on.
+ * threads are detached and run on.  A thread the caller has stopped
+ * already (the launched program at its exit stop) is read as it is.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -28,6 +29,7 @@ struct thread {
 	pid_t tid;
 	int sig;			/* signal to hand back at detach */
 	bool stopped;
+	bool ours;			/* stopped by the caller: left stopped */
 	struct user_regs_struct regs;
 };
 
@@ -46,8 +48,12 @@ static bool seized(const struct threads *t, pid_t tid)
 	return false;
 }
 
-/* Seize and interrupt every thread; repeat until no new one appears. */
-static int stop_all(pid_t pid, struct threads *t)
+/*
+ * Seize and interrupt every thread; repeat until no new one appears.
+ * traced: a thread the caller has stopped already (the launched program's
+ * exit stop), only marked.
+ */
+static int stop_all(pid_t pid, pid_t traced, struct threads *t)
 {
 	char path[64];
 	bool more = true;
@@ -76,6 +82,13 @@ static int stop_all(pid_t pid, struct threads *t)
 				t->v = v;
 				t->cap = cap;
 			}
+			if (tid == traced) {
+				memset(&t->v[t->n], 0, sizeof(t->v[t->n]));
+				t->v[t->n].tid = tid;
+				t->v[t->n++].ours = true;
+				more = true;
+				continue;
+			}
 			if (ptrace(PTRACE_SEIZE, tid, 0, 0) < 0) {
 				int e = errno;
 
@@ -95,6 +108,22 @@ static int stop_all(pid_t pid, struct threads *t)
 	return 0;
 }
 
+/* Wait for a seized thread's stop: false if it exited instead. */
+static bool wait_one(struct thread *th)
+{
+	int status;
+
+	while (waitpid(th->tid, &status, __WALL) < 0)
+		if (errno != EINTR)
+			return false;	/* gone */
+	if (!WIFSTOPPED(status))
+		return false;		/* exited */
+	/* a signal arrived first: it is delivered at detach */
+	if (status >> 16 == 0 && WSTOPSIG(status) != SIGTRAP)
+		th->sig = WSTOPSIG(status);
+	return true;
+}
+
 /* Wait for each thread's stop and read its registers. */
 static int wait_all(struct threads *t)
 {
@@ -102,21 +131,10 @@ static int wait_all(struct threads *t)
 
 	for (i = 0; i < t->n; i++) {
 		struct thread *th = &t->v[i];
-		int status;
 
-		if (waitpid(th->tid, &status, __WALL) < 0) {
-			if (errno == EINTR) {
-				i--;
-				continue;
-			}
-			continue;		/* gone */
-		}
-		if (!WIFSTOPPED(status))
-			continue;		/* exited */
+		if (!th->ours && !wait_one(th))
+			continue;
 		th->stopped = true;
-		/* a signal arrived first: it is delivered at detach */
-		if (status >> 16 == 0 && WSTOPSIG(status) != SIGTRAP)
-			th->sig = WSTOPSIG(status);
 		if (ptrace(PTRACE_GETREGS, th->tid, 0, &th->regs) < 0)
 			return mt_seterr(-errno, "ptrace(GETREGS, %d): %s",
 					 (int)th->tid, strerror(errno));
@@ -129,14 +147,28 @@ static void release_all(struct threads *t)
 	size_t i;
 
 	for (i = 0; i < t->n; i++)
-		ptrace(PTRACE_DETACH, t->v[i].tid, 0, (void *)(long)t->v[i].sig);
+		if (!t->v[i].ours)
+			ptrace(PTRACE_DETACH, t->v[i].tid, 0,
+			       (void *)(long)t->v[i].sig);
 	free(t->v);
 }
 
+/*
+ * Roots, as memcheck has them (every readable and writable mapping of the
+ * program, words of blocks aside): file-backed rw mappings (data, shared
+ * files), anonymous ones (bss, [heap], arenas, the program's own mmaps,
+ * TLS), with two kinds cut short.  A live thread's stack holds the
+ * program's words only from its sp up: below lie dead frames.  A stack
+ * glibc keeps for reuse after its thread ended (it is no live thread's)
+ * holds the thread descriptor and TLS at its top, which memcheck scans,
+ * and the thread's dead frames below, which it does not: a root from the
+ * lowest TLS block up.
+ */
 struct map {
 	uint64_t lo, hi;
 	uint64_t from;			/* roots start here (a stack's sp) */
-	bool rw, file, heap, root, wanted;
+	bool rw, anon, root, wanted;
+	bool live;			/* holds a live thread's sp */
 };
 
 static int read_maps(pid_t pid, struct map **out, size_t *n)
@@ -162,21 +194,16 @@ static int read_maps(pid_t pid, struct map **out, size_t *n)
 		m->hi = pm[i].end;
 		m->from = m->lo;
 		m->rw = pm[i].perms[0] == 'r' && pm[i].perms[1] == 'w';
-		m->file = pm[i].inode != 0;
-		m->heap = !strcmp(pm[i].path, "[heap]");
-		/* a data segment's bss: anonymous, right after the file's rw part */
-		if (!pm[i].inode && !pm[i].path[0] && i && v[i - 1].file &&
-		    v[i - 1].rw && v[i - 1].hi == m->lo)
-			m->root = true;
-		if (m->rw && (m->file || m->heap))
-			m->root = true;
+		m->anon = !pm[i].inode && (!pm[i].path[0] ||
+					   !strcmp(pm[i].path, "[heap]"));
+		m->root = m->rw;
 		/*
 		 * The in-process engine's state holds the address of every
 		 * block: it is the tool's, not the program's, and no root.
 		 */
 		if (!strcmp(pm[i].path, state_map))
-			m->root = m->file = false;
-		m->wanted = m->rw && m->root;
+			m->root = false;
+		m->wanted = m->root;
 	}
 	mt_procmaps_free(pm, npm);
 	*out = v;
@@ -249,6 +276,97 @@ static int add_region(struct mt_scan_snapshot *snap, size_t *cap,
 	return 0;
 }
 
+static bool snap_word(const struct mt_scan_snapshot *snap, uint64_t addr,
+		      uint64_t *w)
+{
+	size_t i;
+
+	for (i = 0; i < snap->nregions; i++) {
+		const struct mt_scan_region *r = &snap->regions[i];
+
+		if (r->len >= 8 && addr >= r->addr && addr - r->addr <= r->len - 8) {
+			memcpy(w, r->data + (addr - r->addr), 8);
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * A stack glibc cached: the lowest thread control block in the mapping
+ * that is no live thread's (x86_64's TLS ABI: the thread pointer's first
+ * word is the thread pointer itself; glibc's tcbhead_t repeats it two
+ * words on, after the DTV pointer), and the lowest static TLS block its
+ * DTV (dtv[-1]: length, then one 16-byte slot per module) points to in the
+ * mapping: the dead frames lie below it.  The lowest: a stack begins just
+ * above its guard page, but its end may merge with an anonymous mapping
+ * above it (the main thread's TLS, say), which keeps its own words.
+ * 0 if there is none.
+ */
+#define TCB_ALIGN	64
+#define DTV_MAX		4096
+
+static bool live_tp(const struct threads *t, uint64_t tp)
+{
+	size_t i;
+
+	for (i = 0; i < t->n; i++)
+		if (t->v[i].stopped && t->v[i].regs.fs_base == tp)
+			return true;
+	return false;
+}
+
+static uint64_t dead_stack_from(const struct mt_scan_snapshot *snap,
+				const struct mt_scan_region *r,
+				const struct threads *t)
+{
+	uint64_t tp, dtv, len, i, val, from = 0;
+
+	for (tp = (r->addr + TCB_ALIGN - 1) & ~(uint64_t)(TCB_ALIGN - 1);
+	     tp + 24 <= r->addr + r->len; tp += TCB_ALIGN) {
+		uint64_t self, self2;
+
+		memcpy(&self, r->data + (tp - r->addr), 8);
+		memcpy(&self2, r->data + (tp - r->addr) + 16, 8);
+		if (self == tp && self2 == tp && !live_tp(t, tp)) {
+			from = tp;
+			break;
+		}
+	}
+	if (!from)
+		return 0;
+	memcpy(&dtv, r->data + (tp - r->addr) + 8, 8);
+	if (!snap_word(snap, dtv - 16, &len) || len > DTV_MAX)
+		return from;
+	for (i = 1; i <= len; i++)
+		if (snap_word(snap, dtv + 16 * i, &val) && val >= r->addr &&
+		    val < from)
+			from = val;
+	return from & ~7ull;
+}
+
+/* Cut each dead stack's region to its descriptor and TLS. */
+static void cut_dead_stacks(struct mt_scan_snapshot *snap, const bool *dead,
+			    const struct threads *t)
+{
+	size_t i;
+
+	for (i = 0; i < snap->nregions; i++) {
+		struct mt_scan_region *r = &snap->regions[i];
+		uint64_t from;
+
+		if (!dead[i])
+			continue;
+		from = dead_stack_from(snap, r, t);
+		if (!from)
+			continue;
+		memmove((void *)r->data, r->data + (from - r->addr),
+			r->addr + r->len - from);
+		r->len -= from - r->addr;
+		r->addr = from;
+	}
+}
+
 static int copy_all(pid_t pid, const struct threads *t,
 		    const struct mt_scan_block *blocks, size_t nblocks,
 		    const struct mt_scan_stack *from, struct mt_scan_snapshot *snap)
@@ -256,6 +374,7 @@ static int copy_all(pid_t pid, const struct threads *t,
 	struct map *maps = NULL, *m;
 	size_t nmaps = 0, cap = 0, i;
 	unsigned char *buf;
+	bool *dead = NULL;
 	char path[64];
 	int memfd, err;
 
@@ -281,13 +400,8 @@ static int copy_all(pid_t pid, const struct threads *t,
 			if (from && from->tid == th->tid && from->sp > sp &&
 			    from->sp < sm->hi)
 				sp = from->sp;
-			sm->from = sm->wanted ? sm->lo : sp & ~7ull;
-			sm->root = sm->wanted = true;
-		}
-		m = map_of(maps, nmaps, th->regs.fs_base);
-		if (m && m->rw && m != sm) {
-			m->from = m->lo;
-			m->root = m->wanted = true;
+			sm->from = sp & ~7ull;
+			sm->root = sm->wanted = sm->live = true;
 		}
 	}
 	for (i = 0; i < nblocks; i++) {
@@ -295,12 +409,18 @@ static int copy_all(pid_t pid, const struct threads *t,
 		if (m && m->rw)
 			m->wanted = true;
 	}
+	dead = calloc(nmaps ? nmaps : 1, sizeof(*dead));
+	if (!dead) {
+		err = mt_seterr(-ENOMEM, "out of memory");
+		goto out;
+	}
 	snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);
 	memfd = open(path, O_RDONLY | O_CLOEXEC);
 	for (i = 0; i < nmaps; i++) {
 		m = &maps[i];
 		if (!m->wanted)
 			continue;
+		dead[snap->nregions] = m->anon && m->root && !m->live;
 		err = add_region(snap, &cap, m->from, m->hi - m->from, NULL,
 				 m->root, &buf);
 		if (err)
@@ -309,7 +429,10 @@ static int copy_all(pid_t pid, const struct threads *t,
 	}
 	if (memfd >= 0)
 		close(memfd);
+	if (!err)
+		cut_dead_stacks(snap, dead, t);
 out:
+	free(dead);
 	free(maps);
 	return err;
 }
@@ -322,7 +445,7 @@ int mt_scan_snapshot_take(pid_t pid, const struct mt_scan_block *blocks,
 	int err;
 
 	memset(snap, 0, sizeof(*snap));
-	err = stop_all(pid, &t);
+	err = stop_all(pid, from && from->traced ? from->tid : 0, &t);
 	if (!err)
 		err = wait_all(&t);
 	if (!err)

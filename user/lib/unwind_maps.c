@@ -142,6 +142,21 @@ static bool was_sent(const struct mt_unwinder *u, uint64_t start,
 	return false;
 }
 
+const struct mt_unwind_table *mt_unwinder_table(struct mt_unwinder *u,
+						const struct mt_procmap *m,
+						uint64_t *bias)
+{
+	struct object *o;
+
+	if (m->path[0] != '/' || m->perms[2] != 'x' || m->deleted)
+		return NULL;
+	o = object_of(u, m->path, m->dev_major, m->dev_minor, m->inode);
+	if (!o || o->err)
+		return NULL;
+	*bias = m->start - m->offset - o->t.vaddr_off;
+	return &o->t;
+}
+
 int mt_unwinder_sync(struct mt_unwinder *u, struct mt_handle *h)
 {
 	struct mt_procmap *maps;

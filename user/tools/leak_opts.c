@@ -182,9 +182,6 @@ static void check_args(const struct leak_opts *o, bool periodic, bool engine)
 		die_usage("%s", "--engine is for -- COMMAND: a running process is traced with uprobes");
 	if (o->cmd && periodic)
 		die_usage("%s", "-i and -n are for -p: a command gets one report, at its exit");
-	/* At its exit stop the command is ptraced by us: no second seize. */
-	if (o->cmd && o->mode == MODE_SCAN && o->engine == ENGINE_UPROBE)
-		die_usage("%s", "--scan with a command needs --engine preload");
 	if (o->cmd && o->fds && o->engine == ENGINE_UPROBE)
 		die_usage("%s", "--fds with a command needs --engine preload");
 	if (o->fds && o->mode != MODE_STACKS)

@@ -632,12 +632,61 @@ static int attach(struct session *s)
 	return 0;
 }
 
+/*
+ * At the exit: the stack pointer of the frame that called exit() (glibc's
+ * exit, or __run_exit_handlers it may jump to), from which the exiting
+ * thread tid's stack holds the program's roots.  pcs, sps: its n frames,
+ * innermost first (from the in-process engine's state, or a walk of the
+ * thread stopped at its exit).
+ */
+static void exit_caller(struct report *r, pid_t tid, const uint64_t *pcs,
+			const uint64_t *sps, int n)
+{
+	const struct mt_sym_frame *f;
+	int i, k, nf;
+
+	r->from.tid = tid;
+	r->from.sp = 0;
+	for (i = 0; i + 1 < n; i++) {
+		nf = mt_sym_lookup(r->sym, pcs[i], true, &f);
+		for (k = 0; k < nf; k++)
+			if (f[k].function &&
+			    (!strcmp(f[k].function, "exit") ||
+			     !strcmp(f[k].function, "__GI_exit") ||
+			     !strcmp(f[k].function, "__run_exit_handlers")))
+				r->from.sp = sps[i + 1];
+	}
+	if (!r->from.sp)
+		r->from.tid = 0;
+}
+
+/* --scan at the command's exit stop: its stack from exit's caller up. */
+static void exit_stop_caller(struct session *s)
+{
+	uint64_t pcs[MEMTRACK_LEAK_MAX_FRAMES], sps[MEMTRACK_LEAK_MAX_FRAMES];
+	int n = -1;
+
+	if (s->unw)
+		n = mt_unwinder_walk(s->unw, s->r.pid, pcs, sps,
+				     MEMTRACK_LEAK_MAX_FRAMES);
+	if (n < 0)
+		fprintf(stderr, "%s: warning: the exit's stack: %s\n", prog,
+			s->unw ? mt_errmsg() : "no unwind tables");
+	exit_caller(&s->r, s->r.pid, pcs, sps, n);
+	/* the program is in its exit stop, ours: the scan leaves it there */
+	s->r.from.traced = true;
+	if (!s->r.from.tid)
+		s->r.from = (struct mt_scan_stack){ s->r.pid, 0, true };
+}
+
 /* At the command's exit stop: its report, then the detach. */
 static void final_report(struct session *s)
 {
 	int err;
 
 	s->r.sym = mt_sym_open(s->r.pid);
+	if (s->r.sym && s->opt->mode == MODE_SCAN)
+		exit_stop_caller(s);
 	if (!s->r.sym)
 		fprintf(stderr, "%s: %s\n", prog, mt_errmsg());
 	else if (take_report(s->h, &s->r) < 0)
@@ -721,31 +770,16 @@ static int preload_lib(char *buf, size_t len)
 	return -1;
 }
 
-/*
- * At the exit: the stack pointer of the frame that called exit() (glibc's
- * exit, or __run_exit_handlers it may jump to), from which the exiting
- * thread's stack holds the program's roots.
- */
-static void exit_caller(struct report *r)
+/* --scan at the exit the library waits in: the stack it noted there. */
+static void preload_exit_caller(struct report *r)
 {
 	uint64_t pcs[MEMTRACK_LEAK_MAX_FRAMES], sps[MEMTRACK_LEAK_MAX_FRAMES];
-	const struct mt_sym_frame *f;
-	int n, i, k, nf;
+	pid_t tid = 0;
+	int n;
 
-	n = mt_preload_exit_stack(r->pre, &r->from.tid, pcs, sps,
+	n = mt_preload_exit_stack(r->pre, &tid, pcs, sps,
 				  MEMTRACK_LEAK_MAX_FRAMES);
-	r->from.sp = 0;
-	for (i = 0; i + 1 < n; i++) {
-		nf = mt_sym_lookup(r->sym, pcs[i], true, &f);
-		for (k = 0; k < nf; k++)
-			if (f[k].function &&
-			    (!strcmp(f[k].function, "exit") ||
-			     !strcmp(f[k].function, "__GI_exit") ||
-			     !strcmp(f[k].function, "__run_exit_handlers")))
-				r->from.sp = sps[i + 1];
-	}
-	if (!r->from.sp)
-		r->from.tid = 0;
+	exit_caller(r, tid, pcs, sps, n);
 }
 
 /* The report at the program's end (--scan: its exit), from its state. */
@@ -756,7 +790,7 @@ static void preload_report(struct session *s)
 	mt_sym_close(s->r.sym);
 	s->r.sym = mt_preload_symbolizer(s->pre);
 	if (s->r.sym && s->opt->mode == MODE_SCAN)
-		exit_caller(&s->r);
+		preload_exit_caller(&s->r);
 	if (!s->r.sym)
 		fprintf(stderr, "%s: %s\n", prog, mt_errmsg());
 	else if (take_report(NULL, &s->r) < 0)

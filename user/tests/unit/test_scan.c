@@ -75,6 +75,45 @@ static void run(const char *name, int nb, bool heap_root, const char *want)
 	}
 }
 
+/*
+ * glibc's chunks (malloc.c): a block's chunk starts 16 bytes before it with
+ * its size (| PREV_INUSE), and a 40-byte request's 48-byte chunk lends its
+ * last 8 bytes to the next chunk's prev_size.  heap2: block A (40 bytes)
+ * at CH + 16, then a chunk at CH + 48 of next_size bytes, then one whose
+ * size says whether the one before is in use.  The root word is ptr.
+ * want: A's class.
+ */
+#define CH	0x200000ull
+static uint64_t heap2[40], root2[1];
+
+static void run_chunks(const char *name, uint64_t next_size, bool next_free,
+		       uint64_t len, uint64_t ptr, char want)
+{
+	struct mt_scan_region r[2] = {
+		{ .addr = CH, .len = len, .data = (const unsigned char *)heap2 },
+		{ .addr = DATA, .len = sizeof(root2),
+		  .data = (const unsigned char *)root2, .root = true },
+	};
+	struct mt_scan_block b = { .addr = CH + 16, .size = 40 };
+	static const char letter[] = "DIPR";
+
+	memset(heap2, 0, sizeof(heap2));
+	heap2[1] = 48 | 1;			/* A's chunk */
+	heap2[7] = next_size | 1;		/* the next chunk's size */
+	if (48 + next_size + 16 <= sizeof(heap2))
+		heap2[(48 + next_size) / 8 + 1] = 32 | !next_free;
+	root2[0] = ptr;
+	if (mt_scan_classify(&b, 1, r, 2)) {
+		printf("FAIL %s: classify failed\n", name);
+		failures++;
+	} else if (letter[b.cls] != want) {
+		printf("FAIL %s: got %c, expected %c\n", name, letter[b.cls], want);
+		failures++;
+	} else {
+		printf("PASS %s\n", name);
+	}
+}
+
 int main(void)
 {
 	/* 0 <- root; 0 -> 1, 2; 1 -> 3: a reachable tree */
@@ -145,6 +184,18 @@ int main(void)
 	link_to(0, 0, blk(1) + 8);
 	link_to(1, 0, blk(0) + 24);
 	run("lost-interior-pair", 2, false, "DI");
+
+	/* an arena's pointer to its top chunk (ending where the heap does),
+	 * inside A's last 8 bytes: malloc's, not A's: definitely lost */
+	run_chunks("top-chunk-pointer", 256 - 48, false, 256, CH + 48, 'D');
+	/* a bin's pointer to a free chunk after A: malloc's too */
+	run_chunks("free-chunk-pointer", 64, true, 256, CH + 48, 'D');
+	/* the same word where the chunk after is in use: into A, possibly */
+	run_chunks("used-chunk-pointer", 64, false, 256, CH + 48, 'P');
+	/* a chunk ending short of the region is not the top */
+	run_chunks("not-top-chunk", 256 - 48, false, 264, CH + 48, 'P');
+	/* any other interior pointer into A: possibly lost */
+	run_chunks("interior-not-chunk", 64, true, 256, CH + 40, 'P');
 
 	return failures ? 1 : 0;
 }
