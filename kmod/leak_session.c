@@ -575,6 +575,25 @@ free:
 	return err;
 }
 
+/*
+ * Caller holds mtr_leak_lock: the caller's session of a process still
+ * running, or NULL with *err and the reason in @extack.
+ */
+static struct mtr_leak_session *
+mtr_leak_find_running(pid_t tgid, int *err, struct netlink_ext_ack *extack)
+{
+	struct mtr_leak_session *s = mtr_leak_find_mine(tgid, err);
+
+	if (!s) {
+		NL_SET_ERR_MSG(extack, "process not traced by this user");
+	} else if (READ_ONCE(s->ended)) {
+		NL_SET_ERR_MSG(extack, "the process exited or exec'd");
+		*err = -ESRCH;
+		s = NULL;
+	}
+	return s;
+}
+
 /* The probes of an attach with F_ARM_LATER, once its tables are in. */
 int mtr_leak_arm(pid_t tgid, struct netlink_ext_ack *extack)
 {
@@ -582,16 +601,11 @@ int mtr_leak_arm(pid_t tgid, struct netlink_ext_ack *extack)
 	int err;
 
 	mutex_lock(&mtr_leak_lock);
-	s = mtr_leak_find_mine(tgid, &err);
-	if (!s) {
-		NL_SET_ERR_MSG(extack, "process not traced by this user");
-	} else if (READ_ONCE(s->ended)) {
-		NL_SET_ERR_MSG(extack, "the process exited or exec'd");
-		err = -ESRCH;
-	} else if (s->armed) {
+	s = mtr_leak_find_running(tgid, &err, extack);
+	if (s && s->armed) {
 		NL_SET_ERR_MSG(extack, "the probes are in already");
 		err = -EALREADY;
-	} else {
+	} else if (s) {
 		err = mtr_leak_register(s, extack);
 	}
 	mutex_unlock(&mtr_leak_lock);
@@ -620,16 +634,10 @@ int mtr_leak_set_unwind(pid_t tgid, const struct mtr_unwind_chunk *c,
 	int err;
 
 	mutex_lock(&mtr_leak_lock);
-	s = mtr_leak_find_mine(tgid, &err);
-	if (!s) {
-		NL_SET_ERR_MSG(extack, "process not traced by this user");
-	} else if (READ_ONCE(s->ended)) {
-		/* Its probes are gone: nothing will walk a stack again. */
-		NL_SET_ERR_MSG(extack, "the process exited or exec'd");
-		err = -ESRCH;
-	} else {
+	/* An ended session's probes are gone: no stack is walked again. */
+	s = mtr_leak_find_running(tgid, &err, extack);
+	if (s)
 		err = mtr_leak_unwind_add(s, c, extack);
-	}
 	mutex_unlock(&mtr_leak_lock);
 	return err;
 }

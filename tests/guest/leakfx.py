@@ -211,6 +211,19 @@ def check_all_callers(report, name, src=None, thread=False, start=True):
                 check_callers(s, f"{name}/{leak}", src or file, thread, start)
 
 
+def check_bylib(doc, what, others=True):
+    """A --by-lib JSON report: bylib's and libbylib.so's rows are exactly
+    bylib_expected()'s (bytes, blocks, calls, call_bytes per object and API);
+    others: rows of other objects (libc's, the loader's) may be there too."""
+    got = {(os.path.basename(row["object"]), row["api"]):
+           (row["bytes"], row["blocks"], row["calls"], row["call_bytes"])
+           for row in doc["by_lib"]
+           if not others or
+           os.path.basename(row["object"]) in ("bylib", "libbylib.so")}
+    want = bylib_expected()
+    check(got == want, f"{what}: by-lib {got}, expected {want}")
+
+
 def bylib_expected():
     """{(object, api): (bytes, blocks, calls, call_bytes)} from the markers
     "LEAK(name): LEFT x SIZE of CALLS calls" of bylib.c and lib/bylib_lib.c."""

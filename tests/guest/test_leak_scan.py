@@ -92,11 +92,7 @@ def bylib(variant):
     path = os.path.join(BUILD, variant, "bylib")
     docs, rest, rc = run_fixture(path, ["--by-lib"])
     check(rc == 0, f"fixture exit {rc}")
-    got = {(os.path.basename(r["object"]), r["api"]):
-           (r["bytes"], r["blocks"], r["calls"], r["call_bytes"])
-           for r in docs[-1]["by_lib"]}
-    want = lfx.bylib_expected()
-    check(got == want, f"{variant}: by-lib {got}, expected {want}")
+    lfx.check_bylib(docs[-1], variant, others=False)
 
 
 @test

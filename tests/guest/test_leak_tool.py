@@ -298,12 +298,7 @@ def command_by_lib(variant):
     rc, err, docs = run_simple(["--by-lib", "--", fixture("bylib", variant)],
                                input="go\ngo\n")
     check(rc == 0 and len(docs) == 1, f"exit {rc}: {err}")
-    got = {(os.path.basename(row["object"]), row["api"]):
-           (row["bytes"], row["blocks"], row["calls"], row["call_bytes"])
-           for row in docs[0]["by_lib"]
-           if os.path.basename(row["object"]) in ("bylib", "libbylib.so")}
-    want = lfx.bylib_expected()
-    check(got == want, f"{variant}: by-lib {got}, expected {want}")
+    lfx.check_bylib(docs[0], variant)
 
 
 @preload_variant_test
@@ -650,12 +645,7 @@ def last_report_by_lib_at_exit():
         docs = json_docs(out)
         check(t.returncode == 3 and len(docs) == 1 and docs[0].get("ended") == "exit",
               f"exit {t.returncode}: {err} {out[:300]}")
-        got = {(os.path.basename(row["object"]), row["api"]):
-               (row["bytes"], row["blocks"], row["calls"], row["call_bytes"])
-               for row in docs[0]["by_lib"]
-               if os.path.basename(row["object"]) in ("bylib", "libbylib.so")}
-        want = lfx.bylib_expected()
-        check(got == want, f"by-lib {got}, expected {want}")
+        lfx.check_bylib(docs[0], "at the exit")
 
 
 @pid_test
