@@ -865,9 +865,18 @@ static bool use_preload(const struct leak_opts *o)
 	return true;
 }
 
-/* Why the session of process pid ended, on stderr. */
+/*
+ * Why the session of process pid is gone, on stderr.  An exit or exec
+ * ends it with a last report instead; this is an unload (whose sessions go
+ * a moment before its netlink family does) or a detach by someone else.
+ */
 static void say_session_ended(long pid)
 {
+	struct timespec ms100 = { 0, 100000000 };
+	int i;
+
+	for (i = 0; i < 10 && !module_gone(); i++)
+		nanosleep(&ms100, NULL);
 	if (module_gone())
 		fprintf(stderr, "%s: process %ld: the session ended: memtrack.ko was unloaded\n",
 			prog, pid);
@@ -875,7 +884,7 @@ static void say_session_ended(long pid)
 		fprintf(stderr, "%s: process %ld exited; its session ended with it\n",
 			prog, pid);
 	else
-		fprintf(stderr, "%s: process %ld: the session ended (it exec'd another program)\n",
+		fprintf(stderr, "%s: process %ld: the session ended (another process detached it)\n",
 			prog, pid);
 }
 
