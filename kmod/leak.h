@@ -32,6 +32,7 @@
 #define MTR_LEAK_MAX_DEPTH	4		/* nested allocator calls kept */
 #define MTR_LEAK_KEEP		msecs_to_jiffies(MEMTRACK_LEAK_KEEP_MS)
 #define MTR_LEAK_MAX_CHILDREN	64		/* F_CHILDREN: processes at once */
+#define MTR_LEAK_MAX_SPARE	256		/* freed blocks kept for reuse */
 #define MTR_LEAK_BLOCK_BITS	16		/* block hash buckets (log2) */
 #define MTR_LEAK_STACK_BITS	12
 #define MTR_LEAK_THREAD_BITS	8
@@ -153,6 +154,12 @@ struct mtr_leak_session {
 	bool kids_gone;			/* some kids[].gone: reap them */
 	struct mtr_leak_kid kids[MTR_LEAK_MAX_CHILDREN];
 	struct hlist_head *blocks;	/* MTR_LEAK_BLOCK_BITS buckets */
+	/*
+	 * Blocks freed, kept for the next allocation: a malloc/free pair then
+	 * costs no trip through the slab allocator.
+	 */
+	struct hlist_head spare;
+	unsigned int nr_spare;
 	struct hlist_head stacks[1 << MTR_LEAK_STACK_BITS];
 	struct hlist_head threads[1 << MTR_LEAK_THREAD_BITS];
 	unsigned int nr_threads;
@@ -167,6 +174,9 @@ int mtr_leak_table_init(void);
 void mtr_leak_table_exit(void);
 struct mtr_leak_block *mtr_leak_block_alloc(void);	/* no lock needed */
 void mtr_leak_block_free(struct mtr_leak_block *b);	/* no lock needed */
+struct mtr_leak_block *mtr_leak_block_spare(struct mtr_leak_session *s);
+void mtr_leak_block_recycle(struct mtr_leak_session *s,
+			    struct mtr_leak_block *b);
 struct mtr_leak_block *mtr_leak_block_find(struct mtr_leak_session *s,
 					   pid_t tgid, unsigned long addr);
 void mtr_leak_block_drop(struct mtr_leak_session *s, struct mtr_leak_block *b);

@@ -241,11 +241,17 @@ static int mtr_leak_return(MTR_URETPROBE_HANDLER_PROTO)
 
 	if (!s)
 		return 0;
-	b = mtr_leak_block_alloc();
 	if (p->api == MEMTRACK_API_PIPE || p->api == MEMTRACK_API_SOCKETPAIR)
 		b2 = mtr_leak_block_alloc();
 
 	spin_lock(&s->lock);
+	/* A block freed before, most often: the slab only when none is left. */
+	b = mtr_leak_block_spare(s);
+	if (!b) {
+		spin_unlock(&s->lock);
+		b = mtr_leak_block_alloc();
+		spin_lock(&s->lock);
+	}
 	t = mtr_leak_thread_find(s, current->pid);
 	if (t) {
 		/* The stack pointer the returning call had at its entry. */
@@ -301,9 +307,9 @@ static int mtr_leak_return(MTR_URETPROBE_HANDLER_PROTO)
 		b = NULL;
 	}
 out:
-	spin_unlock(&s->lock);
 	if (b)
-		mtr_leak_block_free(b);
+		mtr_leak_block_recycle(s, b);
+	spin_unlock(&s->lock);
 	if (b2)
 		mtr_leak_block_free(b2);
 	return 0;

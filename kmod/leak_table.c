@@ -61,6 +61,31 @@ struct mtr_leak_block *mtr_leak_block_find(struct mtr_leak_session *s,
 }
 
 /* Unlinks, uncounts and frees one block (caller holds s->lock). */
+/* A block freed earlier, or NULL. */
+struct mtr_leak_block *mtr_leak_block_spare(struct mtr_leak_session *s)
+{
+	struct mtr_leak_block *b;
+
+	if (hlist_empty(&s->spare))
+		return NULL;
+	b = hlist_entry(s->spare.first, struct mtr_leak_block, hnode);
+	hlist_del(&b->hnode);
+	s->nr_spare--;
+	return b;
+}
+
+/* Caller holds s->lock: @b, out of the table, kept for reuse or freed. */
+void mtr_leak_block_recycle(struct mtr_leak_session *s,
+			    struct mtr_leak_block *b)
+{
+	if (s->nr_spare < MTR_LEAK_MAX_SPARE) {
+		hlist_add_head(&b->hnode, &s->spare);
+		s->nr_spare++;
+	} else {
+		kmem_cache_free(mtr_leak_block_cache, b);
+	}
+}
+
 void mtr_leak_block_drop(struct mtr_leak_session *s, struct mtr_leak_block *b)
 {
 	hlist_del(&b->hnode);
@@ -70,7 +95,7 @@ void mtr_leak_block_drop(struct mtr_leak_session *s, struct mtr_leak_block *b)
 		s->st.outstanding_bytes -= b->size;
 		s->st.outstanding_blocks--;
 	}
-	kmem_cache_free(mtr_leak_block_cache, b);
+	mtr_leak_block_recycle(s, b);
 }
 
 /* Word by word: the generic memcmp() may go byte by byte. */
@@ -254,7 +279,7 @@ void mtr_leak_insert(struct mtr_leak_session *s,
 		  MTR_LEAK_MAX_BLOCKS) {
 		s->st.dropped_allocs++;
 		if (b)
-			kmem_cache_free(mtr_leak_block_cache, b);
+			mtr_leak_block_recycle(s, b);
 		return;
 	}
 	b->addr = addr;
@@ -355,6 +380,8 @@ void mtr_leak_tables_free(struct mtr_leak_session *s)
 	for (i = 0; s->blocks && i < (1U << MTR_LEAK_BLOCK_BITS); i++)
 		hlist_for_each_entry_safe(b, tmp, &s->blocks[i], hnode)
 			kmem_cache_free(mtr_leak_block_cache, b);
+	hlist_for_each_entry_safe(b, tmp, &s->spare, hnode)
+		kmem_cache_free(mtr_leak_block_cache, b);
 	for (i = 0; i < ARRAY_SIZE(s->stacks); i++)
 		hlist_for_each_entry_safe(st, tmp, &s->stacks[i], hnode)
 			kfree(st);
