@@ -165,6 +165,12 @@ struct mtr_leak_session {
 	unsigned int nr_threads;
 	struct memtrack_leak_stats st;
 	struct mtr_unwind *unwind;	/* leak_unwind.c; under mtr_leak_lock */
+	/*
+	 * Stacks being completed in their thread's own context once the CFI
+	 * pages they need are faulted in (leak_probe.c): the session's
+	 * probes are not gone until these are done.
+	 */
+	atomic_t refills;
 	unsigned int nr_probes;
 	struct mtr_leak_probe probes[];
 };
@@ -256,6 +262,7 @@ int mtr_leak_blocks_snapshot(pid_t tgid, struct mtr_leak_snap **out);
 /* One LEAK_UNWIND message: a chunk of a mapping's unwind table. */
 struct mtr_unwind_chunk {
 	u64 start, end, bias;
+	u64 eh_frame_hdr;		/* rules from there, not rows (nr 0) */
 	u32 nr_rows, first_row;
 	u32 nr;				/* rows in this chunk */
 	const struct memtrack_unwind_row *rows;
@@ -268,10 +275,23 @@ int mtr_leak_set_unwind(pid_t tgid, const struct mtr_unwind_chunk *c,
 int mtr_leak_unwind_init(void);
 void mtr_leak_unwind_exit(void);
 u32 mtr_leak_unwind_user(struct mtr_leak_session *s, struct pt_regs *regs,
-			 bool at_entry, u64 *frames);
+			 unsigned long ra, u64 *frames, unsigned long *fault);
 int mtr_leak_unwind_add(struct mtr_leak_session *s,
 			const struct mtr_unwind_chunk *c,
 			struct netlink_ext_ack *extack);
 void mtr_leak_unwind_free(struct mtr_leak_session *s);
+
+/* leak_ehframe.c: a mapping whose rules are read from its .eh_frame_hdr */
+struct mtr_ehframe {
+	unsigned long hdr;		/* where it is in the target; 0: rows */
+	unsigned long table;		/* its search table once read, else 0 */
+	u32 count;			/* entries of the table */
+	bool broken;			/* not a header we read: no rules */
+};
+
+int mtr_leak_ehframe_init(void);
+void mtr_leak_ehframe_exit(void);
+int mtr_leak_ehframe_row(struct mtr_ehframe *eh, unsigned long pc,
+			 struct memtrack_unwind_row *row, unsigned long *fault);
 
 #endif /* MEMTRACK_LEAK_H */

@@ -19,7 +19,9 @@
 #include <linux/overflow.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
+#include <linux/task_work.h>
 #include <linux/uaccess.h>
+#include <linux/wait_bit.h>
 #include "leak.h"
 #include "arch.h"
 
@@ -68,9 +70,11 @@ static void mtr_leak_note_mismatch(struct mtr_leak_session *s,
 {
 	struct mtr_leak_stack *st, *fresh = NULL;
 	u64 frames[MEMTRACK_LEAK_MAX_FRAMES];
+	unsigned long fault;
 	u32 nr, hash;
 
-	nr = mtr_leak_unwind_user(s, regs, true, frames);
+	/* A page of CFI not there yet cuts this one: it is rare. */
+	nr = mtr_leak_unwind_user(s, regs, 0, frames, &fault);
 	hash = mtr_leak_stack_hash(current->tgid, api, frames, nr);
 	spin_lock(&s->lock);
 	st = mtr_leak_stack_find(s, hash, current->tgid, api, frames, nr);
@@ -131,6 +135,95 @@ out:
 		mtr_leak_note_mismatch(s, bad, api, regs);
 }
 
+/*
+ * A stack whose walk met a page of CFI the target never touched (its
+ * .eh_frame is read in place, leak_ehframe.c) is completed before the
+ * thread goes back to user space: by a task work, in the thread's own
+ * context where faulting its own pages in is what the program would do
+ * itself, not in the probe, which must not sleep.  The call has not started
+ * then: its caller's frames are as the probe saw them.  Not its registers:
+ * the probed instruction may have been emulated (a push moves sp), so the
+ * walk starts from the probe's copy.
+ */
+struct mtr_leak_refill {
+	struct callback_head cb;
+	struct mtr_leak_session *s;
+	struct pt_regs regs;		/* at the call's entry */
+	/* Its return address: the uretprobe put its trampoline there since. */
+	unsigned long ra;
+	u32 api;
+};
+
+/* Pages faulted in for one stack at most: a frame may need 3 or 4. */
+#define MTR_LEAK_REFILL_FAULTS	64
+
+static void mtr_leak_refill_fn(struct callback_head *cb)
+{
+	struct mtr_leak_refill *r = container_of(cb, struct mtr_leak_refill, cb);
+	struct mtr_leak_session *s = r->s;
+	unsigned long sp = mtr_sp(&r->regs);
+	struct mtr_leak_stack *fresh;
+	struct mtr_leak_thread *t;
+	struct mtr_leak_call *c;
+	u64 frames[MEMTRACK_LEAK_MAX_FRAMES];
+	unsigned long fault;
+	u32 nr, hash, faults = 0;
+	u8 byte;
+
+	/* Run at exit instead (a fatal signal came first): nothing to do. */
+	if (current->flags & PF_EXITING)
+		goto out;
+	for (;;) {
+		nr = mtr_leak_unwind_user(s, &r->regs, r->ra, frames, &fault);
+		if (!fault || faults == MTR_LEAK_REFILL_FAULTS ||
+		    get_user(byte, (const u8 __user *)fault))
+			break;
+		faults++;
+	}
+	hash = mtr_leak_stack_hash(current->tgid, r->api, frames, nr);
+	fresh = kmalloc(struct_size(fresh, frames, nr), GFP_KERNEL);
+	spin_lock(&s->lock);
+	s->st.unwind_faults += faults;
+	t = mtr_leak_thread_find(s, current->pid);
+	if (t && t->depth && t->depth <= MTR_LEAK_MAX_DEPTH) {
+		c = &t->calls[t->depth - 1];
+		if (c->sp == sp && !c->nested && !c->stack)
+			c->stack = mtr_leak_stack_get(s, hash, current->tgid,
+						      r->api, frames, nr,
+						      &fresh);
+	}
+	spin_unlock(&s->lock);
+	kfree(fresh);
+out:
+	kfree(r);
+	/* Last: the session may be freed as soon as this reaches zero. */
+	if (atomic_dec_and_test(&s->refills))
+		wake_up_var(&s->refills);
+}
+
+/* Have the stack of this call taken again after faulting; false: cannot. */
+static bool mtr_leak_refill(struct mtr_leak_session *s, u32 api,
+			    struct pt_regs *regs, unsigned long ra)
+{
+	struct mtr_leak_refill *r;
+
+	r = kmalloc(sizeof(*r), GFP_NOWAIT | __GFP_NOWARN);
+	if (!r)
+		return false;
+	r->s = s;
+	r->regs = *regs;
+	r->ra = ra;
+	r->api = api;
+	init_task_work(&r->cb, mtr_leak_refill_fn);
+	atomic_inc(&s->refills);
+	if (task_work_add(current, &r->cb, TWA_RESUME)) {
+		atomic_dec(&s->refills);	/* the session's probes are in */
+		kfree(r);
+		return false;
+	}
+	return true;
+}
+
 /* What an allocator call asks for, from its arguments; false: overflow. */
 static bool mtr_leak_request(u32 api, struct pt_regs *regs,
 			     struct mtr_leak_call *c)
@@ -176,6 +269,7 @@ static int mtr_leak_entry(MTR_UPROBE_HANDLER_PROTO)
 	struct mtr_leak_stack *fresh = NULL;
 	struct mtr_leak_call c = { .sp = mtr_sp(regs), .api = p->api };
 	u64 frames[MEMTRACK_LEAK_MAX_FRAMES];
+	unsigned long fault;
 	u32 nr, hash;
 
 	if (!s)
@@ -205,7 +299,12 @@ static int mtr_leak_entry(MTR_UPROBE_HANDLER_PROTO)
 		c.nested = true;
 	if (!c.nested) {
 		spin_unlock(&s->lock);
-		nr = mtr_leak_unwind_user(s, regs, true, frames);
+		nr = mtr_leak_unwind_user(s, regs, 0, frames, &fault);
+		/* The refill sets c.stack before the call goes on. */
+		if (fault && mtr_leak_refill(s, p->api, regs, frames[0])) {
+			spin_lock(&s->lock);
+			goto push;
+		}
 		hash = mtr_leak_stack_hash(current->tgid, p->api, frames, nr);
 		spin_lock(&s->lock);
 		c.stack = mtr_leak_stack_find(s, hash, current->tgid, p->api,
@@ -219,6 +318,7 @@ static int mtr_leak_entry(MTR_UPROBE_HANDLER_PROTO)
 						     p->api, frames, nr, &fresh);
 		}
 	}
+push:
 	if (t->depth < MTR_LEAK_MAX_DEPTH)
 		t->calls[t->depth] = c;
 	t->depth++;

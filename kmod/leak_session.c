@@ -31,6 +31,7 @@
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
+#include <linux/wait_bit.h>
 #include <linux/workqueue.h>
 #include <net/netlink.h>
 #include "memtrack.h"
@@ -136,6 +137,8 @@ static void mtr_leak_unprobe(struct mtr_leak_session *s)
 	}
 	if (any)
 		mtr_uprobe_unregister_sync();
+	/* No handler runs now; stacks they left to complete may still. */
+	wait_var_event(&s->refills, !atomic_read(&s->refills));
 	mtr_leak_unwind_free(s);
 }
 

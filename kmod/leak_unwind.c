@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * User stacks of code built without frame pointers, from unwind tables that
- * user space derived from the target's .eh_frame/.debug_frame (LEAK_UNWIND).
+ * User stacks of code built without frame pointers, from what LEAK_UNWIND
+ * gave per executable mapping of the target: the address of its
+ * .eh_frame_hdr, whose rules the module reads itself (leak_ehframe.c), or a
+ * table of rows user space derived from its .debug_frame.
  *
  * A session holds, per executable mapping, a sorted array of compact rows
- * (struct memtrack_unwind_row).  The probe handlers look them up without any
+ * (struct memtrack_unwind_row) or an .eh_frame_hdr.  The probe handlers look them up without any
  * lock but RCU: the set of tables is replaced as a whole and the old one is
  * freed after a grace period.  They never touch VMAs or mmap_lock and read
  * the target's stack with page faults disabled, so a bad table can give a
@@ -24,6 +26,7 @@
 
 /* Tables installed in a session, sorted by start, not overlapping. */
 struct mtr_unwind_set {
+	struct rcu_head rcu;
 	u64 gen;			/* unique among all sets ever installed */
 	unsigned int nr;
 	struct mtr_unwind_map *maps[];
@@ -31,6 +34,7 @@ struct mtr_unwind_set {
 
 struct mtr_unwind_map {
 	unsigned long start, end, bias;
+	struct mtr_ehframe eh;		/* eh.hdr 0: the rows below */
 	size_t bytes;			/* charged to the session */
 	u32 nr_rows;
 	struct memtrack_unwind_row rows[];
@@ -71,22 +75,32 @@ static atomic64_t mtr_unwind_gen = ATOMIC64_INIT(0);
 
 int mtr_leak_unwind_init(void)
 {
+	int err;
+
 	mtr_unwind_memo = alloc_percpu(struct mtr_unwind_memo);
-	return mtr_unwind_memo ? 0 : -ENOMEM;
+	if (!mtr_unwind_memo)
+		return -ENOMEM;
+	err = mtr_leak_ehframe_init();
+	if (err)
+		free_percpu(mtr_unwind_memo);
+	return err;
 }
 
 /* After every session is gone: no handler can use the memo any more. */
 void mtr_leak_unwind_exit(void)
 {
+	mtr_leak_ehframe_exit();
 	free_percpu(mtr_unwind_memo);
 }
 
 /* ---- the handler's side --------------------------------------------------- */
 
-static const struct memtrack_unwind_row *
-mtr_unwind_find(const struct mtr_unwind_set *set, unsigned long pc)
+/* 1 and *row, 0: no rule for pc, -EFAULT: fault *fault in and try again. */
+static int mtr_unwind_find(const struct mtr_unwind_set *set, unsigned long pc,
+			   struct memtrack_unwind_row *row,
+			   unsigned long *fault)
 {
-	const struct mtr_unwind_map *m;
+	struct mtr_unwind_map *m;
 	unsigned int lo = 0, hi = set->nr, mid;
 	unsigned long vaddr;
 
@@ -98,8 +112,10 @@ mtr_unwind_find(const struct mtr_unwind_set *set, unsigned long pc)
 			hi = mid;
 	}
 	if (!lo || pc >= set->maps[lo - 1]->end)
-		return NULL;
+		return 0;
 	m = set->maps[lo - 1];
+	if (m->eh.hdr)
+		return mtr_leak_ehframe_row(&m->eh, pc, row, fault);
 	vaddr = pc - m->bias;
 	lo = 0;
 	hi = m->nr_rows;
@@ -110,25 +126,33 @@ mtr_unwind_find(const struct mtr_unwind_set *set, unsigned long pc)
 		else
 			hi = mid;
 	}
-	if (!lo || m->rows[lo - 1].cfa == MEMTRACK_UNWIND_NONE)
-		return NULL;
-	return &m->rows[lo - 1];
+	if (!lo)
+		return 0;
+	*row = m->rows[lo - 1];
+	return 1;
 }
 
-/* The row for @pc, through this CPU's memo; NULL if none.  Preemption off. */
+/*
+ * The row for @pc, through this CPU's memo; NULL if none, or if a page of
+ * CFI must be faulted in first (*fault).  Preemption off.
+ */
 static const struct memtrack_unwind_row *
-mtr_unwind_lookup(const struct mtr_unwind_set *set, unsigned long pc)
+mtr_unwind_lookup(const struct mtr_unwind_set *set, unsigned long pc,
+		  unsigned long *fault)
 {
 	struct mtr_unwind_memo_entry *e;
-	const struct memtrack_unwind_row *row;
+	struct memtrack_unwind_row row;
+	int found;
 
 	e = &this_cpu_ptr(mtr_unwind_memo)->e[hash_long(pc, MTR_UNWIND_MEMO_BITS)];
 	if (e->gen != set->gen || e->pc != pc) {
-		row = mtr_unwind_find(set, pc);
+		found = mtr_unwind_find(set, pc, &row, fault);
+		if (found < 0)
+			return NULL;	/* not memoized: there is a rule */
 		e->gen = set->gen;
 		e->pc = pc;
-		if (row)
-			e->row = *row;
+		if (found)
+			e->row = row;
 		else
 			e->row.cfa = MEMTRACK_UNWIND_NONE;
 	}
@@ -176,40 +200,41 @@ static bool mtr_unwind_fp(unsigned long *sp, unsigned long *bp,
 
 /*
  * The user call stack of current into @frames (MEMTRACK_LEAK_MAX_FRAMES),
- * innermost first; returns how many.  @at_entry: @regs are at a function's
- * first instruction, so frames[0] is its return address, *sp, and the walk
- * goes on from its caller; otherwise frames[0] is the instruction pointer.
+ * innermost first; returns how many.  @regs are at a function's first
+ * instruction, so frames[0] is its return address and the walk goes on
+ * from its caller: @ra if known (a uretprobe may have put its trampoline
+ * there since), else 0: read at sp.
  * Stops at the outermost frame, a rule it cannot follow, unreadable memory,
- * a CFA that does not move up, or a zero return address.
+ * a CFA that does not move up, or a zero return address; and where a frame's
+ * CFI is on a page the target has not touched yet: *@fault is then that
+ * page's address (else 0), for the caller to fault in and walk again.
  */
 u32 mtr_leak_unwind_user(struct mtr_leak_session *s, struct pt_regs *regs,
-			 bool at_entry, u64 *frames)
+			 unsigned long ra, u64 *frames, unsigned long *fault)
 {
 	/* Pairs with the release in mtr_leak_unwind_add(): initialized. */
 	struct mtr_unwind *uw = smp_load_acquire(&s->unwind);
 	const struct memtrack_unwind_row *row;
 	const struct mtr_unwind_set *set = NULL;
-	unsigned long sp = mtr_sp(regs), bp = mtr_fp(regs), pc, cfa, ra;
+	unsigned long sp = mtr_sp(regs), bp = mtr_fp(regs), pc = ra, cfa;
 	u32 n = 0;
 
+	*fault = 0;
 	/* The memo is per CPU; a read that would fault fails instead. */
 	preempt_disable();
 	pagefault_disable();
 	rcu_read_lock();
 	if (uw)
 		set = rcu_dereference(uw->set);
-	if (at_entry) {
-		if (!mtr_unwind_read(sp, &pc))
-			goto out;
-		sp += sizeof(long);
-	} else {
-		pc = mtr_ip(regs);
-	}
+	if (!pc && !mtr_unwind_read(sp, &pc))
+		goto out;
+	sp += sizeof(long);
 	frames[n++] = pc;
 	while (n < MEMTRACK_LEAK_MAX_FRAMES) {
 		/* A return address may be just past a noreturn call's end. */
-		row = set ? mtr_unwind_lookup(set, at_entry || n > 1 ? pc - 1 : pc)
-			  : NULL;
+		row = set ? mtr_unwind_lookup(set, pc - 1, fault) : NULL;
+		if (*fault)
+			break;
 		if (!row) {
 			if (!mtr_unwind_fp(&sp, &bp, &cfa, &ra))
 				break;
@@ -273,6 +298,10 @@ static int mtr_unwind_begin(struct mtr_unwind *uw,
 	size_t bytes;
 
 	mtr_unwind_drop_pending(uw);
+	if (c->eh_frame_hdr && c->eh_frame_hdr >= TASK_SIZE_MAX) {
+		NL_SET_ERR_MSG(extack, "unwind: EH_FRAME_HDR outside user space");
+		return -EINVAL;
+	}
 	if (c->start >= c->end || !PAGE_ALIGNED(c->start) ||
 	    !PAGE_ALIGNED(c->end) || c->end > TASK_SIZE_MAX) {
 		NL_SET_ERR_MSG(extack, "unwind: bad mapping range");
@@ -283,7 +312,8 @@ static int mtr_unwind_begin(struct mtr_unwind *uw,
 		NL_SET_ERR_MSG(extack, "unwind: bias puts the mapping outside 32-bit vaddrs");
 		return -EINVAL;
 	}
-	if (!c->nr_rows || c->nr_rows > MEMTRACK_UNWIND_MAX_ROWS) {
+	if ((!c->eh_frame_hdr && !c->nr_rows) ||
+	    c->nr_rows > MEMTRACK_UNWIND_MAX_ROWS) {
 		NL_SET_ERR_MSG(extack, "unwind: NR_ROWS out of range");
 		return -EINVAL;
 	}
@@ -299,6 +329,7 @@ static int mtr_unwind_begin(struct mtr_unwind *uw,
 	m->end = c->end;
 	m->bias = c->bias;
 	m->nr_rows = c->nr_rows;
+	m->eh = (struct mtr_ehframe){ .hdr = c->eh_frame_hdr };
 	m->bytes = bytes;
 	uw->pending = m;
 	uw->bytes += bytes;
@@ -311,7 +342,7 @@ static int mtr_unwind_install(struct mtr_unwind *uw)
 	struct mtr_unwind_set *old, *set;
 	struct mtr_unwind_map *m = uw->pending, *o;
 	unsigned int i, j = 0, nr_old;
-	bool placed = false;
+	bool placed = false, replaced = false;
 
 	old = rcu_dereference_protected(uw->set, 1);
 	nr_old = old ? old->nr : 0;
@@ -320,8 +351,10 @@ static int mtr_unwind_install(struct mtr_unwind *uw)
 		return -ENOMEM;
 	for (i = 0; i < nr_old; i++) {
 		o = old->maps[i];
-		if (o->start < m->end && m->start < o->end)
+		if (o->start < m->end && m->start < o->end) {
+			replaced = true;
 			continue;
+		}
 		if (o->start > m->start && !placed) {
 			set->maps[j++] = m;
 			placed = true;
@@ -337,6 +370,14 @@ static int mtr_unwind_install(struct mtr_unwind *uw)
 	rcu_assign_pointer(uw->set, set);
 	if (!old)
 		return 0;
+	/*
+	 * An attach installs a table per object, one by one: only a table
+	 * replaced (a mapping reused) makes it wait for the readers.
+	 */
+	if (!replaced) {
+		kfree_rcu(old, rcu);
+		return 0;
+	}
 	synchronize_rcu();
 	for (i = 0; i < nr_old; i++) {
 		o = old->maps[i];
@@ -364,7 +405,11 @@ int mtr_leak_unwind_add(struct mtr_leak_session *s,
 	u32 i;
 	int err;
 
-	if (!c->nr || c->nr > MEMTRACK_UNWIND_MAX_CHUNK) {
+	if (c->eh_frame_hdr && (c->nr || c->nr_rows || c->first_row)) {
+		NL_SET_ERR_MSG(extack, "unwind: EH_FRAME_HDR goes without rows");
+		return -EINVAL;
+	}
+	if (!c->eh_frame_hdr && (!c->nr || c->nr > MEMTRACK_UNWIND_MAX_CHUNK)) {
 		NL_SET_ERR_MSG(extack, "unwind: ROWS must hold 1 to MEMTRACK_UNWIND_MAX_CHUNK whole rows");
 		return -EINVAL;
 	}
@@ -374,6 +419,14 @@ int mtr_leak_unwind_add(struct mtr_leak_session *s,
 			return -ENOMEM;
 		/* Handlers read it without the mutex: publish it zeroed. */
 		smp_store_release(&s->unwind, uw);
+	}
+	if (c->eh_frame_hdr) {
+		err = mtr_unwind_begin(uw, c, extack);
+		if (!err)
+			err = mtr_unwind_install(uw);
+		if (err)
+			mtr_unwind_drop_pending(uw);
+		return err;
 	}
 	if (!c->first_row) {
 		err = mtr_unwind_begin(uw, c, extack);

@@ -38,6 +38,7 @@ const struct nla_policy mtr_nl_unwind_policy[MEMTRACK_UNWIND_ATTR_MAX + 1] = {
 	[MEMTRACK_UNWIND_ATTR_NR_ROWS] =
 		NLA_POLICY_FULL_RANGE(NLA_U32, &mtr_unwind_rows_range),
 	[MEMTRACK_UNWIND_ATTR_FIRST_ROW] = { .type = NLA_U32 },
+	[MEMTRACK_UNWIND_ATTR_EH_FRAME_HDR] = { .type = NLA_U64 },
 	[MEMTRACK_UNWIND_ATTR_ROWS] = { .type = NLA_BINARY,
 					.len = MEMTRACK_UNWIND_MAX_CHUNK *
 					       sizeof(struct memtrack_unwind_row) },
@@ -135,12 +136,41 @@ int mtr_nl_leak_unwind(struct sk_buff *skb, struct genl_info *info)
 			       mtr_nl_unwind_policy, info->extack);
 	if (err)
 		return err;
+	memset(&c, 0, sizeof(c));
 	if (!tb[MEMTRACK_UNWIND_ATTR_START] || !tb[MEMTRACK_UNWIND_ATTR_END] ||
-	    !tb[MEMTRACK_UNWIND_ATTR_BIAS] || !tb[MEMTRACK_UNWIND_ATTR_NR_ROWS] ||
+	    !tb[MEMTRACK_UNWIND_ATTR_BIAS]) {
+		NL_SET_ERR_MSG_ATTR(info->extack,
+				    info->attrs[MEMTRACK_ATTR_LEAK_UNWIND],
+				    "unwind needs START, END and BIAS");
+		return -EINVAL;
+	}
+	c.start = nla_get_u64(tb[MEMTRACK_UNWIND_ATTR_START]);
+	c.end = nla_get_u64(tb[MEMTRACK_UNWIND_ATTR_END]);
+	c.bias = nla_get_u64(tb[MEMTRACK_UNWIND_ATTR_BIAS]);
+	if (tb[MEMTRACK_UNWIND_ATTR_EH_FRAME_HDR]) {
+		if (tb[MEMTRACK_UNWIND_ATTR_NR_ROWS] ||
+		    tb[MEMTRACK_UNWIND_ATTR_FIRST_ROW] ||
+		    tb[MEMTRACK_UNWIND_ATTR_ROWS]) {
+			NL_SET_ERR_MSG_ATTR(info->extack,
+					    tb[MEMTRACK_UNWIND_ATTR_EH_FRAME_HDR],
+					    "unwind: EH_FRAME_HDR or rows, not both");
+			return -EINVAL;
+		}
+		c.eh_frame_hdr =
+			nla_get_u64(tb[MEMTRACK_UNWIND_ATTR_EH_FRAME_HDR]);
+		if (!c.eh_frame_hdr) {
+			NL_SET_ERR_MSG_ATTR(info->extack,
+					    tb[MEMTRACK_UNWIND_ATTR_EH_FRAME_HDR],
+					    "unwind: EH_FRAME_HDR is 0");
+			return -EINVAL;
+		}
+		goto set;
+	}
+	if (!tb[MEMTRACK_UNWIND_ATTR_NR_ROWS] ||
 	    !tb[MEMTRACK_UNWIND_ATTR_FIRST_ROW] || !tb[MEMTRACK_UNWIND_ATTR_ROWS]) {
 		NL_SET_ERR_MSG_ATTR(info->extack,
 				    info->attrs[MEMTRACK_ATTR_LEAK_UNWIND],
-				    "unwind needs START, END, BIAS, NR_ROWS, FIRST_ROW and ROWS");
+				    "unwind needs NR_ROWS, FIRST_ROW and ROWS, or EH_FRAME_HDR");
 		return -EINVAL;
 	}
 	rows = tb[MEMTRACK_UNWIND_ATTR_ROWS];
@@ -149,13 +179,11 @@ int mtr_nl_leak_unwind(struct sk_buff *skb, struct genl_info *info)
 				    "unwind: ROWS is not a whole number of rows");
 		return -EINVAL;
 	}
-	c.start = nla_get_u64(tb[MEMTRACK_UNWIND_ATTR_START]);
-	c.end = nla_get_u64(tb[MEMTRACK_UNWIND_ATTR_END]);
-	c.bias = nla_get_u64(tb[MEMTRACK_UNWIND_ATTR_BIAS]);
 	c.nr_rows = nla_get_u32(tb[MEMTRACK_UNWIND_ATTR_NR_ROWS]);
 	c.first_row = nla_get_u32(tb[MEMTRACK_UNWIND_ATTR_FIRST_ROW]);
 	c.nr = nla_len(rows) / sizeof(struct memtrack_unwind_row);
 	c.rows = nla_data(rows);
+set:
 	return mtr_leak_set_unwind(nla_get_u32(info->attrs[MEMTRACK_ATTR_TGID]),
 				   &c, info->extack);
 }

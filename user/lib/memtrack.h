@@ -271,11 +271,15 @@ void mt_unwind_table_free(struct mt_unwind_table *t);
 int mt_leak_unwind(struct mt_handle *h, pid_t pid, uint64_t start,
 		   uint64_t end, uint64_t bias,
 		   const struct memtrack_unwind_row *rows, size_t n);
+/* Or where its .eh_frame_hdr is in the target: the module reads it there. */
+int mt_leak_unwind_hdr(struct mt_handle *h, pid_t pid, uint64_t start,
+		       uint64_t end, uint64_t bias, uint64_t hdr);
 
 /*
  * The tables of a traced process's executable file mappings (unwind_maps.c):
  * mt_unwinder_sync() sends those of mappings not sent yet (after attach,
- * and again after a dlopen), building each object's table once.  Returns
+ * and again after a dlopen): the address of an object's .eh_frame_hdr, or
+ * its table of rows (built once) when it has none.  Returns
  * the number of mappings sent, or a negative errno.  With h NULL it only
  * builds the tables, so that they can go right after the attach.
  */

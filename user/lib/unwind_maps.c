@@ -1,13 +1,24 @@
 // SPDX-License-Identifier: LGPL-2.1
 /*
- * libmemtrack: hand a traced process's unwind tables to memtrack.ko
- * (LEAK_UNWIND), one per executable file mapping, and again for mappings
- * that appear later (dlopen).  An object's table is built once per tool run,
- * keyed by device and inode, whatever address it is mapped at.
+ * libmemtrack: tell memtrack.ko how to unwind a traced process's code
+ * (LEAK_UNWIND), per executable file mapping, and again for mappings that
+ * appear later (dlopen).
+ *
+ * An object with an .eh_frame_hdr (PT_GNU_EH_FRAME: every object GNU ld or
+ * lld links with .eh_frame) is given by that address alone, found in the
+ * ELF and program headers the target has mapped: nothing is read from the
+ * file and the module reads the rules of the frames it walks in place.
+ * Only the others get a table of rows, derived from the file (.debug_frame),
+ * built once per tool run, keyed by device and inode, whatever address it
+ * is mapped at; so do all with MEMTRACK_UNWIND=rows (tests compare both).
  */
+#define _GNU_SOURCE			/* process_vm_readv */
+#include <elf.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
 #include <netlink/netlink.h>
 #include <netlink/attr.h>
@@ -20,6 +31,7 @@
 struct object {
 	unsigned int dev_major, dev_minor;
 	uint64_t ino;
+	bool built;			/* t (or err) is there */
 	int err;			/* building its table failed: skip it */
 	struct mt_unwind_table t;
 };
@@ -34,7 +46,38 @@ struct mt_unwinder {
 	size_t nobj;
 	struct sent *sent;
 	size_t nsent;
+	bool rows;			/* MEMTRACK_UNWIND=rows: tables for all */
 };
+
+/* The address of a mapping's .eh_frame_hdr, in the target (below). */
+int mt_leak_unwind_hdr(struct mt_handle *h, pid_t pid, uint64_t start,
+		       uint64_t end, uint64_t bias, uint64_t hdr)
+{
+	struct req r = { 0 };
+	struct nl_msg *msg;
+	struct nlattr *nest;
+	int err;
+
+	msg = req_tgid_msg(h, MEMTRACK_CMD_LEAK_UNWIND, 0, pid, 256);
+	if (!msg)
+		return -ENOMEM;
+	if (!(nest = nla_nest_start(msg, MEMTRACK_ATTR_LEAK_UNWIND)) ||
+	    nla_put_u64(msg, MEMTRACK_UNWIND_ATTR_START, start) < 0 ||
+	    nla_put_u64(msg, MEMTRACK_UNWIND_ATTR_END, end) < 0 ||
+	    nla_put_u64(msg, MEMTRACK_UNWIND_ATTR_BIAS, bias) < 0 ||
+	    nla_put_u64(msg, MEMTRACK_UNWIND_ATTR_EH_FRAME_HDR, hdr) < 0) {
+		nlmsg_free(msg);
+		return mt_seterr(-EMSGSIZE, "netlink: LEAK_UNWIND message too large");
+	}
+	nla_nest_end(msg, nest);
+	err = req_run(h, msg, &r);
+	if (err == -ENOENT)
+		return mt_seterr(err, "no leak session for %d", (int)pid);
+	if (err == -EPERM)
+		return mt_seterr(err, "not permitted: the leak session of %d is another user's",
+				 (int)pid);
+	return err;
+}
 
 int mt_leak_unwind(struct mt_handle *h, pid_t pid, uint64_t start,
 		   uint64_t end, uint64_t bias,
@@ -88,6 +131,8 @@ struct mt_unwinder *mt_unwinder_new(pid_t pid)
 		return NULL;
 	}
 	u->pid = pid;
+	u->rows = getenv("MEMTRACK_UNWIND") &&
+		  !strcmp(getenv("MEMTRACK_UNWIND"), "rows");
 	return u;
 }
 
@@ -104,7 +149,7 @@ void mt_unwinder_free(struct mt_unwinder *u)
 	free(u);
 }
 
-static struct object *object_of(struct mt_unwinder *u, const char *path,
+static struct object *object_of(struct mt_unwinder *u,
 				unsigned int maj, unsigned int min, uint64_t ino)
 {
 	struct object *o;
@@ -124,10 +169,68 @@ static struct object *object_of(struct mt_unwinder *u, const char *path,
 	o->dev_major = maj;
 	o->dev_minor = min;
 	o->ino = ino;
-	o->err = mt_unwind_build(path, &o->t);
-	if (!o->err && !o->t.nr)
-		o->err = -ENOENT;
 	return o;
+}
+
+/* Its table of rows, built at the first need. */
+static int object_rows(struct object *o, const char *path)
+{
+	if (!o->built) {
+		o->err = mt_unwind_build(path, &o->t);
+		if (!o->err && !o->t.nr)
+			o->err = -ENOENT;
+		o->built = true;
+	}
+	return o->err;
+}
+
+static bool peek(pid_t pid, uint64_t addr, void *buf, size_t len)
+{
+	struct iovec l = { buf, len }, r = { (void *)(uintptr_t)addr, len };
+
+	return process_vm_readv(pid, &l, 1, &r, 1, 0) == (ssize_t)len;
+}
+
+/*
+ * Where the object mapped at maps[i] has its .eh_frame_hdr (*hdr) and its
+ * load bias (*bias), from the headers its mapping at file offset 0 holds
+ * (the loader read them: they are in memory).  -ENOENT: it has none.
+ */
+static int eh_frame_hdr_of(pid_t pid, const struct mt_procmap *maps,
+			   size_t i, uint64_t *hdr, uint64_t *bias)
+{
+	const struct mt_procmap *m = &maps[i], *base = NULL;
+	Elf64_Phdr ph[64];
+	Elf64_Ehdr eh;
+	bool have_bias = false, have_hdr = false;
+	size_t j;
+
+	for (j = 0; j <= i; j++)
+		if (maps[j].inode == m->inode &&
+		    maps[j].dev_major == m->dev_major &&
+		    maps[j].dev_minor == m->dev_minor && !maps[j].offset)
+			base = &maps[j];
+	if (!base || !peek(pid, base->start, &eh, sizeof(eh)) ||
+	    memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
+	    eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh.e_phentsize != sizeof(Elf64_Phdr) || !eh.e_phnum ||
+	    eh.e_phnum > 64 ||
+	    eh.e_phoff + eh.e_phnum * sizeof(Elf64_Phdr) >
+	    base->end - base->start ||
+	    !peek(pid, base->start + eh.e_phoff, ph,
+		  eh.e_phnum * sizeof(Elf64_Phdr)))
+		return -ENOENT;
+	for (j = 0; j < eh.e_phnum; j++)
+		if (ph[j].p_type == PT_LOAD && !ph[j].p_offset && !have_bias) {
+			*bias = base->start - ph[j].p_vaddr;
+			have_bias = true;
+		}
+	for (j = 0; j < eh.e_phnum && have_bias; j++)
+		if (ph[j].p_type == PT_GNU_EH_FRAME && ph[j].p_memsz >= 12) {
+			*hdr = *bias + ph[j].p_vaddr;
+			have_hdr = true;
+		}
+	return have_hdr ? 0 : -ENOENT;
 }
 
 static bool was_sent(const struct mt_unwinder *u, uint64_t start,
@@ -150,8 +253,8 @@ const struct mt_unwind_table *mt_unwinder_table(struct mt_unwinder *u,
 
 	if (m->path[0] != '/' || m->perms[2] != 'x' || m->deleted)
 		return NULL;
-	o = object_of(u, m->path, m->dev_major, m->dev_minor, m->inode);
-	if (!o || o->err)
+	o = object_of(u, m->dev_major, m->dev_minor, m->inode);
+	if (!o || object_rows(o, m->path))
 		return NULL;
 	*bias = m->start - m->offset - o->t.vaddr_off;
 	return &o->t;
@@ -161,6 +264,7 @@ int mt_unwinder_sync(struct mt_unwinder *u, struct mt_handle *h)
 {
 	struct mt_procmap *maps;
 	size_t nmaps, i;
+	uint64_t hdr, bias;
 	int err, nr = 0;
 
 	err = mt_procmaps_read(u->pid, &maps, &nmaps);
@@ -174,13 +278,17 @@ int mt_unwinder_sync(struct mt_unwinder *u, struct mt_handle *h)
 		if (m->path[0] != '/' || m->perms[2] != 'x' || m->deleted ||
 		    was_sent(u, m->start, m->end, m->inode))
 			continue;
-		o = object_of(u, m->path, m->dev_major, m->dev_minor, m->inode);
+		o = object_of(u, m->dev_major, m->dev_minor, m->inode);
 		if (!o) {
 			err = mt_seterr(-ENOMEM, "out of memory");
 			break;
 		}
-		if (!h)
+		if (!h) {
+			/* What needs rows is built before the attach. */
+			if (u->rows || eh_frame_hdr_of(u->pid, maps, i, &hdr, &bias))
+				object_rows(o, m->path);
 			continue;
+		}
 		s = realloc(u->sent, (u->nsent + 1) * sizeof(*s));
 		if (!s) {
 			err = mt_seterr(-ENOMEM, "out of memory");
@@ -188,8 +296,16 @@ int mt_unwinder_sync(struct mt_unwinder *u, struct mt_handle *h)
 		}
 		u->sent = s;
 		u->sent[u->nsent++] = (struct sent){ m->start, m->end, m->inode };
+		if (!u->rows &&
+		    !eh_frame_hdr_of(u->pid, maps, i, &hdr, &bias)) {
+			err = mt_leak_unwind_hdr(h, u->pid, m->start, m->end,
+						 bias, hdr);
+			if (!err)
+				nr++;
+			continue;
+		}
 		/* Not ELF, no CFI: its frames fall back to frame pointers. */
-		if (o->err)
+		if (object_rows(o, m->path))
 			continue;
 		err = mt_leak_unwind(h, u->pid, m->start, m->end,
 				     m->start - m->offset - o->t.vaddr_off,

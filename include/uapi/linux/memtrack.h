@@ -464,6 +464,11 @@ struct memtrack_leak_stats {
 	__u32 children;			/* children followed since attach */
 	__u32 dropped_children;		/* not followed: table full */
 	__u32 ended;			/* MEMTRACK_LEAK_ENDED_*, 0: running */
+	/*
+	 * Pages of the target's CFI (LEAK_UNWIND's EH_FRAME_HDR) faulted in
+	 * to complete a stack, in the thread's own context.
+	 */
+	__u64 unwind_faults;
 };
 
 /*
@@ -483,6 +488,12 @@ struct memtrack_leak_stats {
  * too big for one message goes in several, in order, FIRST_ROW counting the
  * rows already sent (0 starts a table; the last chunk installs it, replacing
  * any table overlapping [START, END)).
+ *
+ * Or, instead of NR_ROWS, FIRST_ROW and ROWS, EH_FRAME_HDR: where the
+ * object's .eh_frame_hdr (PT_GNU_EH_FRAME) is in the target's memory.  The
+ * module then reads the rules of the frames it walks there and in the
+ * .eh_frame it indexes, as the program's own unwinder would, and nothing
+ * is built or sent per row.
  */
 enum memtrack_unwind_attr {
 	MEMTRACK_UNWIND_ATTR_UNSPEC,
@@ -492,6 +503,7 @@ enum memtrack_unwind_attr {
 	MEMTRACK_UNWIND_ATTR_NR_ROWS,	/* u32: rows of the whole table */
 	MEMTRACK_UNWIND_ATTR_FIRST_ROW,	/* u32: index of this chunk's first row */
 	MEMTRACK_UNWIND_ATTR_ROWS,	/* binary: struct memtrack_unwind_row[] */
+	MEMTRACK_UNWIND_ATTR_EH_FRAME_HDR, /* u64: instead of rows, see above */
 	__MEMTRACK_UNWIND_ATTR_MAX
 };
 #define MEMTRACK_UNWIND_ATTR_MAX (__MEMTRACK_UNWIND_ATTR_MAX - 1)
