@@ -12,6 +12,7 @@ Runs inside the VM with the module loaded:
 import array
 import functools
 import os
+import random
 import re
 import sys
 
@@ -637,6 +638,208 @@ def unwind_tables():
         got = blocks_by_depth(g, lk.pid)
         check(got == {"1": one, "more": {f: 2 * n for f, n in one.items()}},
               f"after the table without rules: {got}")
+        g.leak_detach(lk.pid)
+
+
+UW_EH_FRAME_HDR = _UW_ATTR["MEMTRACK_UNWIND_ATTR_EH_FRAME_HDR"]
+
+
+@functools.lru_cache(maxsize=None)
+def eh_frame_hdr_vaddr(path):
+    """PT_GNU_EH_FRAME's vaddr of an ELF object, or None (readelf -lW)."""
+    out = subprocess.run(["readelf", "-lW", path], capture_output=True, text=True,
+                         check=True).stdout
+    for line in out.splitlines():
+        f = line.split()
+        if f and f[0] == "GNU_EH_FRAME":
+            return int(f[2], 16)
+    return None
+
+
+def exec_maps_with_hdr(pid):
+    """[(path, start, end, bias, .eh_frame_hdr address)] of pid's executable
+    file mappings, from /proc/PID/maps and each object's program headers."""
+    out = []
+    with open(f"/proc/{pid}/maps") as f:
+        for line in f:
+            p = line.split()
+            if len(p) < 6 or p[1][2] != "x" or not p[5].startswith("/"):
+                continue
+            start, end = (int(x, 16) for x in p[0].split("-"))
+            off, path = int(p[2], 16), p[5]
+            va, _, foff = [s for s in load_segments(path) if s[2] <= off < s[2] + s[1]][0]
+            bias = start - off - (va - foff)
+            hdr = eh_frame_hdr_vaddr(path)
+            if hdr is not None:
+                out.append((path, start, end, bias, bias + hdr))
+    return out
+
+
+def hdr_msg(tgid, start, end, bias, hdr, *extra, hdr_attr=None):
+    return attr_u32(nl.ATTR_TGID, tgid) + attr_nest(
+        ATTR_LEAK_UNWIND, nl.attr_u64(UW_START, start), nl.attr_u64(UW_END, end),
+        nl.attr_u64(UW_BIAS, bias),
+        hdr_attr if hdr_attr is not None else nl.attr_u64(UW_EH_FRAME_HDR, hdr), *extra)
+
+
+@test
+def unwind_eh_frame_hdr():
+    """LEAK_UNWIND with EH_FRAME_HDR: bad ones refused (with rows, 0, above
+    user space, mistyped) with nothing installed; every object's header
+    installed and its CFI pages dropped from leaker's page tables, the next
+    round's stacks go from each leaking function through main and libc
+    (built without frame pointers) to leaker's _start, with the exact
+    counts, after faulting the CFI in (unwind_faults > 0); a second round
+    adds to the same stacks, with no page to fault in again."""
+    with Leaker() as lk, Genl() as g:
+        g.leak_attach(lk.pid, libc_probes(lk.pid))
+        maps = exec_maps_with_hdr(lk.pid)
+        mine = [m for m in maps if os.path.basename(m[0]).startswith("leaker")]
+        libc = [m for m in maps if os.path.basename(m[0]).startswith("libc.so")]
+        check(mine and libc, f"executable mappings with an .eh_frame_hdr: {maps}")
+        _, start, end, bias, hdr = mine[0]
+        rows = uw_rows((0, UW_OUTERMOST), (16, UW_NONE))
+        cases = [
+            ("EH_FRAME_HDR with ROWS", errno.EINVAL,
+             hdr_msg(lk.pid, start, end, bias, hdr, attr_u32(UW_NR_ROWS, 2),
+                     attr_u32(UW_FIRST_ROW, 0), attr(UW_ROWS, rows))),
+            ("EH_FRAME_HDR with NR_ROWS", errno.EINVAL,
+             hdr_msg(lk.pid, start, end, bias, hdr, attr_u32(UW_NR_ROWS, 2))),
+            ("EH_FRAME_HDR 0", errno.EINVAL, hdr_msg(lk.pid, start, end, bias, 0)),
+            ("EH_FRAME_HDR above user space", errno.EINVAL,
+             hdr_msg(lk.pid, start, end, bias, 1 << 63)),
+            ("EH_FRAME_HDR as u32", errno.ERANGE,
+             hdr_msg(lk.pid, start, end, bias, 0, hdr_attr=attr_u32(UW_EH_FRAME_HDR, 1))),
+            ("EH_FRAME_HDR on an empty range", errno.EINVAL,
+             hdr_msg(lk.pid, start, start, bias, hdr)),
+            ("EH_FRAME_HDR of an untraced process", errno.ENOENT,
+             hdr_msg(os.getpid(), start, end, bias, hdr)),
+        ]
+        for what, err, payload in cases:
+            e = _errno(lambda: g.request(CMD_LEAK_UNWIND, payload))
+            ok = e == err or (err in (errno.EINVAL, errno.ERANGE) and
+                              e in (errno.EINVAL, errno.ERANGE))
+            check(ok, f"{what}: errno {e}, expected {err}")
+        check(as_nobody(lambda: 0 if _errno(lambda: Genl().request(
+            CMD_LEAK_UNWIND, hdr_msg(lk.pid, start, end, bias, hdr))) == errno.EPERM
+            else 6) == 0, "nobody gave a header to root's session")
+        # Nothing installed: frame pointers, as without tables.
+        lk.round()
+        check_exact(g, lk.pid, 1)
+        before = {s["stack_id"] for s in g.leak_stacks(lk.pid)}
+        for _, mstart, mend, mbias, mhdr in maps:
+            g.request(CMD_LEAK_UNWIND, hdr_msg(lk.pid, mstart, mend, mbias, mhdr))
+        lk.p.stdin.write(b"drop\n")
+        lk.p.stdin.flush()
+        line = lk.p.stdout.readline()
+        check(line == b"dropped\n", f"leaker drop: {line!r}")
+        check(g.leak_stats(lk.pid)["unwind_faults"] == 0, "faults before any walk")
+        lk.round()
+        faults = g.leak_stats(lk.pid)["unwind_faults"]
+        check(faults > 0, "no CFI page faulted in after the drop")
+        funcs = leaker_functions(lk.pid)
+        _, lstart, lend, _, _ = libc[0]
+
+        def whole():
+            out = {}
+            for s in g.leak_stacks(lk.pid):
+                if s["stack_id"] in before:
+                    continue
+                fr = s["frames"]
+                fn = function_of(funcs, fr[0])
+                check(fn in EXPECTED and s["nr_frames"] >= 4 and
+                      function_of(funcs, fr[1]) == "main" and
+                      lstart <= fr[2] < lend and
+                      function_of(funcs, fr[-1]) == "_start",
+                      f"stack {s['stack_id']} not from a leaking function through "
+                      f"main and libc to _start: {[hex(x) for x in fr]}")
+                check(fn not in out, f"{fn}: two stacks")
+                out[fn] = (s["stack_id"], s["api"], s["blocks"], s["bytes"])
+            return out
+        got = whole()
+        want = {fn: (API[api], b, n) for fn, (api, b, n) in EXPECTED.items()}
+        check({fn: v[1:] for fn, v in got.items()} == want,
+              f"stacks after the drop: {got}, expected {want}")
+        lk.round()
+        again = whole()
+        want2 = {fn: (got[fn][0], API[api], 2 * b, 2 * n)
+                 for fn, (api, b, n) in EXPECTED.items()}
+        check(again == want2, f"second round: {again}, expected {want2}")
+        check(g.leak_stats(lk.pid)["unwind_faults"] == faults,
+              "pages faulted in again in the second round")
+        g.leak_detach(lk.pid)
+
+
+@functools.lru_cache(maxsize=None)
+def section(path, name):
+    """(vaddr, size) of an ELF object's section (readelf -SW)."""
+    out = subprocess.run(["readelf", "-SW", path], capture_output=True, text=True,
+                         check=True).stdout
+    for line in out.splitlines():
+        f = line.replace("[ ", "[").split()
+        if len(f) > 5 and f[1] == name:
+            return int(f[3], 16), int(f[5], 16)
+    raise TestFailure(f"{path}: no section {name}")
+
+
+@test
+def unwind_eh_frame_garbage():
+    """The module reads .eh_frame_hdr and .eh_frame in the target, which may
+    hold anything: 40 times leaker's own are overwritten in its memory
+    (random bytes; random bytes flipped; a valid header over a random table;
+    random FDEs and CIEs behind the real table; seeded) and the header sent
+    again (no rule memoized from before), then a round: no fault, loop or
+    warning (dmesg), leaker runs on, every block of every round is counted,
+    per API and leaking function (frames[0], read at sp), exactly."""
+    rng = random.Random(14)
+    with Leaker() as lk, Genl() as g:
+        g.leak_attach(lk.pid, libc_probes(lk.pid))
+        maps = exec_maps_with_hdr(lk.pid)
+        for _, mstart, mend, mbias, mhdr in maps:
+            g.request(CMD_LEAK_UNWIND, hdr_msg(lk.pid, mstart, mend, mbias, mhdr))
+        path, start, end, bias, hdr = [m for m in maps
+                                       if os.path.basename(m[0]).startswith("leaker")][0]
+        regions = [(bias + va, size) for va, size in
+                   (section(path, ".eh_frame_hdr"), section(path, ".eh_frame"))]
+        check(regions[0][0] == hdr, f"header at {regions[0][0]:#x}, PT_GNU_EH_FRAME {hdr:#x}")
+        with open(f"/proc/{lk.pid}/mem", "rb") as m:
+            orig = []
+            for addr, size in regions:
+                m.seek(addr)
+                orig.append(m.read(size))
+        rounds = 41
+        lk.round()
+        for i in range(rounds - 1):
+            hdr_data, eh_data = bytearray(orig[0]), bytearray(orig[1])
+            mode = i % 4
+            if mode == 0:
+                hdr_data = bytearray(rng.randbytes(len(hdr_data)))
+                eh_data = bytearray(rng.randbytes(len(eh_data)))
+            elif mode == 1:
+                for d in (hdr_data, eh_data):
+                    for _ in range(8):
+                        d[rng.randrange(len(d))] ^= 1 << rng.randrange(8)
+            elif mode == 2:
+                hdr_data[12:] = rng.randbytes(len(hdr_data) - 12)
+                hdr_data[8:12] = rng.choice((0, 1, 7, 1 << 20, 0xffffffff)).to_bytes(4, "little")
+            else:
+                eh_data = bytearray(rng.randbytes(len(eh_data)))
+            with open(f"/proc/{lk.pid}/mem", "r+b") as m:
+                for (addr, _), data in zip(regions, (hdr_data, eh_data)):
+                    m.seek(addr)
+                    m.write(bytes(data))
+            g.request(CMD_LEAK_UNWIND, hdr_msg(lk.pid, start, end, bias, hdr))
+            lk.round()
+        funcs = leaker_functions(lk.pid)
+        got = {}
+        for st in g.leak_stacks(lk.pid):
+            fn = function_of(funcs, st["frames"][0])
+            api, b, n = got.get(fn, (st["api"], 0, 0))
+            check(api == st["api"], f"{fn}: two APIs")
+            got[fn] = (api, b + st["blocks"], n + st["bytes"])
+        want = {fn: (API[api], rounds * b, rounds * n) for fn, (api, b, n) in EXPECTED.items()}
+        check(got == want, f"after {rounds} rounds: {got}, expected {want}")
+        check(lk.p.poll() is None, "leaker died")
         g.leak_detach(lk.pid)
 
 

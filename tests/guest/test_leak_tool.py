@@ -348,6 +348,47 @@ def preload_test(fn):
     return test(fn) if ENGINE == "preload" else fn
 
 
+@pid_test
+def unwind_sources_agree():
+    """The module's two ways to unwind code without frame pointers give the
+    same stacks: rules read in place from each object's .eh_frame_hdr (the
+    default) and tables of rows built by the tool (MEMTRACK_UNWIND=rows).
+    cpp_cases (nofp), perl (fixed hash seed) and sqlite3 under `-- CMD`:
+    every stack's frames (function, file, line, offset in its object),
+    blocks and bytes equal."""
+    perl = ('my %h; $h{$_} = [$_ x 3] for 1..3000; my @l = map { {k => $_} } 1..500; '
+            'print scalar(keys %h), "\\n"')
+    cases = [([fixture("cpp_cases", "nofp")], "go\ngo\n"),
+             (["/usr/bin/perl", "-e", perl], None),
+             (["/usr/bin/sqlite3"], "create table t(x); insert into t values (1),(2),(40);"
+              " select sum(x), group_concat(x) from t;\n")]
+    env = dict(os.environ, PERL_HASH_SEED="0", PERL_PERTURB_KEYS="0")
+    for argv, stdin in cases:
+        got = {}
+        # values of one length: perl copies the environment
+        for mode in ("auto", "rows"):
+            e = dict(env, MEMTRACK_UNWIND=mode)
+            r = subprocess.run(TOOL_CMD + ["--json", "--top", "100000", "-o", OUT, "--"] +
+                               argv, input=stdin, capture_output=True, text=True,
+                               timeout=300, env=e)
+            with open(OUT) as f:
+                docs = json_docs(f.read())
+            os.unlink(OUT)
+            check(r.returncode == 0 and len(docs) == 1,
+                  f"{argv[0]} ({mode}): exit {r.returncode}, {len(docs)} reports: {r.stderr}")
+            got[mode] = sorted(
+                (tuple((f.get("function") or "", f.get("file") or "", f.get("line") or 0,
+                        f.get("offset") or 0) for f in st["frames"]),
+                 st["blocks"], st["bytes"]) for st in docs[0]["stacks"])
+        name = os.path.basename(argv[0])
+        a, b = got["auto"], got["rows"]
+        check(len(a) > 3 and max(len(x[0]) for x in a) > 5,
+              f"{name}: {len(a)} stacks, the deepest {max(len(x[0]) for x in a)} frames")
+        diff = [x for x in a if x not in b][:2] + [x for x in b if x not in a][:2]
+        check(a == b, f"{name}: {len(a)} stacks in place, {len(b)} from rows; "
+              f"differing: {diff}")
+
+
 @preload_test
 def command_as_nobody():
     """The in-process engine needs neither the module nor root: as nobody,

@@ -13,13 +13,19 @@
  *   zero_alloc      malloc       1 block,     0 bytes (malloc(0))
  * The first round also frees a block allocated before "ready" (a free the
  * tracer never saw the allocation of: unknown_frees 1).
+ * A line "drop" instead drops every object's call frame information
+ * (.eh_frame_hdr, .eh_frame) from its page tables, allocating nothing: the
+ * next stacks the module walks through it must fault it in again.
  * It uses read()/write() rather than stdio so that nothing else allocates.
  */
+#define _GNU_SOURCE			/* dl_iterate_phdr */
 #include <errno.h>
+#include <link.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mman.h>
 
 #define NOINLINE __attribute__((noinline))
 
@@ -85,6 +91,32 @@ NOINLINE void zero_alloc(void)
 	sink[32] = malloc(0);
 }
 
+/* MADV_DONTNEED on the read-only segment holding PT_GNU_EH_FRAME. */
+static int drop_cfi(struct dl_phdr_info *info, size_t size, void *dropped)
+{
+	const ElfW(Phdr) *eh = NULL, *ph;
+	uintptr_t lo, hi, page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	int i;
+
+	(void)size;
+	for (i = 0; i < info->dlpi_phnum; i++)
+		if (info->dlpi_phdr[i].p_type == PT_GNU_EH_FRAME)
+			eh = &info->dlpi_phdr[i];
+	for (i = 0; eh && i < info->dlpi_phnum; i++) {
+		ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD || (ph->p_flags & (PF_W | PF_X)) ||
+		    eh->p_vaddr < ph->p_vaddr ||
+		    eh->p_vaddr >= ph->p_vaddr + ph->p_memsz)
+			continue;
+		lo = (info->dlpi_addr + ph->p_vaddr) & ~(page - 1);
+		hi = (info->dlpi_addr + ph->p_vaddr + ph->p_memsz + page - 1) &
+		     ~(page - 1);
+		if (madvise((void *)lo, hi - lo, MADV_DONTNEED) == 0)
+			++*(int *)dropped;
+	}
+	return 0;
+}
+
 static void say(const char *s)
 {
 	if (write(1, s, strlen(s)) < 0)
@@ -93,19 +125,29 @@ static void say(const char *s)
 
 int main(void)
 {
-	char c;
+	char c, first;
 	ssize_t n;
+	int dropped;
 
 	void *early = malloc(77);
 
 	say("ready\n");
 	for (;;) {
 		/* One line: read it byte by byte, no buffer to allocate. */
+		first = 0;
 		do {
 			n = read(0, &c, 1);
+			if (!first)
+				first = c;
 		} while (n == 1 && c != '\n');
 		if (n <= 0)
 			return 0;
+		if (first == 'd') {
+			dropped = 0;
+			dl_iterate_phdr(drop_cfi, &dropped);
+			say(dropped ? "dropped\n" : "nothing to drop\n");
+			continue;
+		}
 		leak_a();
 		leak_b();
 		churn();
