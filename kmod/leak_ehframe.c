@@ -465,6 +465,7 @@ static int mtr_eh_hdr(struct mtr_ehframe *eh, unsigned long *fault)
 	u8 h[12];
 	u32 count;
 
+	/* Pairs with the release below: a table seen has its count set. */
 	if (smp_load_acquire(&eh->table))
 		return 0;
 	if (mtr_eh_copy(h, eh->hdr, sizeof(h), fault))

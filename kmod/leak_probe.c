@@ -176,7 +176,7 @@ static void mtr_leak_refill_fn(struct callback_head *cb)
 	for (;;) {
 		nr = mtr_leak_unwind_user(s, &r->regs, r->ra, frames, &fault);
 		if (!fault || faults == MTR_LEAK_REFILL_FAULTS ||
-		    get_user(byte, (const u8 __user *)fault))
+		    copy_from_user(&byte, (const void __user *)fault, 1))
 			break;
 		faults++;
 	}
