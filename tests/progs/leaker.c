@@ -15,7 +15,9 @@
  * tracer never saw the allocation of: unknown_frees 1).
  * A line "drop" instead drops every object's call frame information
  * (.eh_frame_hdr, .eh_frame) from its page tables, allocating nothing: the
- * next stacks the module walks through it must fault it in again.
+ * next stacks the module walks through it must fault it in again.  A line
+ * "garbage N" overwrites leaker's own .eh_frame_hdr and .eh_frame, in its
+ * memory, with what the module must survive (seeded by N, see garble()).
  * It uses read()/write() rather than stdio so that nothing else allocates.
  */
 #define _GNU_SOURCE			/* dl_iterate_phdr */
@@ -117,6 +119,94 @@ static int drop_cfi(struct dl_phdr_info *info, size_t size, void *dropped)
 	return 0;
 }
 
+/* leaker's own CFI as loaded, kept to garble it afresh each time. */
+static unsigned char cfi_orig[16384];
+static unsigned char *cfi_hdr, *cfi_eh, *cfi_end;
+
+static int find_own_cfi(struct dl_phdr_info *info, size_t size, void *unused)
+{
+	const ElfW(Phdr) *ph;
+	int32_t rel;
+	int i;
+
+	(void)size;
+	(void)unused;
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		ph = &info->dlpi_phdr[i];
+		if (ph->p_type == PT_GNU_EH_FRAME)
+			cfi_hdr = (unsigned char *)(info->dlpi_addr + ph->p_vaddr);
+	}
+	for (i = 0; cfi_hdr && i < info->dlpi_phnum; i++) {
+		ph = &info->dlpi_phdr[i];
+		if (ph->p_type == PT_LOAD && !(ph->p_flags & (PF_W | PF_X)) &&
+		    info->dlpi_addr + ph->p_vaddr <= (uintptr_t)cfi_hdr &&
+		    (uintptr_t)cfi_hdr < info->dlpi_addr + ph->p_vaddr + ph->p_filesz)
+			cfi_end = (unsigned char *)(info->dlpi_addr + ph->p_vaddr +
+						    ph->p_filesz);
+	}
+	/* eh_frame_ptr, pcrel sdata4, at the header's 4th byte */
+	memcpy(&rel, cfi_hdr + 4, 4);
+	cfi_eh = cfi_hdr + 4 + rel;
+	return 1;			/* the first object is leaker itself */
+}
+
+static uint64_t rnd_state;
+
+static unsigned char rnd(void)
+{
+	rnd_state ^= rnd_state << 13;
+	rnd_state ^= rnd_state >> 7;
+	rnd_state ^= rnd_state << 17;
+	return (unsigned char)rnd_state;
+}
+
+/*
+ * Round n's garbage, from the original: n % 4 == 0 all of it random; 1 a
+ * few bits flipped in each; 2 the header kept but for its FDE count, the
+ * search table random; 3 the .eh_frame random behind the real table.
+ */
+static int garble(unsigned int n)
+{
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	unsigned char *lo, *p;
+	static const uint32_t counts[] = { 0, 1, 7, 1 << 20, 0xffffffff };
+	size_t len;
+	int i;
+
+	if (!cfi_hdr)
+		dl_iterate_phdr(find_own_cfi, NULL);
+	if (!cfi_hdr || !cfi_end || cfi_eh < cfi_hdr || cfi_eh >= cfi_end ||
+	    (size_t)(cfi_end - cfi_hdr) > sizeof(cfi_orig))
+		return -1;
+	len = cfi_end - cfi_hdr;
+	lo = (unsigned char *)((uintptr_t)cfi_hdr & ~(page - 1));
+	if (mprotect(lo, cfi_end - lo, PROT_READ | PROT_WRITE))
+		return -1;
+	if (!cfi_orig[0])
+		memcpy(cfi_orig, cfi_hdr, len);
+	memcpy(cfi_hdr, cfi_orig, len);
+	rnd_state = 0x9e3779b97f4a7c15ULL * (n + 1);
+	switch (n % 4) {
+	case 0:
+		for (p = cfi_hdr; p < cfi_end; p++)
+			*p = rnd();
+		break;
+	case 1:
+		for (i = 0; i < 16; i++)
+			cfi_hdr[(rnd() | rnd() << 8) % len] ^= 1 << (rnd() & 7);
+		break;
+	case 2:
+		memcpy(cfi_hdr + 8, &counts[rnd() % 5], 4);
+		for (p = cfi_hdr + 12; p < cfi_eh; p++)
+			*p = rnd();
+		break;
+	default:
+		for (p = cfi_eh; p < cfi_end; p++)
+			*p = rnd();
+	}
+	return mprotect(lo, cfi_end - lo, PROT_READ);
+}
+
 static void say(const char *s)
 {
 	if (write(1, s, strlen(s)) < 0)
@@ -128,6 +218,7 @@ int main(void)
 	char c, first;
 	ssize_t n;
 	int dropped;
+	unsigned int num;
 
 	void *early = malloc(77);
 
@@ -135,10 +226,13 @@ int main(void)
 	for (;;) {
 		/* One line: read it byte by byte, no buffer to allocate. */
 		first = 0;
+		num = 0;
 		do {
 			n = read(0, &c, 1);
 			if (!first)
 				first = c;
+			if (c >= '0' && c <= '9')
+				num = num * 10 + (c - '0');
 		} while (n == 1 && c != '\n');
 		if (n <= 0)
 			return 0;
@@ -146,6 +240,10 @@ int main(void)
 			dropped = 0;
 			dl_iterate_phdr(drop_cfi, &dropped);
 			say(dropped ? "dropped\n" : "nothing to drop\n");
+			continue;
+		}
+		if (first == 'g') {
+			say(garble(num) ? "cannot garble\n" : "garbled\n");
 			continue;
 		}
 		leak_a();
