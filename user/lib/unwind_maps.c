@@ -49,6 +49,37 @@ struct mt_unwinder {
 	bool rows;			/* MEMTRACK_UNWIND=rows: tables for all */
 };
 
+/* A LEAK_UNWIND message for one mapping, room bytes more to put in it. */
+static int unwind_msg(struct mt_handle *h, pid_t pid, uint64_t start,
+		      uint64_t end, uint64_t bias, size_t room,
+		      struct nl_msg **out, struct nlattr **nest)
+{
+	struct nl_msg *msg;
+
+	msg = req_tgid_msg(h, MEMTRACK_CMD_LEAK_UNWIND, 0, pid, room + 256);
+	if (!msg)
+		return -ENOMEM;
+	if (!(*nest = nla_nest_start(msg, MEMTRACK_ATTR_LEAK_UNWIND)) ||
+	    nla_put_u64(msg, MEMTRACK_UNWIND_ATTR_START, start) < 0 ||
+	    nla_put_u64(msg, MEMTRACK_UNWIND_ATTR_END, end) < 0 ||
+	    nla_put_u64(msg, MEMTRACK_UNWIND_ATTR_BIAS, bias) < 0) {
+		nlmsg_free(msg);
+		return mt_seterr(-EMSGSIZE, "netlink: LEAK_UNWIND message too large");
+	}
+	*out = msg;
+	return 0;
+}
+
+static int unwind_err(int err, pid_t pid)
+{
+	if (err == -ENOENT)
+		return mt_seterr(err, "no leak session for %d", (int)pid);
+	if (err == -EPERM)
+		return mt_seterr(err, "not permitted: the leak session of %d is another user's",
+				 (int)pid);
+	return err;
+}
+
 /* The address of a mapping's .eh_frame_hdr, in the target (below). */
 int mt_leak_unwind_hdr(struct mt_handle *h, pid_t pid, uint64_t start,
 		       uint64_t end, uint64_t bias, uint64_t hdr)
@@ -58,25 +89,15 @@ int mt_leak_unwind_hdr(struct mt_handle *h, pid_t pid, uint64_t start,
 	struct nlattr *nest;
 	int err;
 
-	msg = req_tgid_msg(h, MEMTRACK_CMD_LEAK_UNWIND, 0, pid, 256);
-	if (!msg)
-		return -ENOMEM;
-	if (!(nest = nla_nest_start(msg, MEMTRACK_ATTR_LEAK_UNWIND)) ||
-	    nla_put_u64(msg, MEMTRACK_UNWIND_ATTR_START, start) < 0 ||
-	    nla_put_u64(msg, MEMTRACK_UNWIND_ATTR_END, end) < 0 ||
-	    nla_put_u64(msg, MEMTRACK_UNWIND_ATTR_BIAS, bias) < 0 ||
-	    nla_put_u64(msg, MEMTRACK_UNWIND_ATTR_EH_FRAME_HDR, hdr) < 0) {
+	err = unwind_msg(h, pid, start, end, bias, 16, &msg, &nest);
+	if (err)
+		return err;
+	if (nla_put_u64(msg, MEMTRACK_UNWIND_ATTR_EH_FRAME_HDR, hdr) < 0) {
 		nlmsg_free(msg);
 		return mt_seterr(-EMSGSIZE, "netlink: LEAK_UNWIND message too large");
 	}
 	nla_nest_end(msg, nest);
-	err = req_run(h, msg, &r);
-	if (err == -ENOENT)
-		return mt_seterr(err, "no leak session for %d", (int)pid);
-	if (err == -EPERM)
-		return mt_seterr(err, "not permitted: the leak session of %d is another user's",
-				 (int)pid);
-	return err;
+	return unwind_err(req_run(h, msg, &r), pid);
 }
 
 int mt_leak_unwind(struct mt_handle *h, pid_t pid, uint64_t start,
@@ -95,16 +116,11 @@ int mt_leak_unwind(struct mt_handle *h, pid_t pid, uint64_t start,
 
 		chunk = n - first < MEMTRACK_UNWIND_MAX_CHUNK ?
 			n - first : MEMTRACK_UNWIND_MAX_CHUNK;
-		msg = req_tgid_msg(h, MEMTRACK_CMD_LEAK_UNWIND, 0, pid,
-				   chunk * sizeof(*rows) + 256);
-		if (!msg)
-			return -ENOMEM;
-		nest = NULL;
-		if (!(nest = nla_nest_start(msg, MEMTRACK_ATTR_LEAK_UNWIND)) ||
-		    nla_put_u64(msg, MEMTRACK_UNWIND_ATTR_START, start) < 0 ||
-		    nla_put_u64(msg, MEMTRACK_UNWIND_ATTR_END, end) < 0 ||
-		    nla_put_u64(msg, MEMTRACK_UNWIND_ATTR_BIAS, bias) < 0 ||
-		    nla_put_u32(msg, MEMTRACK_UNWIND_ATTR_NR_ROWS, (uint32_t)n) < 0 ||
+		err = unwind_msg(h, pid, start, end, bias, chunk * sizeof(*rows),
+				 &msg, &nest);
+		if (err)
+			return err;
+		if (nla_put_u32(msg, MEMTRACK_UNWIND_ATTR_NR_ROWS, (uint32_t)n) < 0 ||
 		    nla_put_u32(msg, MEMTRACK_UNWIND_ATTR_FIRST_ROW, (uint32_t)first) < 0 ||
 		    nla_put(msg, MEMTRACK_UNWIND_ATTR_ROWS,
 			    (int)(chunk * sizeof(*rows)), rows + first) < 0) {
@@ -114,12 +130,7 @@ int mt_leak_unwind(struct mt_handle *h, pid_t pid, uint64_t start,
 		nla_nest_end(msg, nest);
 		err = req_run(h, msg, &r);
 	}
-	if (err == -ENOENT)
-		return mt_seterr(err, "no leak session for %d", (int)pid);
-	if (err == -EPERM)
-		return mt_seterr(err, "not permitted: the leak session of %d is another user's",
-				 (int)pid);
-	return err;
+	return unwind_err(err, pid);
 }
 
 struct mt_unwinder *mt_unwinder_new(pid_t pid)
