@@ -36,6 +36,14 @@ struct mt_preload {
 	struct mtp_header *h;
 };
 
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
 struct mt_preload *mt_preload_new(uint32_t flags)
 {
 	struct mt_preload *p = calloc(1, sizeof(*p));
@@ -64,6 +72,7 @@ struct mt_preload *mt_preload_new(uint32_t flags)
 	p->h->size = MTP_SIZE;
 	p->h->flags = flags;
 	p->h->arena = sizeof(*p->h);
+	p->h->now_ns = mono_ns();
 	return p;
 fail:
 	mt_preload_free(p);
@@ -186,14 +195,18 @@ int mt_preload_wait(struct mt_preload *p, pid_t pid,
 		if (scan && state == MTP_STATE_EXITING &&
 		    !__atomic_load_n(&p->h->tool_done, __ATOMIC_ACQUIRE))
 			return MT_PRELOAD_AT_EXIT;
-		r = waitpid(pid, status, scan ? WNOHANG : 0);
+		r = waitpid(pid, status, WNOHANG);
 		if (r == pid)
 			return 0;
 		if (r < 0 && errno != EINTR)
 			return mt_seterr(-errno, "waitpid: %s", strerror(errno));
-		/* with a scan: a wake at the exit, or a look every 50 ms */
-		if (scan && !r)
-			futex_wait(&p->h->state, state, 50);
+		/*
+		 * The blocks' clock, then a wake at the exit (with a scan),
+		 * a signal to pass on, or the next tick.
+		 */
+		__atomic_store_n(&p->h->now_ns, mono_ns(), __ATOMIC_RELAXED);
+		if (!r)
+			futex_wait(&p->h->state, state, MTP_CLOCK_MS);
 	}
 }
 
@@ -419,14 +432,6 @@ static void unique_blocks(struct collect *c)
 		if (!k || cmp_block_addr(&c->v[k - 1], &c->v[i]))
 			c->v[k++] = c->v[i];
 	c->n = k;
-}
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
 int mt_preload_stacks(struct mt_preload *p, uint32_t min_age_ms, bool all,

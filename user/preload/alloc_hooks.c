@@ -27,15 +27,12 @@
 #define RECORD(ptr, size, api) do {					\
 	struct pl_regs r_;						\
 	pl_regs_here(&r_);						\
-	pl_block_add((uint64_t)(ptr), (size), pl_stack(&r_, (api)));	\
+	pl_record((uint64_t)(ptr), (size), (api), &r_);			\
 } while (0)
 
 /* Before a hook's release: the block out, a wrong API noted. */
-#define RELEASE(ptr, api, out) ({					\
-	struct pl_regs r_;						\
-	pl_regs_here(&r_);						\
-	pl_block_del((uint64_t)(ptr), (api), &r_, (out));		\
-})
+#define RELEASE(ptr, api, out)						\
+	pl_block_del((uint64_t)(ptr), (api), __builtin_frame_address(0), (out))
 
 void *malloc(size_t n)
 {
@@ -82,10 +79,10 @@ void free(void *p)
  * (NULL for a size other than 0; realloc(p, 0) frees p and returns NULL).
  */
 static void *realloc_as(void *old, size_t n, size_t size, uint32_t api,
-			const struct pl_regs *r)
+			const void *frame)
 {
 	struct mtp_block b;
-	bool had = old && pl_block_del((uint64_t)old, api, r, &b);
+	bool had = old && pl_block_del((uint64_t)old, api, frame, &b);
 	void *p;
 
 	if (api == MEMTRACK_API_REALLOCARRAY)
@@ -105,9 +102,10 @@ void *realloc(void *old, size_t n)
 	if (!pl_enter(PL_MEM))
 		return pl_real.realloc(old, n);
 	pl_regs_here(&r);
-	p = realloc_as(old, n, 1, MEMTRACK_API_REALLOC, &r);
+	p = realloc_as(old, n, 1, MEMTRACK_API_REALLOC,
+		       __builtin_frame_address(0));
 	if (p)
-		pl_block_add((uint64_t)p, n, pl_stack(&r, MEMTRACK_API_REALLOC));
+		pl_record((uint64_t)p, n, MEMTRACK_API_REALLOC, &r);
 	pl_leave();
 	return p;
 }
@@ -120,10 +118,11 @@ void *reallocarray(void *old, size_t n, size_t size)
 	if (!pl_enter(PL_MEM))
 		return pl_real.reallocarray(old, n, size);
 	pl_regs_here(&r);
-	p = realloc_as(old, n, size, MEMTRACK_API_REALLOCARRAY, &r);
+	p = realloc_as(old, n, size, MEMTRACK_API_REALLOCARRAY,
+		       __builtin_frame_address(0));
 	if (p)
-		pl_block_add((uint64_t)p, n * size,
-			     pl_stack(&r, MEMTRACK_API_REALLOCARRAY));
+		pl_record((uint64_t)p, n * size, MEMTRACK_API_REALLOCARRAY,
+			  &r);
 	pl_leave();
 	return p;
 }

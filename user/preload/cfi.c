@@ -31,8 +31,10 @@
 #include "cfi.h"
 
 #define MAX_OBJECTS	512
-#define MEMO_BITS	10
+#define GOLDEN		0x9e3779b97f4a7c15ULL
 #define STACK_SPAN	(64ULL << 20)	/* how far above the start a frame may be */
+#define likely(x)	__builtin_expect(!!(x), 1)
+#define unlikely(x)	__builtin_expect(!!(x), 0)
 
 
 struct object {
@@ -43,13 +45,9 @@ struct object {
 static struct object objects[MAX_OBJECTS];
 static unsigned int nr_objects;		/* published with release */
 static uint32_t table_lock;
-static uint8_t table_gen;
+static uint32_t table_gen;
 static void (*object_cb)(const char *, uint64_t, uint64_t, uint64_t);
 
-static __thread struct {
-	uint64_t pc;
-	struct cfa_rule r;		/* gen: the object table it was found in */
-} memo[1 << MEMO_BITS] __attribute__((tls_model("initial-exec")));
 
 void pl_cfi_set_object_cb(void (*cb)(const char *path, uint64_t base,
 				     uint64_t lo, uint64_t hi))
@@ -110,8 +108,7 @@ static void refresh(void)
 	before = nr_objects;
 	dl_iterate_phdr(add_object, NULL);
 	if (nr_objects != before)
-		__atomic_store_n(&table_gen, (uint8_t)(table_gen + 1),
-				 __ATOMIC_RELEASE);
+		__atomic_store_n(&table_gen, table_gen + 1, __ATOMIC_RELEASE);
 	__atomic_store_n(&table_lock, 0, __ATOMIC_RELEASE);
 }
 
@@ -169,89 +166,156 @@ static struct cfa_rule lookup(uint64_t pc)
 	return cfa_rule_at(&f, pc);
 }
 
-static inline struct cfa_rule rule_at(uint64_t pc)
-{
-	unsigned int i = (unsigned int)((pc * 0x9e3779b97f4a7c15ULL) >> (64 - MEMO_BITS));
-	uint8_t gen = __atomic_load_n(&table_gen, __ATOMIC_RELAXED);
-	struct cfa_rule r;
+#define BP_KEPT		((const uint64_t *)1)
 
-	if (memo[i].pc == pc && memo[i].r.gen == gen)
-		return memo[i].r;
-	r = lookup(pc);
-	r.gen = __atomic_load_n(&table_gen, __ATOMIC_RELAXED);
-	memo[i].pc = pc;
-	memo[i].r = r;
-	return r;
+/* memo's r.gen: a CFA_SP rule whose CFA stays 8-aligned (the common one) */
+#define MEMO_SP		1
+
+/* A miss: the rule of the return address pc, slowly, into the memo. */
+static __attribute__((noinline, cold)) const struct pl_memo_rule *
+memo_fill(struct pl_memo_rule *m, uint64_t pc)
+{
+	m->r = lookup(pc - 1);
+	m->r.gen = m->r.kind == CFA_SP && !(m->r.cfa_off & 7) ? MEMO_SP : 0;
+	m->pc = pc;
+	return m;
 }
 
 /* One word the walk read, if it is recording. */
 #define READ(w, addr) ({						\
 	uint64_t a_ = (addr), v_ = *(const uint64_t *)a_;		\
 	if (w) {							\
-		(w)->at[(w)->nr] = a_;					\
-		(w)->val[(w)->nr++] = v_;				\
+		(w)->word[(w)->nr].off = (int64_t)(a_ - start->sp);	\
+		(w)->word[(w)->nr++].nval = ~v_;			\
 	}								\
 	v_;								\
 })
 
-int pl_cfi_backtrace(const struct pl_regs *start, uint64_t *pcs, int max,
-		     struct pl_walk *w)
+/*
+ * The walk, one copy for each combination pl_cfi_backtrace() passes: with
+ * w or sps NULL (a constant) the loop keeps nothing of it.  Most frames'
+ * rules are CFA = RSP + a multiple of 8 (MEMO_SP): as RSP is 8-aligned
+ * and the offset at least 8 (cfa.c), such a CFA is above it and aligned,
+ * and only the upper bound needs a check.
+ */
+static inline __attribute__((always_inline)) int
+walk(const struct pl_regs *start, struct pl_cfi_memo *memo, uint64_t *pcs,
+     int max, struct pl_walk *w, uint64_t *sps, uint64_t *hash)
 {
-	uint64_t pc = start->pc, sp = start->sp, bp = start->bp, cfa;
-	uint64_t top = start->sp + STACK_SPAN;
-	bool bp_restored = false, bp_used = false;
-	struct cfa_rule r;
-	int n = 0;
+	uint64_t pc = start->pc, sp = start->sp, bp = start->bp, cfa, h = 0;
+	uint64_t top = start->sp + STACK_SPAN, *p = pcs, *end = pcs + max;
+	/* where RBP was restored from: NULL, the start's; BP_KEPT: recorded */
+	const uint64_t *bp_at = NULL;
+	bool bp_used = false, lost = false;
+	int nr_bp = 0;
+	struct pl_memo_rule *mt = memo->e;
+	const struct pl_memo_rule *m;
+	uint32_t gen;
 
+	gen = __atomic_load_n(&table_gen, __ATOMIC_ACQUIRE);
+	if (unlikely(memo->gen != gen)) {
+		memset(memo->e, 0, sizeof(memo->e));
+		memo->gen = gen;
+	}
 	if (w) {
 		w->valid = false;
 		w->nr = 0;
 	}
-	while (n < max && pc) {
-		if (w)
-			w->sps[n] = sp;
-		pcs[n++] = pc;
-		r = rule_at(pc - 1);
-		if (r.kind == CFA_UNKNOWN || r.kind == CFA_OUTERMOST)
-			break;
-		if (r.kind != CFA_SP && !bp_restored)
-			bp_used = true;
-		if (r.kind == CFA_NONE) {
-			/* no CFI here: frame pointers, if RBP looks like one */
-			if (bp < sp || bp >= top - 16 || (bp & 7))
-				break;
-			cfa = bp + 16;
+	if (p == end || !pc)
+		goto out;
+	for (;;) {
+		if (sps)
+			sps[p - pcs] = sp;
+		*p++ = pc;
+		h = (h ^ pc) * GOLDEN;
+		m = &mt[(pc * GOLDEN) >> (64 - PL_MEMO_BITS)];
+		if (unlikely(m->pc != pc))
+			m = memo_fill((struct pl_memo_rule *)m, pc);
+		if (likely(m->r.gen == MEMO_SP)) {
+			cfa = sp + (int64_t)m->r.cfa_off;
+			if (unlikely(cfa >= top))
+				goto bound;
 		} else {
-			cfa = (r.kind == CFA_SP ? sp : bp) + (int64_t)r.cfa_off;
+			if (m->r.kind == CFA_BP || m->r.kind == CFA_NONE) {
+				/*
+				 * RBP is used: the start's, or the word it was
+				 * restored from, is part of the walk now.
+				 */
+				if (!bp_at) {
+					bp_used = true;
+				} else if (w && bp_at != BP_KEPT) {
+					if (nr_bp++ < PL_BP_WORDS) {
+						w->word[w->nr].off = (int64_t)
+							((uint64_t)bp_at -
+							 start->sp);
+						w->word[w->nr++].nval = ~bp;
+					} else {
+						lost = true;
+					}
+				}
+				bp_at = BP_KEPT;
+			}
+			if (m->r.kind == CFA_BP) {
+				cfa = bp + (int64_t)m->r.cfa_off;
+			} else if (m->r.kind == CFA_NONE) {
+				/* no CFI here: frame pointers, if RBP is one */
+				if (bp < sp || bp >= top - 16 || (bp & 7))
+					break;
+				cfa = bp + 16;
+			} else if (m->r.kind != CFA_SP) {
+				break;	/* outermost, or a rule not followed */
+			} else {
+				cfa = sp + (int64_t)m->r.cfa_off;
+			}
+			if (cfa <= sp || cfa >= top || (cfa & 7))
+				goto bound;
 		}
-		if (cfa <= sp || cfa >= top || (cfa & 7))
-			return n;	/* ended by a bound: not a walk to reuse */
 		pc = READ(w, cfa - 8);
-		if (r.kind == CFA_NONE || r.bp_off) {
-			bp = READ(w, r.kind == CFA_NONE ? cfa - 16 : cfa + r.bp_off);
-			bp_restored = true;
+		/*
+		 * A frame's saved RBP is read, but recorded only once a later
+		 * rule uses RBP: in code without frame pointers RBP is any
+		 * register, its saved value changes from call to call, and
+		 * no rule above may ever look at it.
+		 */
+		if (m->r.kind == CFA_NONE) {
+			bp_at = (const uint64_t *)(cfa - 16);
+			bp = *bp_at;
+		} else if (m->r.bp_off) {
+			bp_at = (const uint64_t *)(cfa + m->r.bp_off);
+			bp = *bp_at;
 		}
 		sp = cfa;
+		if (unlikely(!pc))
+			break;
+		if (unlikely(p == end))
+			break;
 	}
+out:
+	*hash = h;
 	if (w) {
-		w->valid = n < max || !pc;
+		w->valid = (p < end || !pc) && !lost;
 		w->bp_used = bp_used;
-		w->pc = start->pc;
-		w->sp = start->sp;
-		w->bp = start->bp;
+		w->npc = ~start->pc;
+		w->nsp = ~start->sp;
+		w->nbp = bp_used ? ~start->bp : 0;
 	}
-	return n;
+	return (int)(p - pcs);
+bound:
+	/* ended by a bound: not a walk to reuse (w->valid stays false) */
+	*hash = h;
+	return (int)(p - pcs);
 }
 
-bool pl_cfi_same_walk(const struct pl_regs *start, const struct pl_walk *w)
+int pl_cfi_backtrace(const struct pl_regs *start, struct pl_cfi_memo *memo,
+		     uint64_t *pcs, int max, struct pl_walk *w, uint64_t *sps,
+		     uint64_t *hash)
 {
-	int i;
-
-	if (!w->valid || w->pc != start->pc || w->sp != start->sp ||
-	    (w->bp_used && w->bp != start->bp))
-		return false;
-	for (i = 0; i < w->nr; i++)
-		if (*(const uint64_t *)w->at[i] != w->val[i])
-			return false;
-	return true;
+	/* a return address a frame: at most PL_MAX_FRAMES words in w */
+	if (max > PL_MAX_FRAMES)
+		max = PL_MAX_FRAMES;
+	if (sps)
+		return walk(start, memo, pcs, max, w, sps, hash);
+	if (w)
+		return walk(start, memo, pcs, max, w, NULL, hash);
+	return walk(start, memo, pcs, max, NULL, NULL, hash);
 }

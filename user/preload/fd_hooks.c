@@ -258,11 +258,10 @@ int close(int fd)
 	static void *next;
 	int (*f)(int) = pl_next(&next, "close");
 	struct mtp_block b;
-	struct pl_regs r;
 
 	if (fd >= 0 && pl_enter(PL_FD)) {
-		pl_regs_here(&r);
-		pl_block_del(PL_FD_KEY(fd), MEMTRACK_API_CLOSE, &r, &b);
+		pl_block_del(PL_FD_KEY(fd), MEMTRACK_API_CLOSE,
+			     __builtin_frame_address(0), &b);
 		pl_leave();
 	}
 	return f(fd);

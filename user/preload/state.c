@@ -50,16 +50,23 @@ static inline void *at(uint64_t off)
  * holder may be a thread the scheduler preempted, and spinning on its
  * lock would burn the whole time slice (on one CPU, every time).
  */
-static void spin_lock(uint32_t *l)
+static __attribute__((noinline)) void spin_lock_wait(uint32_t *l)
 {
 	int i;
 
-	while (__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE)) {
+	do {
 		for (i = 0; i < 100 && __atomic_load_n(l, __ATOMIC_RELAXED); i++)
 			__builtin_ia32_pause();
 		if (__atomic_load_n(l, __ATOMIC_RELAXED))
 			sched_yield();
-	}
+	} while (__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE));
+}
+
+/* the exchange inline, the wait out of line */
+static inline void spin_lock(uint32_t *l)
+{
+	if (unlikely(__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE)))
+		spin_lock_wait(l);
 }
 
 static void spin_unlock(uint32_t *l)
@@ -158,15 +165,13 @@ static uint32_t stack_new(uint64_t hash, uint32_t api, const uint64_t *pcs,
 	return id;
 }
 
-static uint32_t intern(const uint64_t *pcs, int n, uint32_t api)
+/* pcs_hash: the walk's hash of the pcs (pl_cfi_backtrace()). */
+static uint32_t intern(const uint64_t *pcs, int n, uint64_t pcs_hash,
+		       uint32_t api)
 {
-	uint64_t hash = api * GOLDEN;
+	uint64_t hash = (pcs_hash ^ api) * GOLDEN;
 	uint32_t slot, id, fresh = 0;
 	struct mtp_stack *s;
-	int i;
-
-	for (i = 0; i < n; i++)
-		hash = (hash ^ pcs[i]) * GOLDEN;
 	/* The hot path: a thread allocating from one place again. */
 	id = pl_self.last_id;
 	if (id && pl_self.last_hash == hash &&
@@ -200,30 +205,46 @@ static uint32_t intern(const uint64_t *pcs, int n, uint32_t api)
 	return id;
 }
 
-uint32_t pl_stack(const struct pl_regs *r, uint32_t api)
+static inline struct pl_walked *walked_at(struct pl_cache *c,
+					  const struct pl_regs *r)
 {
-	uint64_t pcs[MTP_MAX_FRAMES];
+	return &c->walks[((r->pc ^ r->sp) * GOLDEN) >> (64 - PL_WALKS_BITS)];
+}
+
+/* A stack not recorded from here: walked (out of line), and recorded. */
+static __attribute__((noinline)) uint32_t stack_walk(const struct pl_regs *r,
+						     uint32_t api,
+						     struct pl_cache *c,
+						     struct pl_walked *e)
+{
+	uint64_t pcs[MTP_MAX_FRAMES], hash;
 	int n;
 
-	/* The hot path: the same place, the same stack above it. */
-	if (pl_self.walk_id && pl_self.walk_api == api &&
-	    pl_cfi_same_walk(r, &pl_self.walk))
-		return pl_self.walk_id;
-	/*
-	 * Recording what a walk read costs a little per frame: only for a
-	 * place allocating twice in a row, which a loop does (an
-	 * interpreter's deep, changing stacks would pay and never reuse).
-	 */
-	if (pl_self.prev_pc != r->pc || pl_self.prev_sp != r->sp) {
-		pl_self.prev_pc = r->pc;
-		pl_self.prev_sp = r->sp;
-		n = pl_cfi_backtrace(r, pcs, MTP_MAX_FRAMES, NULL);
-		return intern(pcs, n, api);
-	}
-	n = pl_cfi_backtrace(r, pcs, MTP_MAX_FRAMES, &pl_self.walk);
-	pl_self.walk_api = api;
-	pl_self.walk_id = intern(pcs, n, api);
-	return pl_self.walk_id;
+	n = pl_cfi_backtrace(r, &c->memo, pcs, MTP_MAX_FRAMES, &e->w, NULL,
+			     &hash);
+	e->api = api;
+	e->id = intern(pcs, n, hash, api);
+	return e->id;
+}
+
+static inline __attribute__((always_inline)) uint32_t
+stack_of(const struct pl_regs *r, uint32_t api)
+{
+	struct pl_cache *c = pl_cache();
+	struct pl_walked *e;
+
+	if (unlikely(!c))
+		return 0;	/* no memory for a walk: a block without stack */
+	e = walked_at(c, r);
+	/* The hot path: a place seen, the same stack above it. */
+	if (e->id && e->api == api && pl_cfi_same_walk(r, &e->w))
+		return e->id;
+	return stack_walk(r, api, c, e);
+}
+
+uint32_t pl_stack(const struct pl_regs *r, uint32_t api)
+{
+	return stack_of(r, api);
 }
 
 /* ---- blocks ---------------------------------------------------------------------- */
@@ -239,8 +260,9 @@ static inline struct mtp_shard *shard_of(uint64_t hash)
 }
 
 /* The slot of (addr, tgid), or of where it would go; under the lock. */
-static struct mtp_block *find(struct mtp_shard *sh, uint64_t hash,
-			      uint64_t addr, uint32_t tgid, bool insert)
+static inline __attribute__((always_inline)) struct mtp_block *
+find(struct mtp_shard *sh, uint64_t hash, uint64_t addr, uint32_t tgid,
+     bool insert)
 {
 	struct mtp_block *t = at(sh->table), *tomb = NULL;
 	uint64_t mask = sh->slots - 1, i;
@@ -283,18 +305,19 @@ static void table_put(uint64_t off, unsigned int order)
 }
 
 /*
- * Room for one more: at 3/4 full, a table twice the size if half of it is
- * live, else one of the same size without the tombstones.  false: no room.
+ * Room for one more: at half full, a table twice the size if a quarter of
+ * it is live, else one of the same size without the tombstones.  false: no
+ * room.  Half, not more: an insert probes to the first empty slot, and
+ * linear probing's runs grow fast past half (2.5 slots a miss at 1/2, 8.5
+ * at 3/4); the slots are 32 bytes of a sparse state.
  */
-static bool make_room(struct mtp_shard *sh)
+static __attribute__((noinline)) bool rehash(struct mtp_shard *sh)
 {
 	unsigned int order = (unsigned int)__builtin_ctzll(sh->slots);
 	struct mtp_block *old = at(sh->table), *t;
 	uint64_t off, i, j, mask;
 
-	if ((sh->used + 1) * 4 <= sh->slots * 3)
-		return true;
-	if (sh->live * 2 >= sh->slots)
+	if (sh->live * 4 >= sh->slots)
 		order++;
 	if (order >= 40)
 		return false;
@@ -318,15 +341,19 @@ static bool make_room(struct mtp_shard *sh)
 	return true;
 }
 
-static uint64_t now_ns(void)
+static inline bool make_room(struct mtp_shard *sh)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+	return likely((sh->used + 1) * 2 <= sh->slots) || rehash(sh);
 }
 
-static void insert(const struct mtp_block *b)
+/* The tool's clock (mtp_header.now_ns): a load, no system call. */
+static inline uint64_t now_ns(void)
+{
+	return __atomic_load_n(&pl_hdr->now_ns, __ATOMIC_RELAXED);
+}
+
+static inline __attribute__((always_inline)) void
+insert(const struct mtp_block *b)
 {
 	uint64_t hash = block_hash(b->addr, b->tgid);
 	struct mtp_shard *sh = shard_of(hash);
@@ -351,6 +378,12 @@ static void insert(const struct mtp_block *b)
 	spin_unlock(&sh->lock);
 }
 
+/* insert() where it is rare: not inline in the hooks' path */
+static __attribute__((noinline)) void insert_rare(const struct mtp_block *b)
+{
+	insert(b);
+}
+
 /*
  * A slot freed: a tombstone, unless the next slot is empty.  Then no
  * probe goes through it (a search stops at the first empty slot, an
@@ -358,7 +391,7 @@ static void insert(const struct mtp_block *b)
  * again.  At the low load of short-lived blocks nearly every release is
  * of that kind, so tombstones, and the rehashes that clear them, stay rare.
  */
-static void drop(struct mtp_shard *sh, struct mtp_block *slot)
+static inline void drop(struct mtp_shard *sh, struct mtp_block *slot)
 {
 	struct mtp_block *t = at(sh->table);
 	uint64_t mask = sh->slots - 1, i = (uint64_t)(slot - t);
@@ -396,18 +429,24 @@ static struct mtp_young *young_at(uint32_t i)
  * of them; if that thread took it from the buffer first, the copy in the
  * table goes again.
  */
-static void young_evict(struct mtp_block *e)
+static __attribute__((noinline)) void young_move(struct mtp_block *e,
+						uint64_t addr)
 {
-	uint64_t addr = __atomic_load_n(&e->addr, __ATOMIC_ACQUIRE);
 	struct mtp_block copy = *e;
 
-	if (addr <= MTP_TOMB)
-		return;
 	copy.addr = addr;
 	insert(&copy);
 	if (!__atomic_compare_exchange_n(&e->addr, &addr, 0, false,
 					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		pl_block_forget(copy.addr);
+}
+
+static inline void young_evict(struct mtp_block *e)
+{
+	uint64_t addr = __atomic_load_n(&e->addr, __ATOMIC_ACQUIRE);
+
+	if (addr > MTP_TOMB)
+		young_move(e, addr);
 }
 
 /* At the thread's end: its young blocks to the table, the buffer free. */
@@ -423,15 +462,13 @@ static void young_release(void *arg)
 	__atomic_store_n(&y->owned, 0, __ATOMIC_RELEASE);
 }
 
-/* The thread's buffer: a free one of this process, or a new one. */
-static struct mtp_young *young(void)
+/* The thread's first buffer: a free one of this process, or a new one. */
+static __attribute__((noinline)) struct mtp_young *young_get(void)
 {
-	struct mtp_young *y = pl_self.young;
+	struct mtp_young *y;
 	uint32_t i, n, zero = 0;
 	uint64_t off;
 
-	if (likely(y))
-		return y;
 	n = __atomic_load_n(&pl_hdr->nr_young, __ATOMIC_ACQUIRE);
 	for (i = 0; i < n && i < MTP_MAX_YOUNG; i++) {
 		y = young_at(i);
@@ -453,6 +490,13 @@ got:
 	pl_self.young = y;
 	pthread_setspecific(young_key, y);
 	return y;
+}
+
+static inline struct mtp_young *young(void)
+{
+	struct mtp_young *y = pl_self.young;
+
+	return likely(y) ? y : young_get();
 }
 
 /* Take addr out of a buffer's slot if it is there: a copy into *out. */
@@ -486,7 +530,8 @@ static bool young_take_any(uint64_t hash, uint64_t addr,
 }
 
 /* Out of the shared table, if it is there. */
-static bool table_take(uint64_t hash, uint64_t addr, struct mtp_block *out)
+static inline bool table_take(uint64_t hash, uint64_t addr,
+			      struct mtp_block *out)
 {
 	struct mtp_shard *sh = shard_of(hash);
 	struct mtp_block *slot;
@@ -507,47 +552,81 @@ static bool table_take(uint64_t hash, uint64_t addr, struct mtp_block *out)
  * table, another thread's buffer, and the table again (it may have moved
  * there meanwhile).
  */
-static bool take(uint64_t addr, struct mtp_block *out)
+static __attribute__((noinline)) bool take_elsewhere(uint64_t hash,
+						    uint64_t addr,
+						    struct mtp_block *out)
+{
+	return table_take(hash, addr, out) ||
+	       young_take_any(hash, addr, out) ||
+	       table_take(hash, addr, out);
+}
+
+static inline __attribute__((always_inline)) bool
+take(uint64_t addr, struct mtp_block *out)
 {
 	uint64_t hash = block_hash(addr, (uint32_t)pl_tgid);
 	struct mtp_young *y = pl_self.young;
 
 	return (y && young_take(young_slot(y, hash), addr, out)) ||
-	       table_take(hash, addr, out) ||
-	       young_take_any(hash, addr, out) ||
-	       table_take(hash, addr, out);
+	       take_elsewhere(hash, addr, out);
 }
 
-void pl_block_add(uint64_t addr, uint64_t size, uint32_t stack_id)
+/* The thread moves to another stack: the last one's counts added. */
+static __attribute__((noinline)) void calls_switch(uint32_t stack_id)
 {
+	pl_flush_calls();
+	pl_self.calls_id = stack_id;
+}
+
+static inline __attribute__((always_inline)) void
+block_add(uint64_t addr, uint64_t size, uint32_t stack_id)
+{
+	struct mtp_young *y = young();
 	struct mtp_block *e;
-	struct mtp_young *y;
-	struct mtp_block b = {
-		.addr = addr, .size = size, .time_ns = now_ns(),
-		.stack_id = stack_id, .tgid = (uint32_t)pl_tgid,
-	};
+
 	/*
 	 * A stack's call counts are summed in the thread while it allocates
 	 * from that stack and added when it moves to another (or exits):
 	 * no cache line shared by all threads is written per call.
 	 */
-	if (stack_id != pl_self.calls_id)
-		pl_flush_calls();
-	pl_self.calls_id = stack_id;
+	if (unlikely(stack_id != pl_self.calls_id))
+		calls_switch(stack_id);
 	pl_self.calls++;
 	pl_self.call_bytes += size;
-	y = young();
 	if (unlikely(!y)) {
-		insert(&b);
+		struct mtp_block b = {
+			.addr = addr, .size = size, .time_ns = now_ns(),
+			.stack_id = stack_id, .tgid = (uint32_t)pl_tgid,
+		};
+
+		insert_rare(&b);
 		return;
 	}
-	e = young_slot(y, block_hash(addr, b.tgid));
+	e = young_slot(y, block_hash(addr, (uint32_t)pl_tgid));
 	young_evict(e);
-	e->size = b.size;
-	e->time_ns = b.time_ns;
-	e->stack_id = b.stack_id;
-	e->tgid = b.tgid;
+	e->size = size;
+	e->time_ns = now_ns();
+	e->stack_id = stack_id;
+	e->tgid = (uint32_t)pl_tgid;
 	__atomic_store_n(&e->addr, addr, __ATOMIC_RELEASE);
+}
+
+void pl_block_add(uint64_t addr, uint64_t size, uint32_t stack_id)
+{
+	block_add(addr, size, stack_id);
+}
+
+/*
+ * The hooks' path.  What an allocation runs in the common case (the
+ * thread's last stack, its own young buffer, no eviction) is inline here,
+ * one function; the rest is out of line (stack_walk, young_move, ...):
+ * a call with its register saves cost more than that common case's work.
+ * pl_block_del() is built the same way (take(), take_elsewhere()).
+ */
+void pl_record(uint64_t addr, uint64_t size, uint32_t api,
+	       const struct pl_regs *r)
+{
+	block_add(addr, size, stack_of(r, api));
 }
 
 void pl_flush_calls(void)
@@ -568,7 +647,7 @@ void pl_flush_calls(void)
 
 void pl_block_restore(const struct mtp_block *b)
 {
-	insert(b);
+	insert_rare(b);
 }
 
 void pl_block_forget(uint64_t addr)
@@ -578,10 +657,11 @@ void pl_block_forget(uint64_t addr)
 	take(addr, &b);
 }
 
-bool pl_block_del(uint64_t addr, uint32_t api, const struct pl_regs *r,
+bool pl_block_del(uint64_t addr, uint32_t api, const void *frame,
 		  struct mtp_block *out)
 {
 	struct mtp_stack *s;
+	struct pl_regs r;
 
 	if (!take(addr, out)) {
 		count(addr >> 62 ? &pl_hdr->c.unknown_closes :
@@ -589,12 +669,13 @@ bool pl_block_del(uint64_t addr, uint32_t api, const struct pl_regs *r,
 		return false;
 	}
 	s = out->stack_id ? stack_at(out->stack_id) : NULL;
-	if (s && !memtrack_leak_api_matches(s->api, api)) {
+	if (s && s->api != api && !memtrack_leak_api_matches(s->api, api)) {
 		/* rare, and a bug worth both stacks: only now the free's */
 		count(&pl_hdr->c.mismatched_frees);
 		__atomic_fetch_add(&s->mismatched, 1, __ATOMIC_RELAXED);
 		s->free_api = api;
-		s->free_stack_id = pl_stack(r, api);
+		pl_regs_of(&r, frame);
+		s->free_stack_id = pl_stack(&r, api);
 	}
 	return true;
 }
@@ -605,7 +686,7 @@ static void after_fork_child(void)
 {
 	pl_tgid = getpid();
 	pl_self.last_id = 0;
-	pl_self.walk_id = 0;
+	pl_cache_after_fork();
 	pl_self.young = NULL;	/* the parent's, in the shared state */
 	if (!(pl_flags & MTP_F_FOLLOW))
 		__atomic_store_n(&pl_on, -1, __ATOMIC_RELEASE);
@@ -691,6 +772,7 @@ static int attach_state(void)
 	pl_cfi_set_object_cb(note_object);
 	pthread_atfork(NULL, NULL, after_fork_child);
 	pthread_key_create(&young_key, young_release);
+	pl_cache_init();
 	return pl_flags & MTP_F_FDS ? PL_FD : PL_MEM;
 }
 
@@ -767,16 +849,17 @@ static void drop_closed_fds(void)
  */
 static void note_exit_stack(struct mtp_header *h)
 {
-	uint64_t pcs[MTP_MAX_FRAMES];
+	uint64_t pcs[MTP_MAX_FRAMES], sps[MTP_MAX_FRAMES], hash;
+	struct pl_cache *c = pl_cache();
 	struct pl_regs r;
 	int n, i;
 
 	pl_regs_here(&r);
-	n = pl_cfi_backtrace(&r, pcs, MTP_MAX_FRAMES, &pl_self.walk);
-	pl_self.walk_id = 0;
+	n = c ? pl_cfi_backtrace(&r, &c->memo, pcs, MTP_MAX_FRAMES, NULL, sps,
+				 &hash) : 0;
 	for (i = 0; i < n; i++) {
 		h->exit_pcs[i] = pcs[i];
-		h->exit_sps[i] = pl_self.walk.sps[i];
+		h->exit_sps[i] = sps[i];
 	}
 	h->nr_exit_frames = (uint32_t)n;
 }

@@ -18,6 +18,32 @@
 #define likely(x)	__builtin_expect(!!(x), 1)
 #define unlikely(x)	__builtin_expect(!!(x), 0)
 
+/*
+ * The walks a thread recorded, by where they started (the hook's caller's
+ * pc and sp): a place that allocates again over the same stack words has
+ * its stack for a compare per word, without a walk or an intern.  Several
+ * of them: an interpreter's loop allocates from a few places in turn.
+ */
+#define PL_WALKS_BITS	5
+struct pl_walked {
+	uint32_t id, api;		/* id 0: none */
+	struct pl_walk w;
+};
+
+/*
+ * A thread's caches (~58 KiB), in memory of their own (thread.c), not in
+ * the TLS: glibc puts a library's static TLS in every thread's stack, and
+ * refuses a thread whose stack cannot hold it (EINVAL for a
+ * PTHREAD_STACK_MIN stack) or leaves it that much less stack.  A thread
+ * takes one at its first walk and gives it back at its end; the next
+ * thread of the process takes it over.
+ */
+struct pl_cache {
+	struct pl_cfi_memo memo;
+	struct pl_walked walks[1 << PL_WALKS_BITS];
+	uint32_t owned;			/* by a live thread */
+};
+
 /* What a thread keeps: set while it is inside a hook (nested calls pass). */
 struct pl_thread {
 	int busy;
@@ -25,13 +51,24 @@ struct pl_thread {
 	uint64_t last_hash;
 	uint32_t calls_id;		/* the stack calls count for */
 	uint64_t calls, call_bytes;	/* not yet added to it */
-	uint64_t prev_pc, prev_sp;	/* where the last stack was taken */
-	uint32_t walk_id, walk_api;	/* the recorded walk's stack, its api */
 	struct mtp_young *young;	/* its young blocks (NULL: none yet) */
-	struct pl_walk walk;
+	struct pl_cache *cache;		/* its caches (NULL: none yet) */
 };
 
 extern __thread struct pl_thread pl_self PL_TLS PL_HIDDEN;
+
+/* The thread's caches: its own, or one taken now; NULL if none can be. */
+PL_HIDDEN struct pl_cache *pl_cache_get(void);
+static inline struct pl_cache *pl_cache(void)
+{
+	struct pl_cache *c = pl_self.cache;
+
+	return likely(c) ? c : pl_cache_get();
+}
+
+/* At the start (pthread keys) and in a forked child (the others' freed). */
+PL_HIDDEN void pl_cache_init(void);
+PL_HIDDEN void pl_cache_after_fork(void);
 
 /* What the program's calls are recorded for (pl_on, pl_enter()). */
 #define PL_MEM		(1 << 0)	/* the allocator */
@@ -77,13 +114,17 @@ static inline void pl_leave(void)
 PL_HIDDEN uint32_t pl_stack(const struct pl_regs *r, uint32_t api);
 /* A block (or descriptor, fd key) allocated through stack id. */
 PL_HIDDEN void pl_block_add(uint64_t addr, uint64_t size, uint32_t stack_id);
+/* pl_block_add(addr, size, pl_stack(r, api)) in one call: the hooks' path. */
+PL_HIDDEN void pl_record(uint64_t addr, uint64_t size, uint32_t api,
+			 const struct pl_regs *r);
 /*
  * Take a block out as it is released by api; a release by the wrong API is
- * noted on its allocating stack with the releasing stack (r).  Returns
- * whether it was there; *out gets it (for realloc's failure).
+ * noted on its allocating stack with the releasing stack (frame: the
+ * hook's __builtin_frame_address(0), walked only then).  Returns whether
+ * it was there; *out gets it (for realloc's failure).
  */
-PL_HIDDEN bool pl_block_del(uint64_t addr, uint32_t api,
-			    const struct pl_regs *r, struct mtp_block *out);
+PL_HIDDEN bool pl_block_del(uint64_t addr, uint32_t api, const void *frame,
+			    struct mtp_block *out);
 /* Add the thread's call counts to their stack. */
 PL_HIDDEN void pl_flush_calls(void);
 /* Take out a descriptor replaced by dup2()/dup3(), not a release: silently. */
