@@ -63,8 +63,9 @@ def cgroup_ino(pid):
 
 
 def make_cgroup(name, pids, limit):
-    """A cgroup holding pids; memory.max = limit where the memory controller
-    is on cgroup v2 (the VM; not a hybrid host).  (path, inode, limit or 0)."""
+    """A cgroup holding pids; memory.max = limit (None: left at "max") where
+    the memory controller is on cgroup v2 (the VM; not a hybrid host).
+    (path, inode, the limit or None for none)."""
     root = cgroup2_root()
     try:
         with open(f"{root}/cgroup.subtree_control", "w") as f:
@@ -76,12 +77,12 @@ def make_cgroup(name, pids, limit):
     for pid in pids:
         with open(f"{path}/cgroup.procs", "w") as f:
             f.write(str(pid))
-    got = 0
-    if os.path.exists(f"{path}/memory.max"):
+    got = None
+    if os.path.exists(f"{path}/memory.max") and limit is not None:
         with open(f"{path}/memory.max", "w") as f:
             f.write(str(limit))
         got = limit
-    check(got or not IN_VM, "no memory.max in the VM")
+    check(got or limit is None or not IN_VM, "no memory.max in the VM")
     return path, os.stat(path).st_ino, got
 
 
@@ -269,6 +270,17 @@ def batch_json_equals_proc_memtrack_tasks():
 
 @test
 def batch_rows_of_a_known_workload():
+    free = subprocess.Popen(["sleep", "600"])
+    path, _, _ = make_cgroup(CGNAME + "-nolimit", [free.pid], None)
+    try:
+        batch_rows(free)
+    finally:
+        free.kill()
+        free.wait()
+        os.rmdir(path)
+
+
+def batch_rows(free):
     with Workload() as m:
         for flags, want in PATHS:
             with Stopped([m.pid]):
@@ -286,6 +298,10 @@ def batch_rows_of_a_known_workload():
             check(("pgalloc_rate" in r) == (want == "memtrack module"), f"{want}: pgalloc_rate")
             check(r["cgroup"] == "/" + CGNAME and r["cgroup_max"] == m.cg_max,
                   f"{want}: cgroup {r['cgroup']!r} max {r['cgroup_max']}, expected {m.cg_max}")
+            # no limit ("max", or no memory controller): null, not 0
+            nl = rows.get(free.pid)
+            check(nl and nl["cgroup"] == "/" + CGNAME + "-nolimit" and
+                  nl["cgroup_max"] is None, f"{want}: a cgroup without a limit: {nl}")
             # The text: header lines, the column titles, a line per process.
             lines = text.splitlines()
             check(f"source: {want}," in lines[0], f"{want}: first line {lines[0]!r}")
@@ -355,52 +371,86 @@ def settle(pid, timeout=30):
         time.sleep(0.5)
 
 
+def grower(*args):
+    g = subprocess.Popen([os.path.join(TESTBIN, "grower")] + [str(a) for a in args],
+                         stdout=subprocess.PIPE)
+    check(readline(g.stdout).strip() == "ready", "grower did not start")
+    return g
+
+
 @test
-def growth_flag_for_a_growing_process_only():
+def growth_flag_needs_the_whole_window():
+    """A leaking grower (2.5 MiB/s), a sawtooth (the same steps, all unmapped
+    every 6) and a steady memload, sampled every DELAY with a growth window
+    of 16 DELAYs (quarters of 4 samples): nothing is flagged before the
+    window is seen whole; then the grower is, from then on; the sawtooth and
+    memload never; with a minimum rate above the grower's, nothing."""
     # 64 pages a step: 6.1 folds a thread's RSS into the mm's every 64
     # faults, so each step shows.  Slower intervals in the VM (emulated).
-    delay = "1" if IN_VM else "0.5"
-    g = subprocess.Popen([os.path.join(TESTBIN, "grower"), "256", "100"], stdout=subprocess.PIPE)
+    delay = 1.0 if IN_VM else 0.5
+    window = 16 * delay
+    g, saw = grower(256, 100), grower(256, 100, 6)
     try:
-        check(readline(g.stdout).strip() == "ready", "grower did not start")
         with Workload() as m:
             settle(m.pid)
             for flags, want in PATHS:
-                samples = top_json(flags, n=6, delay=delay)
-                last = samples[-1][1]
-                gr, ml = last.get(g.pid), last.get(m.pid)
-                check(gr and ml, f"{want}: rows missing")
-                check(gr["growing"] and gr["rss_growth"] > 0,
-                      f"{want}: grower not flagged: {gr}")
-                # Not flagged; its growth column is what its samples say (a
-                # loaded 6.1 guest once folded 2 MiB of a thread's cached
-                # RSS count into the mm's in the middle of the window).
-                check(not ml["growing"] and
-                      ml["rss_growth"] == ml["rss"] - samples[0][1][m.pid]["rss"],
-                      f"{want}: steady memload flagged: {ml}")
-                # The rate is the RSS change over the window's samples.
-                t0, r0 = samples[0][0]["time"], samples[0][1][g.pid]["rss"]
-                t1 = samples[-1][0]["time"]
-                want_rate = (gr["rss"] - r0) / (t1 - t0)
+                args = flags + ["--growth-window", str(window)]
+                samples = top_json(args, n=22, delay=delay)
+                t0 = samples[0][0]["time"]
+                check(samples[0][0]["growth_window"] == window and
+                      samples[0][0]["growth_min_rate"] == 1024,
+                      f"{want}: summary {samples[0][0]}")
+                for summ, rows in samples:
+                    age = summ["time"] - t0
+                    gr, sw, ml = rows.get(g.pid), rows.get(saw.pid), rows.get(m.pid)
+                    check(gr and sw and ml, f"{want}: rows missing at {age:.1f} s")
+                    check(not sw["growing"] and not ml["growing"],
+                          f"{want}: at {age:.1f} s sawtooth {sw} memload {ml} flagged")
+                    if age < window:
+                        check(not gr["growing"], f"{want}: grower flagged at {age:.1f} s "
+                              f"of a {window} s window: {gr}")
+                    elif age >= window + window / 4:
+                        check(gr["growing"] and gr["rss_growth"] > 0,
+                              f"{want}: grower not flagged at {age:.1f} s: {gr}")
+                # Before the window slides, GROWTH and its rate are the
+                # change since the first sample (a loaded 6.1 guest once
+                # folded 2 MiB of a thread's cached RSS count into the mm's
+                # in the middle: compare with the samples, not a constant).
+                summ, rows = samples[5]
+                gr, ml = rows[g.pid], rows[m.pid]
+                r0 = samples[0][1][g.pid]["rss"]
+                want_rate = (gr["rss"] - r0) / (summ["time"] - t0)
                 check(gr["rss_growth"] == gr["rss"] - r0 and
                       abs(gr["growth_rate"] - want_rate) <= 0.01 * want_rate + 1,
                       f"{want}: rate {gr['growth_rate']}, samples say {want_rate}")
-                out = subprocess.run([TOP, "-b", "-n", "5", "-d", delay] + flags,
+                check(ml["rss_growth"] == ml["rss"] - samples[0][1][m.pid]["rss"],
+                      f"{want}: memload's growth {ml}")
+                out = subprocess.run([TOP, "-b", "-n", "12", "-d", str(delay / 2),
+                                      "--growth-window", str(window / 4)] + flags,
                                      capture_output=True, text=True, timeout=300).stdout
                 last_text = out.split("memtrack-top - ")[-1].splitlines()
                 flags_of = {line.split()[0]: line.split()[-1] for line in last_text
                             if line.split()[:1] in ([str(g.pid)], [str(m.pid)])}
                 check(flags_of.get(str(g.pid), "").startswith("LEAK?+") and
                       flags_of.get(str(m.pid)) == "-", f"{want}: text flags {flags_of}")
+                slow = top_json(args[:-2] + ["--growth-window", str(window / 4),
+                                             "--growth-min-rate", "100M"],
+                                n=12, delay=delay / 2)
+                check(not any(rows[g.pid]["growing"] for _, rows in slow),
+                      f"{want}: grower flagged under a 100 MiB/s minimum")
     finally:
-        g.kill()
-        g.wait()
+        for p in (g, saw):
+            p.kill()
+            p.wait()
 
 
 @test
 def bad_arguments_are_refused():
     for args in (["-n", "0"], ["-n", "x"], ["-d", "0"], ["-d", "nan"], ["-d", "5000"],
-                 ["-o", "bogus"], ["--json"], ["-b", "extra"], ["--bogus"]):
+                 ["-o", "bogus"], ["--json"], ["-b", "extra"], ["--bogus"],
+                 ["--growth-window", "0.5"], ["--growth-window", "x"],
+                 ["--growth-window", "100000"], ["--growth-min-rate", "-1"],
+                 ["--growth-min-rate", "5X"], ["--growth-min-rate", "nan"]):
         out = subprocess.run([TOP] + (["-b"] if args != ["--json"] else []) + args,
                              capture_output=True, text=True, timeout=60)
         check(out.returncode == 2 and out.stderr and not out.stdout,
@@ -568,9 +618,13 @@ def ui_threads_and_per_program_sums():
 @test
 def ui_help_resize_and_quit_restore_the_terminal():
     with Tmux() as tm:
-        start_top(tm, [])
+        start_top(tm, ["--growth-window", "90", "--growth-min-rate", "2K"])
         tm.keys("h")
         tm.wait(lambda ls: ls[0].startswith("memtrack-top keys"), "h: no help")
+        # the growth flag's settings, as given
+        tm.wait(lambda ls: any("each quarter of the last 90 s" in line for line in ls) and
+                any("by 2048 bytes/s or more" in line for line in ls),
+                "h: the growth window is not in the help")
         tm.keys("x")
         tm.wait(table, "a key did not leave the help")
         tm.tmux("resize-window", "-t", "t", "-x", "100", "-y", "30")
@@ -597,7 +651,7 @@ def ui_ctrl_c_and_crash_restore_the_terminal():
 def ui_events_pane_shows_growth_and_rss_alerts():
     with Tmux() as tm:
         for flags, want in PATHS:
-            start_top(tm, flags)
+            start_top(tm, flags + ["--growth-window", "4"])
             module = want == "memtrack module"
             if not module:
                 tm.wait(lambda ls: any("EVENTS" in line and "need the memtrack module" in line
@@ -606,7 +660,8 @@ def ui_events_pane_shows_growth_and_rss_alerts():
                                  stdout=subprocess.PIPE)
             try:
                 check(readline(g.stdout).strip() == "ready", "grower did not start")
-                tm.wait(lambda ls: any(f"growth: {g.pid} (grower)" in line for line in ls),
+                tm.wait(lambda ls: any(f"growth: {g.pid} (grower)" in line and
+                                       "over 4 s" in line for line in ls),
                         f"{want}: no growth alert for grower", timeout=120)
             finally:
                 g.kill()

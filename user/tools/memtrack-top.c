@@ -52,6 +52,13 @@ static void usage(FILE *f)
 		"                     across nodes, from a memtrackd aggregator (key c;\n"
 		"                     authentication from memtrackd.conf); -b: the\n"
 		"                     --top ROWS largest processes (default 100)\n"
+		"      --growth-window SEC\n"
+		"                     the growth flag (FLAG, LEAK?+RATE/s): RSS's low\n"
+		"                     point rose in each quarter of the last SEC seconds\n"
+		"                     (1..86400, default 60) ...\n"
+		"      --growth-min-rate RATE\n"
+		"                     ... by RATE bytes/s or more (K, M, G suffixes;\n"
+		"                     default 1K); GROWTH is RSS's change over the window\n"
 		"  -h, --help         this help\n");
 }
 
@@ -68,6 +75,7 @@ struct opts {
 	double delay;
 	enum top_sort sort;
 	const char *cluster;		/* --cluster */
+	struct top_growth growth;	/* --growth-window, --growth-min-rate */
 };
 
 static int parse_sort(const char *s, enum top_sort *out)
@@ -80,6 +88,42 @@ static int parse_sort(const char *s, enum top_sort *out)
 			return 0;
 		}
 	return -1;
+}
+
+/* --growth-window: 0 and *out, or -1 */
+static int parse_seconds(const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || *end || !isfinite(v) || v < 1 || v > 86400)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* --growth-min-rate: bytes/s, a K, M or G suffix for KiB, MiB, GiB */
+static int parse_rate(const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || !isfinite(v) || v < 0)
+		return -1;
+	if (*end == 'K' || *end == 'k')
+		v *= 1024, end++;
+	else if (*end == 'M')
+		v *= 1024 * 1024, end++;
+	else if (*end == 'G')
+		v *= 1024 * 1024 * 1024, end++;
+	if (*end)
+		return -1;
+	*out = v;
+	return 0;
 }
 
 /* 0, or 2 after printing why (the exit status of a usage error). */
@@ -95,13 +139,18 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{ "top", required_argument, NULL, 'T' },
 		{ "pss", no_argument, NULL, 'S' },
 		{ "cluster", required_argument, NULL, 'C' },
+		{ "growth-window", required_argument, NULL, 'W' },
+		{ "growth-min-rate", required_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	char *end;
 	int c;
 
-	*o = (struct opts){ .delay = 2, .sort = TOP_SORT_RSS };
+	*o = (struct opts){
+		.delay = 2, .sort = TOP_SORT_RSS,
+		.growth = { TOP_GROWTH_WINDOW, TOP_GROWTH_MIN_RATE },
+	};
 	while ((c = getopt_long(argc, argv, "bn:d:jo:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'b':
@@ -148,16 +197,28 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			o->smaps = true;
 			break;
 		case 'C': {
-			char addr[64];
+			char addr[256];
 			unsigned int port;
 
 			if (mtd_parse_hostport(optarg, addr, sizeof(addr), &port)) {
-				fprintf(stderr, "memtrack-top: --cluster: ADDR:PORT expected (numeric, IPv6 in []): %s\n", optarg);
+				fprintf(stderr, "memtrack-top: --cluster: HOST:PORT expected (IPv6 in []): %s\n", optarg);
 				return 2;
 			}
 			o->cluster = optarg;
 			break;
 		}
+		case 'W':
+			if (parse_seconds(optarg, &o->growth.window)) {
+				fprintf(stderr, "memtrack-top: --growth-window: seconds from 1 to 86400: %s\n", optarg);
+				return 2;
+			}
+			break;
+		case 'R':
+			if (parse_rate(optarg, &o->growth.min_rate)) {
+				fprintf(stderr, "memtrack-top: --growth-min-rate: bytes/s (K, M, G: KiB, MiB, GiB), 0 or more: %s\n", optarg);
+				return 2;
+			}
+			break;
 		case 'h':
 			usage(stdout);
 			exit(0);
@@ -235,7 +296,7 @@ static int run_batch(struct mt_source *src, const struct opts *o)
 	long i;
 	int err = 0;
 
-	top_table_init(&tb, src);
+	top_table_init(&tb, src, &o->growth);
 	for (i = 0; !o->iterations || i < o->iterations; i++) {
 		if (i)
 			sleep_for(o->delay);
@@ -295,8 +356,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "memtrack-top: %s\n", mt_errmsg());
 		return 1;
 	}
-	rc = o.batch ? run_batch(src, &o) : top_ui_run(src, o.delay, o.sort, o.smaps,
-						      o.cluster);
+	rc = o.batch ? run_batch(src, &o) :
+		       top_ui_run(src, o.delay, o.sort, o.smaps, o.cluster,
+				  &o.growth);
 	mt_source_close(src);
 	return rc;
 }

@@ -13,10 +13,22 @@
 #include "memtrack.h"
 #include "top_cgroup.h"
 
-/* RSS samples kept per process: the growth window. */
-#define TOP_WINDOW	10
-/* Intervals of uninterrupted RSS growth before a process is flagged. */
-#define TOP_GROWTH_MIN	3
+/*
+ * The growth flag (a leak suspect): RSS's low point rose in each quarter of
+ * the last growth window, and RSS rose over the window by at least the
+ * minimum rate.  Low points, not every sample: a process that allocates
+ * and frees in cycles (a sawtooth) or settles after its start is not
+ * growing; one leaking under such cycles is.  A window of a minute, as a
+ * process starting up, a cache warming or a VM booting grow for seconds.
+ */
+#define TOP_GROWTH_WINDOW	60.0		/* seconds */
+#define TOP_GROWTH_MIN_RATE	1024.0		/* bytes/s */
+#define TOP_QUARTERS		4
+
+struct top_growth {
+	double window;			/* seconds */
+	double min_rate;		/* bytes/s */
+};
 
 struct top_row {
 	struct memtrack_task t;
@@ -24,10 +36,10 @@ struct top_row {
 	/* per second over the last interval; 0 on the first sample */
 	double cpu_pct;
 	double minflt_rate, majflt_rate, pgalloc_rate, kmalloc_rate;
-	/* RSS change over the samples in the window, and whether it rose in
-	 * every interval of it (at least TOP_GROWTH_MIN): a leak suspect */
+	/* RSS change since the window's first sample of the process (or its
+	 * first sample), and whether it is a leak suspect (see above) */
 	int64_t rss_growth;
-	double growth_rate;		/* bytes/s over the window */
+	double growth_rate;		/* bytes/s over that time */
 	bool growing;
 	bool growth_new;		/* growing now, not at the last sample */
 	/* interactive view: processes summed in a per-program row (0: a
@@ -37,7 +49,7 @@ struct top_row {
 	bool thread;
 	/* the process's cgroup: path under the cgroup2 root, memory.max */
 	char cgroup[128];
-	uint64_t cg_max;
+	uint64_t cg_max;		/* TOP_NO_LIMIT: none */
 	/* from smaps_rollup, read for shown rows only (top_smaps.c) */
 	uint64_t pss, uss;
 	bool has_smaps;
@@ -56,6 +68,8 @@ struct top_table {
 	struct top_row *rows;
 	size_t n;
 	double now;			/* CLOCK_MONOTONIC seconds of the sample */
+	double wall;			/* its time since the epoch */
+	struct top_growth growth;
 	double interval;		/* since the previous sample; 0 first */
 	struct top_hist *hist;		/* per process, sorted by pid */
 	size_t nhist;
@@ -64,7 +78,9 @@ struct top_table {
 	struct top_cgroups cgroups;
 };
 
-void top_table_init(struct top_table *tb, struct mt_source *src);
+/* growth: NULL for TOP_GROWTH_WINDOW and TOP_GROWTH_MIN_RATE */
+void top_table_init(struct top_table *tb, struct mt_source *src,
+		    const struct top_growth *growth);
 void top_table_free(struct top_table *tb);
 /* A new sample: rows of every live process with rates and growth. */
 int top_table_refresh(struct top_table *tb);

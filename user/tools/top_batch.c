@@ -81,7 +81,11 @@ static void json_row(FILE *f, const struct top_row *r, unsigned int show)
 	mt_json_print(f, t->comm);
 	fprintf(f, ",\"cgroup\":");
 	mt_json_print(f, r->cgroup);
-	fprintf(f, ",\"cgroup_max\":%" PRIu64, r->cg_max);
+	/* null: no limit (memory.max "max", or no memory controller) */
+	if (r->cg_max == TOP_NO_LIMIT)
+		fprintf(f, ",\"cgroup_max\":null");
+	else
+		fprintf(f, ",\"cgroup_max\":%" PRIu64, r->cg_max);
 	fprintf(f, ",\"threads\":%u,\"cgroup_id\":%llu,\"cpu_pct\":%.2f,"
 		"\"cpu_ns\":%llu,\"start_ns\":%llu,"
 		"\"rss\":%" PRIu64 ",\"rss_anon\":%llu,\"rss_file\":%llu,"
@@ -125,13 +129,15 @@ void top_batch_json(FILE *f, const struct top_table *tb, const char *source,
 	fprintf(f, "{\"type\":\"summary\",\"source\":");
 	mt_json_print(f, source);
 	fprintf(f, ",\"module\":%s,\"processes\":%zu,\"time\":%.6f,"
-		"\"interval\":%.6f,"
+		"\"timestamp\":%.3f,\"interval\":%.6f,"
+		"\"growth_window\":%.1f,\"growth_min_rate\":%.1f,"
 		"\"mem_total\":%llu,\"mem_free\":%llu,\"used\":%" PRIu64
 		",\"cache\":%" PRIu64 ",\"anon\":%llu,\"file\":%llu,"
 		"\"shmem\":%llu,\"slab\":%llu,\"dirty\":%llu,"
 		"\"writeback\":%llu,\"swap_total\":%llu,\"swap_free\":%llu,"
 		"\"reclaim_stalls\":%llu,\"oom_kills\":%llu",
-		tb->si.module ? "true" : "false", tb->n, tb->now, tb->interval,
+		tb->si.module ? "true" : "false", tb->n, tb->now, tb->wall,
+		tb->interval, tb->growth.window, tb->growth.min_rate,
 		(unsigned long long)s->mem_total,
 		(unsigned long long)s->mem_free, used_bytes(s),
 		cache_bytes(s), (unsigned long long)s->anon_pages,

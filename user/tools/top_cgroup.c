@@ -19,22 +19,28 @@ static struct top_cgroups *walking;
 static size_t root_len;
 static int walk_err;
 
+/* memory.max in bytes; TOP_NO_LIMIT for "max" or none to read */
 static uint64_t read_max(const char *dir)
 {
-	char path[4200], buf[32];
+	char path[4200], buf[32], *end;
+	unsigned long long v;
 	ssize_t n;
 	int fd;
 
 	snprintf(path, sizeof(path), "%s/memory.max", dir);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return 0;
+		return TOP_NO_LIMIT;
 	n = read(fd, buf, sizeof(buf) - 1);
 	close(fd);
 	if (n <= 0)
-		return 0;
+		return TOP_NO_LIMIT;
 	buf[n] = '\0';
-	return strtoull(buf, NULL, 10);	/* "max": 0, no limit */
+	errno = 0;
+	v = strtoull(buf, &end, 10);
+	if (errno || end == buf || (*end && *end != '\n'))
+		return TOP_NO_LIMIT;	/* "max\n" */
+	return v;
 }
 
 static int visit(const char *path, const struct stat *st, int type,

@@ -6,6 +6,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* the max of a cgroup without a limit ("max") or without memory.max */
+#define TOP_NO_LIMIT	UINT64_MAX
+
 struct top_cgroup {
 	uint64_t id;			/* the directory's inode */
 	char path[128];			/* under the cgroup2 root, "/" for it */

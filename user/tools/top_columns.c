@@ -165,7 +165,7 @@ static void cgroup_cell(const struct top_row *r, char *b, size_t n)
 
 static void limit_cell(const struct top_row *r, char *b, size_t n)
 {
-	if (r->cg_max)
+	if (r->cg_max != TOP_NO_LIMIT)
 		put_u64(b, r->cg_max >> 10);
 	else
 		put_str(b, n, "-", 1);

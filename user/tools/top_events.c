@@ -86,9 +86,9 @@ void top_events_growth(struct top_events *ev, const struct top_table *tb)
 
 	for (i = 0; i < tb->n; i++)
 		if (tb->rows[i].growth_new)
-			add(ev, "growth: %d (%s) +%.1f KiB/s for %u samples",
+			add(ev, "growth: %d (%s) +%.1f KiB/s over %.0f s",
 			    tb->rows[i].t.pid, tb->rows[i].t.comm,
-			    tb->rows[i].growth_rate / 1024, TOP_WINDOW);
+			    tb->rows[i].growth_rate / 1024, tb->growth.window);
 }
 
 const char *top_events_line(const struct top_events *ev, unsigned int i)

@@ -2,9 +2,11 @@
 /*
  * memtrack-top's process table: one sample of every live process from the
  * data source, with per-second rates from the previous sample and RSS
- * growth over a window of samples kept per process.
+ * growth over the growth window (top.h), kept per process as the low
+ * point of each quarter of it.
  */
 #include <errno.h>
+#include <math.h>
 #include <pwd.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,9 +19,17 @@ struct top_hist {
 	uint64_t start_ns;		/* tells a reused pid apart */
 	uint64_t min_flt, maj_flt, pg_alloc, kmalloc, cpu_ns;
 	bool growing;			/* flagged at that sample */
-	unsigned int n;			/* samples in the window */
-	double when[TOP_WINDOW];	/* oldest first */
-	uint64_t rss[TOP_WINDOW];
+	double when;			/* the last sample */
+	/*
+	 * The quarters of the window seen, oldest first; the last is being
+	 * filled.  O(1) a process whatever the delay against the window.
+	 */
+	unsigned int nq;
+	struct top_quarter {
+		double start;		/* aligned to the first quarter's */
+		double first_when;	/* its first sample */
+		uint64_t first_rss, min_rss;
+	} q[TOP_QUARTERS + 1];
 };
 
 static double monotonic(void)
@@ -30,10 +40,21 @@ static double monotonic(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-void top_table_init(struct top_table *tb, struct mt_source *src)
+static double wall_clock(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+void top_table_init(struct top_table *tb, struct mt_source *src,
+		    const struct top_growth *growth)
 {
 	memset(tb, 0, sizeof(*tb));
 	tb->src = src;
+	tb->growth = growth ? *growth : (struct top_growth){
+		TOP_GROWTH_WINDOW, TOP_GROWTH_MIN_RATE };
 }
 
 void top_table_free(struct top_table *tb)
@@ -83,7 +104,7 @@ static void cgroup_of(const struct top_cgroups *cg, struct top_row *r)
 	const struct top_cgroup *c = top_cgroup_find(cg, r->t.cgroup_id);
 
 	copy_str(r->cgroup, sizeof(r->cgroup), c ? c->path : "-");
-	r->cg_max = c ? c->max : 0;
+	r->cg_max = c ? c->max : TOP_NO_LIMIT;
 }
 
 static struct top_hist *find_hist(struct top_table *tb, pid_t pid)
@@ -107,13 +128,57 @@ static double rate(uint64_t now, uint64_t before, double dt)
 	return dt > 0 && now >= before ? (now - before) / dt : 0;
 }
 
+/* The sample rss at now into the quarters of h (quarter: window / 4). */
+static void add_to_quarters(struct top_hist *h, double now, uint64_t rss,
+			    double quarter)
+{
+	struct top_quarter *cur = h->nq ? &h->q[h->nq - 1] : NULL;
+	double start = now;
+
+	if (cur && now - cur->start < quarter) {
+		if (rss < cur->min_rss)
+			cur->min_rss = rss;
+		return;
+	}
+	/* A new quarter, on the first one's grid (a long delay skips some). */
+	if (cur)
+		start = cur->start + quarter * floor((now - cur->start) / quarter);
+	if (h->nq == TOP_QUARTERS + 1) {
+		memmove(h->q, h->q + 1, TOP_QUARTERS * sizeof(h->q[0]));
+		h->nq--;
+	}
+	h->q[h->nq++] = (struct top_quarter){
+		.start = start, .first_when = now,
+		.first_rss = rss, .min_rss = rss,
+	};
+}
+
+/*
+ * A leak suspect: the window seen whole (four quarters and the one being
+ * filled), each quarter's low point above the one before, and RSS risen
+ * over it at the minimum rate or more.
+ */
+static bool suspect(const struct top_hist *h, const struct top_row *r,
+		    double min_rate)
+{
+	unsigned int i;
+
+	if (h->nq < TOP_QUARTERS + 1 || r->growth_rate < min_rate)
+		return false;
+	for (i = 1; i < h->nq; i++)
+		if (h->q[i].min_rss <= h->q[i - 1].min_rss)
+			return false;
+	return true;
+}
+
 /* Rates against old (NULL: first sample of this process), then h = now. */
-static void update_row(struct top_row *r, const struct top_hist *old,
-		       struct top_hist *h, double now)
+static void update_row(const struct top_table *tb, struct top_row *r,
+		       const struct top_hist *old, struct top_hist *h,
+		       double now)
 {
 	const struct memtrack_task *t = &r->t;
-	double dt = old && old->n ? now - old->when[old->n - 1] : 0;
-	unsigned int i;
+	double dt = old ? now - old->when : 0;
+	uint64_t rss = top_rss(t);
 
 	memset(h, 0, sizeof(*h));
 	h->pid = t->pid;
@@ -123,26 +188,21 @@ static void update_row(struct top_row *r, const struct top_hist *old,
 	h->pg_alloc = t->counters[MEMTRACK_CTR_PG_ALLOC];
 	h->kmalloc = t->counters[MEMTRACK_CTR_KMALLOC_CALLS];
 	h->cpu_ns = t->utime_ns + t->stime_ns;
+	h->when = now;
 	if (old) {
 		r->cpu_pct = rate(h->cpu_ns, old->cpu_ns, dt) / 1e7;
 		r->minflt_rate = rate(h->min_flt, old->min_flt, dt);
 		r->majflt_rate = rate(h->maj_flt, old->maj_flt, dt);
 		r->pgalloc_rate = rate(h->pg_alloc, old->pg_alloc, dt);
 		r->kmalloc_rate = rate(h->kmalloc, old->kmalloc, dt);
-		/* Slide the window: drop the oldest when full. */
-		i = old->n == TOP_WINDOW ? 1 : 0;
-		h->n = old->n - i;
-		memcpy(h->when, old->when + i, h->n * sizeof(h->when[0]));
-		memcpy(h->rss, old->rss + i, h->n * sizeof(h->rss[0]));
+		h->nq = old->nq;
+		memcpy(h->q, old->q, sizeof(h->q));
 	}
-	h->when[h->n] = now;
-	h->rss[h->n++] = top_rss(t);
-	r->rss_growth = (int64_t)(h->rss[h->n - 1] - h->rss[0]);
-	if (h->n > 1)
-		r->growth_rate = r->rss_growth / (h->when[h->n - 1] - h->when[0]);
-	r->growing = h->n > TOP_GROWTH_MIN;
-	for (i = 1; i < h->n && r->growing; i++)
-		r->growing = h->rss[i] > h->rss[i - 1];
+	add_to_quarters(h, now, rss, tb->growth.window / TOP_QUARTERS);
+	r->rss_growth = (int64_t)(rss - h->q[0].first_rss);
+	if (now > h->q[0].first_when)
+		r->growth_rate = r->rss_growth / (now - h->q[0].first_when);
+	r->growing = suspect(h, r, tb->growth.min_rate);
 	r->growth_new = r->growing && !(old && old->growing);
 	h->growing = r->growing;
 }
@@ -207,6 +267,7 @@ int top_table_refresh(struct top_table *tb)
 		return err;
 	}
 	now = monotonic();
+	tb->wall = wall_clock();
 	rows = tb->rows;
 	hist = tb->hist_next;
 	/* Live processes only, as top shows them. */
@@ -224,7 +285,7 @@ int top_table_refresh(struct top_table *tb)
 		old = find_hist(tb, rows[i].t.pid);
 		if (old && old->start_ns != rows[i].t.start_ns)
 			old = NULL;
-		update_row(&rows[i], old, &hist[i], now);
+		update_row(tb, &rows[i], old, &hist[i], now);
 		user_name(rows[i].t.uid, rows[i].user, sizeof(rows[i].user));
 		cgroup_of(&tb->cgroups, &rows[i]);
 	}

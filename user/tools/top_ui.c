@@ -336,22 +336,30 @@ static const char *const help_text[] = {
 	"  arrows PgUp PgDn Home End   scroll",
 	"  h ? F1     this help; any key returns",
 	"",
-	"FLAG LEAK?+RATE/s: RSS rose in every interval of the window (10 samples).",
 };
 
-static void draw_help(void)
+static void draw_help(const struct top_table *tb)
 {
+	char line[160];
 	size_t i;
 
 	erase();
 	for (i = 0; i < sizeof(help_text) / sizeof(help_text[0]); i++)
 		mvaddnstr(i, 0, help_text[i], COLS);
+	snprintf(line, sizeof(line),
+		 "FLAG LEAK?+RATE/s: RSS's low point rose in each quarter of the last %.0f s,",
+		 tb->growth.window);
+	mvaddnstr(i++, 0, line, COLS);
+	snprintf(line, sizeof(line),
+		 "  by %.0f bytes/s or more (--growth-window, --growth-min-rate)",
+		 tb->growth.min_rate);
+	mvaddnstr(i, 0, line, COLS);
 }
 
 static void draw(struct ui *u)
 {
 	if (u->help) {
-		draw_help();
+		draw_help(&u->tb);
 	} else {
 		draw_header(u);
 		if (u->cluster_view)
@@ -494,7 +502,7 @@ static bool key(struct ui *u, int c)
 }
 
 int top_ui_run(struct mt_source *src, double delay, enum top_sort sort,
-	       bool smaps, const char *cluster)
+	       bool smaps, const char *cluster, const struct top_growth *growth)
 {
 	struct ui u = { .delay = delay, .events = true, .smaps = smaps,
 			.cluster_server = cluster };
@@ -502,7 +510,7 @@ int top_ui_run(struct mt_source *src, double delay, enum top_sort sort,
 	int c, err = 0;
 
 	u.vo.sort = sort;
-	top_table_init(&u.tb, src);
+	top_table_init(&u.tb, src, growth);
 	top_events_open(&u.ev, src);
 	install_signals();
 	if (!initscr()) {
