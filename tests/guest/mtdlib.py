@@ -1,6 +1,7 @@
 """memtrackd test helpers, shared by the host test (/proc mode) and the
 guest suite (module mode): run the daemon with a config, fetch and parse
 /metrics, run copies of memload under a chosen comm."""
+import gzip
 import os
 import re
 import shutil
@@ -24,12 +25,17 @@ def free_port():
 
 
 class Daemon:
-    """memtrackd -f with the given [memtrackd] keys; stopped on exit."""
+    """memtrackd -f with the given [memtrackd] keys; stopped on exit.
+    port=None writes no port key: listen then carries it (HOST:PORT)."""
 
     def __init__(self, netns=None, **keys):
         self.netns = netns
         self.dir = tempfile.mkdtemp(prefix="mtd.")
-        self.port = keys.setdefault("port", free_port())
+        if keys.get("port", 0) is None:
+            del keys["port"]
+            self.port = int(keys["listen"].rsplit(":", 1)[1])
+        else:
+            self.port = keys.setdefault("port", free_port())
         self.conf = os.path.join(self.dir, "memtrackd.conf")
         with open(self.conf, "w") as f:
             f.write("[memtrackd]\n")
@@ -60,7 +66,8 @@ class Daemon:
     def url(self, path="/metrics"):
         return f"http://127.0.0.1:{self.port}{path}"
 
-    def text(self):
+    def text(self, headers=None):
+        """The /metrics body, decoded (gzip too)."""
         if self.netns:
             r = subprocess.run(["ip", "netns", "exec", self.netns, "curl", "-sSf",
                                 "--max-time", "60", self.url()],
@@ -68,8 +75,12 @@ class Daemon:
             if r.returncode:
                 raise OSError(r.stderr)
             return r.stdout
-        with urllib.request.urlopen(self.url(), timeout=60) as r:
-            return r.read().decode()
+        req = urllib.request.Request(self.url(), headers=headers or {})
+        with urllib.request.urlopen(req, timeout=60) as r:
+            body = r.read()
+            if r.headers.get("Content-Encoding") == "gzip":
+                body = gzip.decompress(body)
+            return body.decode()
 
     def metrics(self):
         return parse(self.text())
@@ -195,3 +206,12 @@ def stat_fields(pid):
 
 def minflt(pid):
     return int(stat_fields(pid)[7])
+
+
+def comm_of(pid):
+    """/proc/PID/comm, None if the process is gone."""
+    try:
+        with open(f"/proc/{pid}/comm", "rb") as f:
+            return f.read().rstrip(b"\n").decode("utf-8", "replace")
+    except OSError:
+        return None

@@ -33,13 +33,21 @@ def unique(prefix):
     """A comm no earlier run in this boot used (exited rows linger)."""
     return f"{prefix}{os.getpid() % 10000:04d}{int(time.time() * 10) % 100:02d}"
 
-# metric name -> /proc/memtrack/tasks column
+# metric name (memtrack_program_NAME_total) -> /proc/memtrack/tasks column
 COUNTERS = {
-    "minor_faults": "min_flt", "major_faults": "maj_flt",
-    "page_allocs": "pg_alloc", "page_frees": "pg_free",
-    "kmallocs": "kmalloc_calls", "kmalloc_bytes": "kmalloc_alloc",
-    "kfrees": "kfree_calls", "page_alloc_failures": "pg_alloc_fail",
+    "minor_page_faults": "min_flt", "major_page_faults": "maj_flt",
+    "pages_allocated": "pg_alloc", "pages_freed": "pg_free",
+    "kmalloc_calls": "kmalloc_calls", "kmalloc_bytes": "kmalloc_alloc",
+    "kfree_calls": "kfree_calls", "page_alloc_failures": "pg_alloc_fail",
     "reclaim_stalls": "reclaim_stalls", "oom_kills": "oom_victim",
+}
+
+# memtrack_memory_NAME_bytes -> the summary's [system] line
+MEMORY = {
+    "total": "MemTotal", "free": "MemFree", "file": "FilePages", "anon": "AnonPages",
+    "shmem": "Shmem", "mapped": "Mapped", "dirty": "Dirty", "writeback": "Writeback",
+    "slab_reclaimable": "SReclaimable", "slab_unreclaimable": "SUnreclaim",
+    "page_tables": "PageTables", "swap_free": "SwapFree",
 }
 
 
@@ -82,18 +90,96 @@ def program_figures_match_module():
             rows = compare_program(m, comm, ("R", "X"))
         check(len(rows) == 3, f"{len(rows)} rows")
         check(sum(r["mmap_calls"] for r in rows) >= 30, "workload ran")
-        check(value(m, "memtrack_info", source="module") == 1, "source label")
+        check(value(m, "memtrack_build_info", source="module") == 1, "source label")
         # system counters: between the summaries read around the scrape
-        for metric, key in (("memtrack_page_allocs_total", "PageAllocs"),
-                            ("memtrack_kmallocs_total", "Kmallocs")):
+        for metric, key in (("memtrack_page_alloc_calls_total", "PageAllocs"),
+                            ("memtrack_page_free_calls_total", "PageFrees"),
+                            ("memtrack_kmalloc_calls_total", "Kmallocs"),
+                            ("memtrack_kfree_calls_total", "Kfrees")):
             got = value(m, metric)
             check(summary_int(key, s0) <= got <= summary_int(key, s1),
                   f"{metric} {got} not within {summary_int(key, s0)}..{summary_int(key, s1)}")
         check(value(m, "memtrack_oom_kills_total") == summary_int("OomKills", s1), "oom kills")
-        check(value(m, "memtrack_memory_bytes", type="total") ==
+        check(value(m, "memtrack_memory_total_bytes") ==
               summary_int("MemTotal", s1) * 1024, "MemTotal")
+        # the summary counts page allocation calls; pages are /proc's
+        for name in ("memtrack_pages_allocated_total", "memtrack_pages_freed_total",
+                     "memtrack_minor_page_faults_total", "memtrack_memory_available_bytes",
+                     "memtrack_info", "memtrack_memory_bytes"):
+            check(name not in m, f"{name} in module mode")
         rc, out = promtool(d.text())
         check(rc == 0, f"promtool: {out}")
+
+
+def system_bytes():
+    """The summary's [system] section, bytes ([reclaim] has a Dirty and a
+    Writeback of its own, counts)."""
+    out, inside = {}, False
+    with open("/proc/memtrack/summary", errors="surrogateescape") as f:
+        for line in f:
+            if line.startswith("["):
+                inside = line.startswith("[system]")
+            elif inside and ":" in line:
+                k, _, v = line.partition(":")
+                if v.split() and v.split()[0].isdigit():
+                    out[k.strip()] = int(v.split()[0]) * 1024
+    return out
+
+
+@test
+def memory_fields_match_summary():
+    """Each memtrack_memory_*_bytes equals its [system] line of the summary
+    read just before or after the scrape (between the two, for each field
+    in one of 20 tries)."""
+    pending = set(MEMORY)
+    with Daemon(source="module", sample_interval_ms=0) as d:
+        for _ in range(20):
+            s0 = system_bytes()
+            m = d.metrics()
+            s1 = system_bytes()
+            for f in list(pending):
+                a, b = s0[MEMORY[f]], s1[MEMORY[f]]
+                if min(a, b) <= value(m, f"memtrack_memory_{f}_bytes") <= max(a, b):
+                    pending.discard(f)
+            if not pending:
+                break
+    check(not pending, f"never within the summary's: {sorted(pending)}")
+    check(len([n for n in m if n.startswith("memtrack_memory_")]) == len(MEMORY),
+          f"memory families {[n for n in m if n.startswith('memtrack_memory_')]}")
+
+
+def kthread_comms():
+    """Comms of kernel threads (PF_KTHREAD) that no other process has."""
+    kt, user = set(), set()
+    for e in os.listdir("/proc"):
+        if not e.isdigit():
+            continue
+        try:
+            flags = int(mtdlib.stat_fields(int(e))[6])
+        except (OSError, IndexError):
+            continue
+        (kt if flags & 0x00200000 else user).add(mtdlib.comm_of(int(e)))
+    return kt - user - {None}
+
+
+@test
+def kernel_threads_left_out():
+    """Module mode: no kernel thread's program (its rows have no mm; the
+    daemon checks PF_KTHREAD), alive or exited (a kworker's exit row), unless
+    kernel_threads = yes."""
+    kt = kthread_comms()
+    check("kthreadd" in kt, f"kernel threads {sorted(kt)[:5]}")
+    with Daemon(source="module", keep_ptrace="yes", sample_interval_ms=200,
+                top_pids=1000) as d:
+        time.sleep(1)
+        m = d.metrics()
+        seen = {l["comm"] for rows in m.values() for l, _ in rows if "comm" in l}
+        check(not seen & kt, f"kernel threads: {sorted(seen & kt)[:8]}")
+        check(not [c for c in seen if c.startswith("kworker/")], "kworker series")
+        check("2" not in {l["pid"] for l, _ in m["memtrack_process_rss_anon_bytes"]}, "pid 2")
+    with Daemon(source="module", kernel_threads="yes", sample_interval_ms=0) as d:
+        m = d.metrics()
+        check(value(m, "memtrack_program_processes", comm="kthreadd") == 1, "kthreadd")
 
 
 def promtool(text):
@@ -114,11 +200,11 @@ def unprivileged_daemon_sees_what_proc_shows():
             m = d.metrics()
             rr, nr = rows_of("mtdroot"), rows_of("mtdnobody")
         check(rr[0]["pg_alloc"] > 0 and nr[0]["pg_alloc"] > 0, "root sees both")
-        check(value(m, "memtrack_program_page_allocs_total", comm="mtdroot") == 0,
+        check(value(m, "memtrack_program_pages_allocated_total", comm="mtdroot") == 0,
               "root's process's page allocs visible to nobody")
-        check(value(m, "memtrack_program_page_allocs_total", comm="mtdnobody") ==
+        check(value(m, "memtrack_program_pages_allocated_total", comm="mtdnobody") ==
               nr[0]["pg_alloc"], "nobody's own process")
-        check(value(m, "memtrack_program_minor_faults_total", comm="mtdroot") ==
+        check(value(m, "memtrack_program_minor_page_faults_total", comm="mtdroot") ==
               rr[0]["min_flt"], "faults are public")
         check(value(m, "memtrack_program_rss_anon_bytes", comm="mtdroot") ==
               rr[0]["rss_anon"], "sizes are public")
@@ -167,6 +253,20 @@ def oom_kill_counted():
         check(d.alive(), "daemon killed")
 
 
+def growth_alerts_settled(ring, quiet=2.5, limit=20):
+    """RSS_GROWTH records of the ring until none came for `quiet` seconds:
+    the sampler ticks once a second, so a jump spread over two ticks makes
+    two alerts, and the last may come a tick after the growth ended."""
+    alerts, last, start = [], time.monotonic(), time.monotonic()
+    while time.monotonic() - last < quiet and time.monotonic() - start < limit:
+        new = [r for r in ring.drain() if r.name == "RSS_GROWTH"]
+        if new:
+            alerts += new
+            last = time.monotonic()
+        time.sleep(0.1)
+    return alerts
+
+
 @test
 def rss_growth_alert_counted():
     old = read_config()
@@ -180,16 +280,26 @@ def rss_growth_alert_counted():
                 time.sleep(1.5)
                 m0 = d.metrics()
                 w.cmd(p, f"anon {64 * MiB}")
-                time.sleep(3)
-                alerts = [r for r in ring.drain() if r.name == "RSS_GROWTH"]
-                time.sleep(0.5)  # the daemon's netlink copy, 20 ms batches
+                alerts = growth_alerts_settled(ring)
+            # the daemon's copy comes by netlink in 20 ms batches: wait for
+            # it to reach what the ring saw, then compare exactly
+            deadline = time.monotonic() + 10
+            while True:
                 m1 = d.metrics()
+                got = value(m1, "memtrack_program_rss_growth_alerts_total",
+                            comm="mtdgrow")
+                if got == len(alerts) or time.monotonic() > deadline:
+                    break
+                time.sleep(0.2)
         check(alerts, "no RSS_GROWTH record for a 64 MiB jump")
-        got = value(m1, "memtrack_program_rss_growth_alerts_total", comm="mtdgrow")
-        check(got == len(alerts), f"program alerts {got}, ring saw {len(alerts)}")
+        check(value(m1, "memtrack_event_overruns_total") == 0, "overruns")
+        progs = {l["comm"]: v for l, v in
+                 m1.get("memtrack_program_rss_growth_alerts_total", []) if v}
+        check(got == len(alerts),
+              f"program alerts {got}, ring saw {len(alerts)}: "
+              f"{[(r.time_ns, r.body) for r in alerts]}; by program {progs}")
         check(value(m1, "memtrack_rss_growth_alerts_total") -
               value(m0, "memtrack_rss_growth_alerts_total") >= len(alerts), "node total")
-        check(value(m1, "memtrack_event_overruns_total") == 0, "overruns")
     finally:
         set_config("rss_growth_kbps", old["rss_growth_kbps"])
         set_config("rss_alert_kb", old["rss_alert_kb"])

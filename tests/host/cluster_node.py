@@ -11,6 +11,8 @@ each on stdout:
   metrics    {"text": the node's /metrics}
   kill       SIGKILL the node's memtrackd
   start      start it again (a new session)
+  named HEX  start a sleeper whose comm is those bytes (prctl PR_SET_NAME):
+             {"pid"}; not part of the workload
   quit       stop everything
 
 usage: cluster_node.py CONF PORT COMM BYTES[,BYTES...]"""
@@ -27,6 +29,13 @@ import urllib.request
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DAEMON = os.path.join(ROOT, "build", "bin", "memtrackd")
 MEMLOAD = os.path.join(ROOT, "build", "tests", "memload")
+
+
+# A process named by the bytes of argv[1] (hex), which need not be UTF-8.
+NAMED = ("import ctypes, sys, time\n"
+         "ctypes.CDLL(None).prctl(15, bytes.fromhex(sys.argv[1]), 0, 0, 0)\n"
+         "print('ok', flush=True)\n"
+         "time.sleep(1e6)\n")
 
 
 def out(**kw):
@@ -53,6 +62,7 @@ class Node:
         prog = os.path.join(self.dir, comm)
         shutil.copy(MEMLOAD, prog)
         self.work = []
+        self.named = []
         for size in sizes:
             p = subprocess.Popen([prog], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                  text=True, bufsize=1)
@@ -89,9 +99,17 @@ class Node:
             self.daemon.send_signal(signal.SIGKILL)
             self.daemon.wait()
 
+    def start_named(self, comm):
+        p = subprocess.Popen([sys.executable, "-c", NAMED, comm],
+                             stdout=subprocess.PIPE, text=True)
+        if p.stdout.readline().strip() != "ok":
+            raise RuntimeError("the named sleeper did not start")
+        self.named.append(p)
+        return p.pid
+
     def quit(self):
         self.kill()
-        for p in self.work:
+        for p in self.work + self.named:
             p.kill()
             p.wait()
         shutil.rmtree(self.dir, ignore_errors=True)
@@ -114,6 +132,8 @@ def main(argv):
             elif cmd == "start":
                 n.start()
                 out(ok=True)
+            elif cmd.startswith("named "):
+                out(pid=n.start_named(cmd.split()[1]))
             elif cmd == "quit":
                 break
             else:

@@ -263,7 +263,7 @@ FIGS = ("rss", "anon", "file", "shmem", "swap", "nproc")
 def node_own(n):
     """The node's own figures for COMM from its /metrics."""
     m = n.metrics()
-    g = {f: value(m, f"memtrack_program_{k}", comm=COMM, node=n.name) for f, k in
+    g = {f: value(m, f"memtrack_program_{k}", comm=COMM) for f, k in
          (("anon", "rss_anon_bytes"), ("file", "rss_file_bytes"),
           ("shmem", "rss_shmem_bytes"), ("swap", "swap_bytes"), ("nproc", "processes"))}
     check(None not in g.values(), f"{n.name}: metrics lack {COMM}: {g}")

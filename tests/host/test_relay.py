@@ -12,6 +12,7 @@ any failed."""
 import json
 import os
 import queue
+import re
 import subprocess
 import sys
 import threading
@@ -116,11 +117,49 @@ def snapshots_arrive_in_order():
         check(len(mine) == 1 and mine[0][1] == str(p.pid), f"workload process {mine}")
         check(abs(int(mine[0][2]) - status_bytes(p.pid, "RssAnon")) <= PAGE,
               "process rss_anon")
+        # kernel threads are left out of the snapshot as of /metrics
+        check(not [l for l in progs if l[6] in ("kthreadd", "ksoftirqd/0")] and
+              not [l for l in procs if l[1] == "2"], "kernel threads relayed")
         m = d.metrics()
         agg = f"{AGG_IP}:{PORT}"
         check(value(m, "memtrack_relay_connected", aggregator=agg) == 1, "connected")
         check(value(m, "memtrack_relay_dropped_total", aggregator=agg) == 0, "dropped")
         check(value(m, "memtrack_relay_acked_seq", aggregator=agg) >= 10, "acked")
+        check(all("node" not in l for rows in m.values() for l, _ in rows),
+              "a node label without node_label")
+
+
+@test
+def node_label_on_the_relay_families():
+    """node_label = yes puts node="node-a" on the relay's series too; the
+    HELLO names the node either way."""
+    with Agg() as a, node(node_label="yes") as d:
+        a.wait_for(lambda e: e["ev"] == "data" and e["seq"] >= 2, 30)
+        check([h["node"] for h in a.of("hello")] == ["node-a"], f"hello {a.of('hello')}")
+        m = d.metrics()
+        agg = f"{AGG_IP}:{PORT}"
+        for name in ("memtrack_relay_connected", "memtrack_relay_acked_seq"):
+            check(value(m, name, aggregator=agg, node="node-a") is not None, name)
+        for name in ("memtrack_relay_buffered_messages", "memtrack_relay_next_seq"):
+            check(m[name][0][0] == {"node": "node-a"}, f"{name}: {m[name]}")
+
+
+@test
+def aggregator_name_that_does_not_resolve():
+    """An aggregator by a name that does not resolve: logged as such, tried
+    again with back-off, /metrics served meanwhile."""
+    with Daemon(netns=NODE_NS, source="proc", sample_interval_ms=200,
+                aggregators="no.such.host.invalid:9472") as d:
+        time.sleep(1)
+        m = d.metrics()
+        check(value(m, "memtrack_relay_connected",
+                    aggregator="no.such.host.invalid:9472") == 0, "connected")
+        # no DNS server in the namespace: the resolver's failure, not the name's
+        log = d.stderr()
+        check(re.search(r"relay: no\.such\.host\.invalid port 9472: (no such host|"
+                        r"cannot resolve the host name now); again in \d+ ms", log),
+              f"log {log[-300:]!r}")
+        check(d.alive(), "died")
 
 
 @test
@@ -158,9 +197,12 @@ def aggregator_restart_loses_nothing():
 
 @test
 def full_buffer_drops_are_counted():
-    # a snapshot is about 6 KiB here (a line per process): 24 KiB holds a
-    # few
-    with node(relay_buffer_kb=24) as d:
+    # a buffer of about 4 snapshots (a line per process: 1 to 6 KiB on a
+    # test host, kernel threads left out)
+    with Agg() as a0, node() as d:
+        a0.wait_for(lambda e: e["ev"] == "data", 30)
+        size = max(len(e["body"]) for e in a0.of("data"))
+    with node(relay_buffer_kb=max(4, 4 * size // 1024)) as d:
         with Agg() as a1:
             a1.wait_for(lambda e: e["ev"] == "data" and e["seq"] >= 3, 30)
         acked1 = {e["seq"] for e in a1.of("acked")}

@@ -72,6 +72,12 @@ class Node:
         ready = json.loads(self.p.stdout.readline() or "{}")
         check(ready.get("ev") == "ready", f"{self.name}: {ready}")
 
+    def named(self, comm):
+        """A sleeper on this node whose comm is these bytes; its pid there."""
+        self.p.stdin.write(f"named {comm.hex()}\n")
+        self.p.stdin.flush()
+        return json.loads(self.p.stdout.readline())["pid"]
+
     def status(self):
         self.p.stdin.write("status\n")
         self.p.stdin.flush()
@@ -150,6 +156,43 @@ def batch_rows_equal_nodes_and_query():
     _, tasks, _ = top_json("--cluster", SERVER, "--top", "3")
     check(len(tasks) == 3 and [t["rss"] for t in tasks] == [r["rss"] for r in q[:3]],
           f"--top 3: {tasks}")
+
+
+# comm bytes as the kernel keeps them, and the string every JSON output must
+# carry: UTF-8 as it is, JSON's own escapes for quote, backslash and tab,
+# U+FFFD for a byte that is not UTF-8 (0xff) and one for a cut sequence (the
+# first two bytes of a euro sign: Unicode's "maximal subpart", as Python does)
+ODD_COMMS = [(b"sl\xc3\xa9\xe2\x82\xacp", "sl\u00e9\u20acp"),
+             (b'q"\\\t\xffx\xe2\x82', 'q"\\\t\ufffdx\ufffd')]
+
+
+@test
+def odd_comms_through_relay_query_and_top():
+    """A comm in UTF-8 and one that is not, from a node's /proc through the
+    relay and the aggregator, exactly the same string in memtrack-query's
+    and memtrack-top --cluster's JSON rows and program rows."""
+    node = STATE["nodes"][0]
+    pids = {node.named(raw): want for raw, want in ODD_COMMS}
+    end = time.monotonic() + 30
+    while True:
+        rows = {r["pid"]: r for r in query("top", "1000") if r["node"] == node.name}
+        if all(p in rows for p in pids) or time.monotonic() > end:
+            break
+        time.sleep(0.3)
+    for pid, want in pids.items():
+        check(pid in rows and rows[pid]["comm"] == want,
+              f"memtrack-query: pid {pid} {rows.get(pid)}, want comm {want!r}")
+    progs = {r["comm"]: r for r in query("sum", "nproc", "by", "comm")}
+    _, tasks, top_progs = top_json("--cluster", SERVER, "--top", "1000")
+    top_rows = {t["pid"]: t for t in tasks if t["node"] == node.name}
+    top_progs = {p["comm"]: p for p in top_progs}
+    for pid, want in pids.items():
+        check(want in progs and progs[want]["nproc"] == 1,
+              f"memtrack-query sum by comm: {want!r} not one process")
+        check(pid in top_rows and top_rows[pid]["comm"] == want,
+              f"memtrack-top: pid {pid} {top_rows.get(pid)}, want comm {want!r}")
+        check(want in top_progs and top_progs[want]["nproc"] == 1,
+              f"memtrack-top program rows: {want!r} not one process")
 
 
 def cluster_rows(lines):
@@ -259,8 +302,10 @@ def silent_aggregator_does_not_freeze_the_view():
 @test
 def bad_aggregators_are_reported():
     for server, rc, words in ((f"127.0.0.1:{SLOW_PORT + 1}", 1, "refused"),
-                              ("nohost", 2, "ADDR:PORT expected"),
-                              ("127.0.0.1:0", 2, "ADDR:PORT expected")):
+                              (f"localhost:{SLOW_PORT + 1}", 1, "refused"),
+                              ("no.such.host.invalid:9472", 1, "no.such.host.invalid port 9472: "),
+                              ("nohost", 2, "HOST:PORT expected"),
+                              ("127.0.0.1:0", 2, "HOST:PORT expected")):
         r = subprocess.run([TOP, "-b", "-n", "1", "--cluster", server],
                            capture_output=True, text=True, timeout=30)
         check(r.returncode == rc and words.lower() in r.stderr.lower() and not r.stdout,

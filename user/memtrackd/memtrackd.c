@@ -76,7 +76,7 @@ static int scrape(void *arg, struct mtd_buf *out)
 {
 	struct daemon_ctx *d = arg;
 	struct mtd_expo_opts o = {
-		.node = d->cfg.node,
+		.node = d->cfg.node_label ? d->cfg.node : NULL,
 		.source = mtd_source_name(d->src),
 		.top_pids = d->cfg.top_pids,
 	};
@@ -216,10 +216,10 @@ int main(int argc, char **argv)
 	};
 	const char *cfgpath = NULL;
 	bool foreground = false, aggregate = false;
+	int opt, lfds[MTD_HTTP_MAX_SOCKETS], nlfd, sigfd;
 	struct mtd_http *http;
 	char err[512];
 	sigset_t sigs;
-	int opt, lfd, sigfd;
 
 	while ((opt = getopt_long(argc, argv, "ac:fh", longopts, NULL)) != -1) {
 		switch (opt) {
@@ -262,17 +262,25 @@ int main(int argc, char **argv)
 	sigaddset(&sigs, SIGHUP);
 	signal(SIGPIPE, SIG_IGN);
 
-	lfd = mtd_listen(d.cfg.listen, d.cfg.port, err, sizeof(err));
-	if (lfd < 0) {
+	nlfd = mtd_listen_all(d.cfg.listen, d.cfg.port, lfds,
+			      MTD_HTTP_MAX_SOCKETS, err, sizeof(err));
+	/* a name that does not resolve is the config's mistake (for now: 1) */
+	if ((nlfd == -ENXIO || nlfd == -ENODATA) && d.cfg.listen_line) {
+		mtd_log(LOG_ERR, "%s:%d: listen: %s", cfgpath ? cfgpath :
+			MTD_DEFAULT_CONFIG, d.cfg.listen_line, err);
+		return nlfd == -ENXIO ? 2 : 1;
+	}
+	if (nlfd < 0) {
 		mtd_log(LOG_ERR, "%s", err);
 		return 1;
 	}
-	d.src = mtd_source_open(d.cfg.source, err, sizeof(err));
+	d.src = mtd_source_open(d.cfg.source, d.cfg.kernel_threads, err,
+				sizeof(err));
 	if (!d.src) {
 		mtd_log(LOG_ERR, "%s", err);
 		return 1;
 	}
-	d.st = mtd_state_new(d.cfg.max_programs);
+	d.st = mtd_state_new(d.cfg.max_programs, d.cfg.program_ttl_ms);
 	if (!d.st) {
 		mtd_log(LOG_ERR, "out of memory");
 		return 1;
@@ -310,14 +318,16 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
-	http = mtd_http_start(lfd, scrape, &d);
+	http = mtd_http_start(lfds, nlfd, scrape, &d);
 	if (!http) {
 		mtd_log(LOG_ERR, "cannot start the HTTP server");
 		return 1;
 	}
-	mtd_log(LOG_INFO, "node %s, source %s, serving http://%s%s%s:%u/metrics",
-		d.cfg.node, mtd_source_name(d.src), strchr(d.cfg.listen, ':') ? "[" : "",
-		d.cfg.listen, strchr(d.cfg.listen, ':') ? "]" : "", d.cfg.port);
+	mtd_log(LOG_INFO, "memtrackd %s, node %s, source %s, serving http://%s%s%s:%u/metrics (%d address%s)",
+		MEMTRACK_VERSION, d.cfg.node, mtd_source_name(d.src),
+		strchr(d.cfg.listen, ':') ? "[" : "", d.cfg.listen,
+		strchr(d.cfg.listen, ':') ? "]" : "", d.cfg.port, nlfd,
+		nlfd > 1 ? "es" : "");
 	run(&d, sigfd);
 	mtd_http_stop(http);
 	mtd_relay_stop(d.relay);

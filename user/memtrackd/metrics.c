@@ -4,6 +4,15 @@
  * with its HELP and TYPE lines, label values escaped.  Families a source
  * cannot give (the /proc source has no kmalloc counts) are left out rather
  * than shown as zero.
+ *
+ * Names follow Prometheus's rules and node_exporter's and
+ * process-exporter's habits: base units in the name (_bytes, _seconds),
+ * _total on counters only, one family per quantity, so that the sum of a
+ * family over any label means something (a system memory field each, not
+ * one family with a type label summing to three times the RAM).  The same
+ * quantity has the same name at each level: memtrack_X (the system),
+ * memtrack_program_X (per comm), memtrack_process_X (per pid).  No node
+ * label unless asked for (node_label): Prometheus adds the target's.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -41,56 +50,91 @@ void mtd_buf_label(struct mtd_buf *b, const char *str, size_t n)
 	}
 }
 
-static void family(struct mtd_buf *b, const char *name, const char *type,
-		   const char *help)
+void mtd_family(struct mtd_buf *b, const char *name, const char *type,
+		const char *help)
 {
 	mtd_buf_printf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name,
 		       type);
 }
 
-/* name{node="..."  -- the caller adds more labels and the value */
-static void series(struct mtd_buf *b, const char *name,
-		   const struct mtd_expo_opts *o)
+void mtd_series_begin(struct mtd_series *s, struct mtd_buf *b,
+		      const char *name, const struct mtd_expo_opts *o)
 {
-	mtd_buf_printf(b, "%s{node=\"", name);
-	mtd_buf_label(b, o->node, strlen(o->node));
-	mtd_buf_printf(b, "\"");
+	s->b = b;
+	s->labels = false;
+	mtd_buf_printf(b, "%s", name);
+	if (o->node)
+		mtd_series_label(s, "node", o->node, strlen(o->node));
 }
 
-static void comm_label(struct mtd_buf *b, const char *comm)
+void mtd_series_label(struct mtd_series *s, const char *key, const char *v,
+		      size_t len)
 {
-	mtd_buf_printf(b, ",comm=\"");
-	mtd_buf_label(b, comm, strnlen(comm, MEMTRACK_COMM_LEN));
-	mtd_buf_printf(b, "\"");
+	mtd_buf_printf(s->b, "%c%s=\"", s->labels ? ',' : '{', key);
+	mtd_buf_label(s->b, v, len);
+	mtd_buf_printf(s->b, "\"");
+	s->labels = true;
 }
 
-/* Per-program gauges; only programs with live processes. */
-enum gauge { G_PROCS, G_ANON, G_FILE, G_SHMEM, G_SWAP, NR_GAUGES };
+void mtd_series_value(struct mtd_series *s, uint64_t v, bool ns)
+{
+	const char *close = s->labels ? "}" : "";
+
+	if (ns)
+		mtd_buf_printf(s->b, "%s %llu.%09llu\n", close,
+			       (unsigned long long)(v / 1000000000ULL),
+			       (unsigned long long)(v % 1000000000ULL));
+	else
+		mtd_buf_printf(s->b, "%s %llu\n", close, (unsigned long long)v);
+}
+
+static void comm_label(struct mtd_series *s, const char *comm)
+{
+	mtd_series_label(s, "comm", comm, strnlen(comm, MEMTRACK_COMM_LEN));
+}
+
+/* A series with no label but the node's. */
+static void plain(struct mtd_buf *b, const char *name,
+		  const struct mtd_expo_opts *o, uint64_t v, bool ns)
+{
+	struct mtd_series s;
+
+	mtd_series_begin(&s, b, name, o);
+	mtd_series_value(&s, v, ns);
+}
+
+/*
+ * Memory of a program's live processes and of one process, the same
+ * families under memtrack_program_ and memtrack_process_.
+ */
+enum size { Z_ANON, Z_FILE, Z_SHMEM, Z_SWAP, NR_SIZES };
 
 static const struct {
-	const char *name, *help;
-} prog_gauges[NR_GAUGES] = {
-	[G_PROCS] = { "memtrack_program_processes",
-		      "Live processes of the program (comm)." },
-	[G_ANON] = { "memtrack_program_rss_anon_bytes",
-		     "Resident anonymous memory of the program's processes (RssAnon)." },
-	[G_FILE] = { "memtrack_program_rss_file_bytes",
-		     "Resident file-backed memory of the program's processes (RssFile)." },
-	[G_SHMEM] = { "memtrack_program_rss_shmem_bytes",
-		      "Resident shared memory of the program's processes (RssShmem)." },
-	[G_SWAP] = { "memtrack_program_swap_bytes",
-		     "Swapped-out memory of the program's processes (VmSwap)." },
+	const char *name, *what;
+} sizes[NR_SIZES] = {
+	[Z_ANON] = { "rss_anon_bytes", "Resident anonymous memory (RssAnon)" },
+	[Z_FILE] = { "rss_file_bytes", "Resident file-backed memory (RssFile)" },
+	[Z_SHMEM] = { "rss_shmem_bytes", "Resident shared memory (RssShmem)" },
+	[Z_SWAP] = { "swap_bytes", "Swapped-out memory (VmSwap)" },
 };
 
-static uint64_t prog_gauge(const struct mtd_program *pr, enum gauge g)
+static uint64_t prog_size(const struct mtd_program *pr, enum size z)
 {
-	switch (g) {
-	case G_PROCS:	return pr->nproc;
-	case G_ANON:	return pr->rss_anon;
-	case G_FILE:	return pr->rss_file;
-	case G_SHMEM:	return pr->rss_shmem;
-	case G_SWAP:	return pr->swap;
-	default:	return 0;
+	switch (z) {
+	case Z_ANON:	return pr->rss_anon;
+	case Z_FILE:	return pr->rss_file;
+	case Z_SHMEM:	return pr->rss_shmem;
+	default:	return pr->swap;
+	}
+}
+
+static uint64_t proc_size(const struct mtd_proc *p, enum size z)
+{
+	switch (z) {
+	case Z_ANON:	return p->rss_anon;
+	case Z_FILE:	return p->rss_file;
+	case Z_SHMEM:	return p->rss_shmem;
+	default:	return p->swap;
 	}
 }
 
@@ -98,19 +142,19 @@ static const struct {
 	const char *name, *help;
 	bool ns;			/* nanoseconds, exported in seconds */
 } prog_ctrs[MTD_NR_CTR] = {
-	[MTD_C_MIN_FLT] = { "memtrack_program_minor_faults_total",
+	[MTD_C_MIN_FLT] = { "memtrack_program_minor_page_faults_total",
 			    "Minor page faults of the program's processes." },
-	[MTD_C_MAJ_FLT] = { "memtrack_program_major_faults_total",
+	[MTD_C_MAJ_FLT] = { "memtrack_program_major_page_faults_total",
 			    "Major page faults of the program's processes." },
-	[MTD_C_PG_ALLOC] = { "memtrack_program_page_allocs_total",
-			     "Pages allocated in the context of the program's processes." },
-	[MTD_C_PG_FREE] = { "memtrack_program_page_frees_total",
-			    "Pages freed in the context of the program's processes." },
-	[MTD_C_KMALLOC] = { "memtrack_program_kmallocs_total",
+	[MTD_C_PG_ALLOC] = { "memtrack_program_pages_allocated_total",
+			     "Pages allocated in the context of the program's processes (2^order per allocation)." },
+	[MTD_C_PG_FREE] = { "memtrack_program_pages_freed_total",
+			    "Pages freed in the context of the program's processes (2^order per free)." },
+	[MTD_C_KMALLOC] = { "memtrack_program_kmalloc_calls_total",
 			    "Kernel heap allocations made on behalf of the program." },
 	[MTD_C_KMALLOC_BYTES] = { "memtrack_program_kmalloc_bytes_total",
 				  "Kernel heap bytes allocated on behalf of the program." },
-	[MTD_C_KFREE] = { "memtrack_program_kfrees_total",
+	[MTD_C_KFREE] = { "memtrack_program_kfree_calls_total",
 			  "Kernel heap frees made on behalf of the program." },
 	[MTD_C_PG_ALLOC_FAIL] = { "memtrack_program_page_alloc_failures_total",
 				  "Failed page allocations of the program's processes." },
@@ -122,33 +166,55 @@ static const struct {
 			      "Processes of the program chosen by the OOM killer." },
 };
 
+/* The system's memory, a family per /proc/meminfo field. */
 static const struct {
-	const char *type;
+	const char *name, *help;
 } mems[MTD_NR_MEM] = {
-	[MTD_M_TOTAL] = { "total" },
-	[MTD_M_FREE] = { "free" },
-	[MTD_M_AVAILABLE] = { "available" },
-	[MTD_M_FILE] = { "file" },
-	[MTD_M_ANON] = { "anon" },
-	[MTD_M_SHMEM] = { "shmem" },
-	[MTD_M_MAPPED] = { "mapped" },
-	[MTD_M_DIRTY] = { "dirty" },
-	[MTD_M_WRITEBACK] = { "writeback" },
-	[MTD_M_SLAB_RECLAIMABLE] = { "slab_reclaimable" },
-	[MTD_M_SLAB_UNRECLAIMABLE] = { "slab_unreclaimable" },
-	[MTD_M_PAGE_TABLES] = { "page_tables" },
-	[MTD_M_SWAP_TOTAL] = { "swap_total" },
-	[MTD_M_SWAP_FREE] = { "swap_free" },
+	[MTD_M_TOTAL] = { "memtrack_memory_total_bytes",
+			  "Usable RAM (MemTotal)." },
+	[MTD_M_FREE] = { "memtrack_memory_free_bytes",
+			 "Unused RAM (MemFree)." },
+	[MTD_M_AVAILABLE] = { "memtrack_memory_available_bytes",
+			      "RAM available for new work without swapping (MemAvailable)." },
+	[MTD_M_FILE] = { "memtrack_memory_file_bytes",
+			 "Page cache (Cached + Buffers + SwapCached)." },
+	[MTD_M_ANON] = { "memtrack_memory_anon_bytes",
+			 "Anonymous memory mapped into user page tables (AnonPages)." },
+	[MTD_M_SHMEM] = { "memtrack_memory_shmem_bytes",
+			  "Shared memory and tmpfs (Shmem)." },
+	[MTD_M_MAPPED] = { "memtrack_memory_mapped_bytes",
+			   "Files mapped into memory (Mapped)." },
+	[MTD_M_DIRTY] = { "memtrack_memory_dirty_bytes",
+			  "Memory waiting to be written back (Dirty)." },
+	[MTD_M_WRITEBACK] = { "memtrack_memory_writeback_bytes",
+			      "Memory being written back (Writeback)." },
+	[MTD_M_SLAB_RECLAIMABLE] = { "memtrack_memory_slab_reclaimable_bytes",
+				     "Kernel slab memory that can be reclaimed (SReclaimable)." },
+	[MTD_M_SLAB_UNRECLAIMABLE] = { "memtrack_memory_slab_unreclaimable_bytes",
+				       "Kernel slab memory that cannot be reclaimed (SUnreclaim)." },
+	[MTD_M_PAGE_TABLES] = { "memtrack_memory_page_tables_bytes",
+				"Page tables (PageTables)." },
+	[MTD_M_SWAP_TOTAL] = { "memtrack_memory_swap_total_bytes",
+			       "Swap space (SwapTotal)." },
+	[MTD_M_SWAP_FREE] = { "memtrack_memory_swap_free_bytes",
+			      "Unused swap space (SwapFree)." },
 };
 
 static const struct {
 	const char *name, *help;
 	bool ns;
 } sys_ctrs[MTD_NR_SYSCTR] = {
-	[MTD_S_PG_ALLOC] = { "memtrack_page_allocs_total", "Pages allocated." },
-	[MTD_S_PG_FREE] = { "memtrack_page_frees_total", "Pages freed." },
-	[MTD_S_KMALLOC] = { "memtrack_kmallocs_total", "Kernel heap allocations." },
-	[MTD_S_KFREE] = { "memtrack_kfrees_total", "Kernel heap frees." },
+	[MTD_S_PG_ALLOC] = { "memtrack_pages_allocated_total",
+			     "Pages allocated (vmstat pgalloc_*, 2^order per allocation)." },
+	[MTD_S_PG_FREE] = { "memtrack_pages_freed_total",
+			    "Pages freed (vmstat pgfree)." },
+	[MTD_S_PG_ALLOC_CALLS] = { "memtrack_page_alloc_calls_total",
+				   "Page allocations, of any order." },
+	[MTD_S_PG_FREE_CALLS] = { "memtrack_page_free_calls_total",
+				  "Page frees, of any order." },
+	[MTD_S_KMALLOC] = { "memtrack_kmalloc_calls_total",
+			    "Kernel heap allocations." },
+	[MTD_S_KFREE] = { "memtrack_kfree_calls_total", "Kernel heap frees." },
 	[MTD_S_PG_ALLOC_FAIL] = { "memtrack_page_alloc_failures_total",
 				  "Failed page allocations." },
 	[MTD_S_RECLAIM_STALLS] = { "memtrack_reclaim_stalls_total",
@@ -156,49 +222,60 @@ static const struct {
 	[MTD_S_RECLAIM_NS] = { "memtrack_reclaim_stall_seconds_total",
 			       "Time spent in direct reclaim.", true },
 	[MTD_S_OOM_KILLS] = { "memtrack_oom_kills_total", "OOM killer victims." },
-	[MTD_S_PG_FAULT] = { "memtrack_page_faults_total", "Page faults." },
-	[MTD_S_PG_MAJFAULT] = { "memtrack_major_page_faults_total",
-				"Major page faults." },
+	[MTD_S_MIN_FLT] = { "memtrack_minor_page_faults_total",
+			    "Minor page faults (vmstat pgfault - pgmajfault)." },
+	[MTD_S_MAJ_FLT] = { "memtrack_major_page_faults_total",
+			    "Major page faults (vmstat pgmajfault)." },
 };
-
-static void value(struct mtd_buf *b, uint64_t v, bool ns)
-{
-	if (ns)
-		mtd_buf_printf(b, "} %llu.%09llu\n",
-			       (unsigned long long)(v / 1000000000ULL),
-			       (unsigned long long)(v % 1000000000ULL));
-	else
-		mtd_buf_printf(b, "} %llu\n", (unsigned long long)v);
-}
 
 static void programs(const struct mtd_state *st, const struct mtd_expo_opts *o,
 		     struct mtd_buf *b)
 {
+	struct mtd_series s;
+	char name[64], help[160];
 	size_t i;
-	int g, c;
+	int z, c;
 
-	for (g = 0; g < NR_GAUGES; g++) {
-		family(b, prog_gauges[g].name, "gauge", prog_gauges[g].help);
+	/* gauges: only programs with live processes */
+	mtd_family(b, "memtrack_program_processes", "gauge",
+		   "Live processes of the program (comm).");
+	for (i = 0; i < st->nprogs; i++) {
+		const struct mtd_program *pr = &st->progs[st->order[i]];
+
+		if (!pr->nproc)
+			continue;
+		mtd_series_begin(&s, b, "memtrack_program_processes", o);
+		comm_label(&s, pr->comm);
+		mtd_series_value(&s, pr->nproc, false);
+	}
+	for (z = 0; z < NR_SIZES; z++) {
+		snprintf(name, sizeof(name), "memtrack_program_%s",
+			 sizes[z].name);
+		snprintf(help, sizeof(help), "%s of the program's live processes.",
+			 sizes[z].what);
+		mtd_family(b, name, "gauge", help);
 		for (i = 0; i < st->nprogs; i++) {
 			const struct mtd_program *pr = &st->progs[st->order[i]];
 
 			if (!pr->nproc)
 				continue;
-			series(b, prog_gauges[g].name, o);
-			comm_label(b, pr->comm);
-			value(b, prog_gauge(pr, g), false);
+			mtd_series_begin(&s, b, name, o);
+			comm_label(&s, pr->comm);
+			mtd_series_value(&s, prog_size(pr, z), false);
 		}
 	}
+	/* counters: every program remembered, processes or not */
 	for (c = 0; c < MTD_NR_CTR; c++) {
 		if (!(st->cur.ctr_have & (1U << c)))
 			continue;
-		family(b, prog_ctrs[c].name, "counter", prog_ctrs[c].help);
+		mtd_family(b, prog_ctrs[c].name, "counter", prog_ctrs[c].help);
 		for (i = 0; i < st->nprogs; i++) {
 			const struct mtd_program *pr = &st->progs[st->order[i]];
 
-			series(b, prog_ctrs[c].name, o);
-			comm_label(b, pr->comm);
-			value(b, pr->retired[c] + pr->live[c], prog_ctrs[c].ns);
+			mtd_series_begin(&s, b, prog_ctrs[c].name, o);
+			comm_label(&s, pr->comm);
+			mtd_series_value(&s, pr->retired[c] + pr->live[c],
+					 prog_ctrs[c].ns);
 		}
 	}
 }
@@ -220,33 +297,34 @@ static int top_pids(const struct mtd_state *st, const struct mtd_expo_opts *o,
 		    struct mtd_buf *b)
 {
 	const struct mtd_proc **v;
+	struct mtd_series s;
+	char name[64], help[160], pid[16];
 	size_t i, n = 0;
+	int z;
 
 	v = malloc((st->cur.nr ? st->cur.nr : 1) * sizeof(*v));
 	if (!v)
 		return -ENOMEM;
 	for (i = 0; i < st->cur.nr; i++)
-		if (!st->cur.procs[i].exited)
+		if (!st->cur.procs[i].exited && !st->cur.procs[i].kthread)
 			v[n++] = &st->cur.procs[i];
 	qsort(v, n, sizeof(*v), cmp_rss_desc);
 	if (n > o->top_pids)
 		n = o->top_pids;
-	family(b, "memtrack_process_rss_bytes", "gauge",
-	       "Resident memory of the largest processes (top_pids of them).");
-	for (i = 0; i < n; i++) {
-		series(b, "memtrack_process_rss_bytes", o);
-		mtd_buf_printf(b, ",pid=\"%d\"", v[i]->pid);
-		comm_label(b, v[i]->comm);
-		value(b, v[i]->rss_anon + v[i]->rss_file + v[i]->rss_shmem,
-		      false);
-	}
-	family(b, "memtrack_process_swap_bytes", "gauge",
-	       "Swapped-out memory of the largest processes (top_pids of them).");
-	for (i = 0; i < n; i++) {
-		series(b, "memtrack_process_swap_bytes", o);
-		mtd_buf_printf(b, ",pid=\"%d\"", v[i]->pid);
-		comm_label(b, v[i]->comm);
-		value(b, v[i]->swap, false);
+	for (z = 0; z < NR_SIZES; z++) {
+		snprintf(name, sizeof(name), "memtrack_process_%s",
+			 sizes[z].name);
+		snprintf(help, sizeof(help),
+			 "%s of the process; the top_pids largest by RSS.",
+			 sizes[z].what);
+		mtd_family(b, name, "gauge", help);
+		for (i = 0; i < n; i++) {
+			mtd_series_begin(&s, b, name, o);
+			snprintf(pid, sizeof(pid), "%d", v[i]->pid);
+			mtd_series_label(&s, "pid", pid, strlen(pid));
+			comm_label(&s, v[i]->comm);
+			mtd_series_value(&s, proc_size(v[i], z), false);
+		}
 	}
 	free(v);
 	return 0;
@@ -255,54 +333,53 @@ static int top_pids(const struct mtd_state *st, const struct mtd_expo_opts *o,
 int mtd_metrics_format(const struct mtd_state *st,
 		       const struct mtd_expo_opts *o, struct mtd_buf *b)
 {
-	const struct mtd_sample *s = &st->cur;
+	const struct mtd_sample *smp = &st->cur;
+	struct mtd_series s;
 	size_t i;
 	int k;
 
-	family(b, "memtrack_info", "gauge",
-	       "Always 1; the labels say where the figures come from.");
-	series(b, "memtrack_info", o);
-	mtd_buf_printf(b, ",source=\"%s\"", o->source);
-	value(b, 1, false);
+	mtd_family(b, "memtrack_build_info", "gauge",
+		   "Always 1: memtrackd's version, and where its figures come from (module or proc).");
+	mtd_series_begin(&s, b, "memtrack_build_info", o);
+	mtd_series_label(&s, "version", MEMTRACK_VERSION,
+			 strlen(MEMTRACK_VERSION));
+	mtd_series_label(&s, "source", o->source, strlen(o->source));
+	mtd_series_value(&s, 1, false);
 
 	programs(st, o, b);
 
-	if (s->mem_have) {
-		family(b, "memtrack_memory_bytes", "gauge",
-		       "System memory by type, as in /proc/meminfo.");
-		for (k = 0; k < MTD_NR_MEM; k++) {
-			if (!(s->mem_have & (1U << k)))
-				continue;
-			series(b, "memtrack_memory_bytes", o);
-			mtd_buf_printf(b, ",type=\"%s\"", mems[k].type);
-			value(b, s->mem[k], false);
-		}
+	for (k = 0; k < MTD_NR_MEM; k++) {
+		if (!(smp->mem_have & (1U << k)))
+			continue;
+		mtd_family(b, mems[k].name, "gauge", mems[k].help);
+		plain(b, mems[k].name, o, smp->mem[k], false);
 	}
 	for (k = 0; k < MTD_NR_SYSCTR; k++) {
-		if (!(s->sys_have & (1U << k)))
+		if (!(smp->sys_have & (1U << k)))
 			continue;
-		family(b, sys_ctrs[k].name, "counter", sys_ctrs[k].help);
-		series(b, sys_ctrs[k].name, o);
-		value(b, s->sys[k], sys_ctrs[k].ns);
+		mtd_family(b, sys_ctrs[k].name, "counter", sys_ctrs[k].help);
+		plain(b, sys_ctrs[k].name, o, smp->sys[k], sys_ctrs[k].ns);
 	}
 	if (st->events) {
-		family(b, "memtrack_rss_growth_alerts_total", "counter",
-		       "RSS growth alerts of the module (rss_alert_kb, rss_growth_kbps).");
-		series(b, "memtrack_rss_growth_alerts_total", o);
-		value(b, st->growth_alerts, false);
-		family(b, "memtrack_program_rss_growth_alerts_total", "counter",
-		       "RSS growth alerts of the program's processes.");
+		mtd_family(b, "memtrack_rss_growth_alerts_total", "counter",
+			   "RSS growth alerts of the module (rss_alert_kb, rss_growth_kbps).");
+		plain(b, "memtrack_rss_growth_alerts_total", o,
+		      st->growth_alerts, false);
+		mtd_family(b, "memtrack_program_rss_growth_alerts_total",
+			   "counter", "RSS growth alerts of the program's processes.");
 		for (i = 0; i < st->nprogs; i++) {
 			const struct mtd_program *pr = &st->progs[st->order[i]];
 
-			series(b, "memtrack_program_rss_growth_alerts_total", o);
-			comm_label(b, pr->comm);
-			value(b, pr->growth_alerts, false);
+			mtd_series_begin(&s, b,
+					 "memtrack_program_rss_growth_alerts_total",
+					 o);
+			comm_label(&s, pr->comm);
+			mtd_series_value(&s, pr->growth_alerts, false);
 		}
-		family(b, "memtrack_event_overruns_total", "counter",
-		       "Times the daemon's event socket overflowed (records lost, number unknown).");
-		series(b, "memtrack_event_overruns_total", o);
-		value(b, st->overruns, false);
+		mtd_family(b, "memtrack_event_overruns_total", "counter",
+			   "Times the daemon's event socket overflowed (records lost, number unknown).");
+		plain(b, "memtrack_event_overruns_total", o, st->overruns,
+		      false);
 	}
 	if (o->top_pids && top_pids(st, o, b))
 		return -ENOMEM;

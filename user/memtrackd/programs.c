@@ -14,21 +14,34 @@
  * mode; the module keeps exited processes for retention_ms, so with a
  * sample interval shorter than that, nothing is lost.  A process first seen
  * at an existing pid with lower counts is a new process (pid reuse).
- * Programs are remembered for the daemon's lifetime, at most max_programs;
- * later ones are counted as MTD_OTHER_COMM, so the series stay bounded.
+ *
+ * A program is forgotten ttl_ms after its last row (live or, with the
+ * module, exited) left the samples, its counters with it: the series
+ * disappear, and a process of that comm later starts them again from 0,
+ * which Prometheus takes for a counter reset (process-exporter does the
+ * same).  At most max_programs are remembered; later ones are counted as
+ * MTD_OTHER_COMM, so the series stay bounded.
+ *
+ * Kernel threads, when the source marks them, are followed like any
+ * process (so that a process is judged once, by its first row) but belong
+ * to no program.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "frame_io.h"
 #include "state.h"
 
-struct mtd_state *mtd_state_new(unsigned int max_programs)
+struct mtd_state *mtd_state_new(unsigned int max_programs,
+				unsigned int ttl_ms)
 {
 	struct mtd_state *st = calloc(1, sizeof(*st));
 
-	if (st)
+	if (st) {
 		st->max_programs = max_programs;
+		st->ttl_ms = ttl_ms;
+	}
 	return st;
 }
 
@@ -123,6 +136,7 @@ static int program_of(struct mtd_state *st, const char *comm)
 	}
 	memset(&st->progs[st->nprogs], 0, sizeof(st->progs[0]));
 	strncpy(st->progs[st->nprogs].comm, comm, MEMTRACK_COMM_LEN - 1);
+	st->progs[st->nprogs].seen_ms = mtd_mono_ms();
 	memmove(&st->order[pos + 1], &st->order[pos],
 		(st->nprogs - pos) * sizeof(*st->order));
 	st->order[pos] = st->nprogs;
@@ -131,9 +145,12 @@ static int program_of(struct mtd_state *st, const char *comm)
 
 static void retire(struct mtd_state *st, const struct mtd_pid *e)
 {
-	struct mtd_program *pr = &st->progs[e->prog];
+	struct mtd_program *pr;
 	int i;
 
+	if (e->prog == MTD_NO_PROG)
+		return;
+	pr = &st->progs[e->prog];
 	for (i = 0; i < MTD_NR_CTR; i++)
 		pr->retired[i] += e->last[i] - e->base[i];
 }
@@ -163,10 +180,49 @@ static bool same_process(const struct mtd_state *st, const struct mtd_pid *e,
 	return true;
 }
 
+/*
+ * Forget the programs no row has named for ttl_ms; the rest keep their
+ * order, and the followed processes their programs' new indices.
+ */
+static void expire(struct mtd_state *st, int64_t now)
+{
+	size_t i, n = 0, k = 0;
+	uint32_t *map;
+
+	if (!st->ttl_ms)
+		return;
+	for (i = 0; i < st->nprogs; i++)
+		if (now - st->progs[i].seen_ms > st->ttl_ms)
+			break;
+	if (i == st->nprogs)
+		return;
+	map = malloc(st->nprogs * sizeof(*map));
+	if (!map)
+		return;		/* the next sample tries again */
+	for (i = 0; i < st->nprogs; i++) {
+		if (now - st->progs[i].seen_ms > st->ttl_ms) {
+			map[i] = MTD_NO_PROG;
+			continue;
+		}
+		map[i] = n;
+		st->progs[n++] = st->progs[i];
+	}
+	for (i = 0; i < st->nprogs; i++)
+		if (map[st->order[i]] != MTD_NO_PROG)
+			st->order[k++] = map[st->order[i]];
+	/* every followed process is in this sample: its program is not gone */
+	for (i = 0; i < st->npids; i++)
+		if (st->pids[i].prog != MTD_NO_PROG)
+			st->pids[i].prog = map[st->pids[i].prog];
+	st->nprogs = n;
+	free(map);
+}
+
 int mtd_state_update(struct mtd_state *st, struct mtd_sample *s)
 {
 	struct mtd_pid *old = st->pids, *new;
 	size_t nold = st->npids, i = 0, k, n = 0;
+	int64_t now = mtd_mono_ms();
 	int c;
 
 	qsort(s->procs, s->nr, sizeof(*s->procs), cmp_proc);
@@ -174,10 +230,10 @@ int mtd_state_update(struct mtd_state *st, struct mtd_sample *s)
 	if (!new)
 		return -ENOMEM;
 	for (k = 0; k < s->nr; k++) {
-		const struct mtd_proc *p = &s->procs[k];
+		struct mtd_proc *p = &s->procs[k];
 		struct mtd_pid *e = &new[n], *match = NULL;
+		uint32_t prog = MTD_NO_PROG;
 		size_t j;
-		int prog;
 
 		/* Old entries of lower pids are gone. */
 		for (; i < nold && old[i].pid < p->pid; i++)
@@ -189,16 +245,23 @@ int mtd_state_update(struct mtd_state *st, struct mtd_sample *s)
 				match = &old[j];
 				break;
 			}
-		prog = program_of(st, p->comm);
-		if (prog < 0) {
-			free(new);
-			return prog;
+		/* a kernel thread or not, as the process's first row said */
+		if (match)
+			p->kthread = match->kthread;
+		if (!p->kthread) {
+			int r = program_of(st, p->comm);
+
+			if (r < 0) {
+				free(new);
+				return r;
+			}
+			prog = r;
 		}
 		if (match) {
 			match->consumed = true;
 			*e = *match;
 			e->consumed = false;
-			if ((uint32_t)prog != e->prog) {
+			if (prog != e->prog) {
 				/* exec: what it did so far stays behind */
 				retire(st, e);
 				memcpy(e->base, e->last, sizeof(e->base));
@@ -209,6 +272,7 @@ int mtd_state_update(struct mtd_state *st, struct mtd_sample *s)
 			e->pid = p->pid;
 			e->start = p->start;
 			e->prog = prog;
+			e->kthread = p->kthread;
 		}
 		e->exited = p->exited;
 		memcpy(e->last, p->ctr, sizeof(e->last));
@@ -231,8 +295,12 @@ int mtd_state_update(struct mtd_state *st, struct mtd_sample *s)
 	}
 	for (k = 0; k < n; k++) {
 		const struct mtd_proc *p = &s->procs[k];
-		struct mtd_program *pr = &st->progs[new[k].prog];
+		struct mtd_program *pr;
 
+		if (new[k].prog == MTD_NO_PROG)
+			continue;
+		pr = &st->progs[new[k].prog];
+		pr->seen_ms = now;
 		for (c = 0; c < MTD_NR_CTR; c++)
 			pr->live[c] += new[k].last[c] - new[k].base[c];
 		if (p->exited)
@@ -243,6 +311,7 @@ int mtd_state_update(struct mtd_state *st, struct mtd_sample *s)
 		pr->swap += p->swap;
 		pr->nproc++;
 	}
+	expire(st, now);
 	mtd_sample_free(&st->cur);
 	st->cur = *s;
 	memset(s, 0, sizeof(*s));
@@ -281,10 +350,13 @@ void mtd_state_growth_alert(struct mtd_state *st, int32_t tgid,
 		prog = program_of(st, comm);
 	} else {
 		e = find_pid(st, tgid);
-		prog = e ? (int)e->prog : program_of(st, MTD_UNKNOWN_COMM);
+		prog = e && e->prog != MTD_NO_PROG ? (int)e->prog :
+		       program_of(st, MTD_UNKNOWN_COMM);
 	}
-	if (prog >= 0)
+	if (prog >= 0) {
 		st->progs[prog].growth_alerts++;
+		st->progs[prog].seen_ms = mtd_mono_ms();
+	}
 }
 
 void mtd_state_add_overruns(struct mtd_state *st, uint64_t n)

@@ -46,7 +46,7 @@ struct relay_msg {
 
 struct relay_peer {
 	struct mtd_relay *r;
-	char addr[64];
+	char addr[256];
 	unsigned int port;
 	pthread_t thread;
 	int wake[2];		/* a byte: new data or stop */
@@ -396,7 +396,7 @@ auth_failed:
 		pthread_mutex_unlock(&p->r->lock);
 retry:
 		mtd_log(LOG_WARNING, "relay: %s port %u: %s; again in %d ms",
-			p->addr, p->port, strerror(-err), backoff);
+			p->addr, p->port, mtd_net_strerror(err), backoff);
 		if (nap(p, backoff))
 			break;
 		backoff = backoff * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : backoff * 2;
@@ -479,12 +479,14 @@ static void relay_series(struct mtd_buf *b, const char *name,
 			 const struct mtd_expo_opts *o,
 			 const struct relay_peer *p, uint64_t v)
 {
-	mtd_buf_printf(b, "%s{node=\"", name);
-	mtd_buf_label(b, o->node, strlen(o->node));
-	mtd_buf_printf(b, "\",aggregator=\"%s%s%s:%u\"} %llu\n",
-		       strchr(p->addr, ':') ? "[" : "", p->addr,
-		       strchr(p->addr, ':') ? "]" : "", p->port,
-		       (unsigned long long)v);
+	struct mtd_series s;
+	char agg[sizeof(p->addr) + 16];
+
+	snprintf(agg, sizeof(agg), "%s%s%s:%u", strchr(p->addr, ':') ? "[" : "",
+		 p->addr, strchr(p->addr, ':') ? "]" : "", p->port);
+	mtd_series_begin(&s, b, name, o);
+	mtd_series_label(&s, "aggregator", agg, strlen(agg));
+	mtd_series_value(&s, v, false);
 }
 
 void mtd_relay_metrics(struct mtd_relay *r, const struct mtd_expo_opts *o,
@@ -506,12 +508,12 @@ void mtd_relay_metrics(struct mtd_relay *r, const struct mtd_expo_opts *o,
 		{ "memtrack_relay_auth_failures_total", "counter",
 		  "TLS handshakes with the aggregator that failed or were refused." },
 	};
+	struct mtd_series s;
 	unsigned int f, i;
 
 	pthread_mutex_lock(&r->lock);
 	for (f = 0; f < MT_ARRAY_SIZE(fam); f++) {
-		mtd_buf_printf(b, "# HELP %s %s\n# TYPE %s %s\n", fam[f].name,
-			       fam[f].help, fam[f].name, fam[f].type);
+		mtd_family(b, fam[f].name, fam[f].type, fam[f].help);
 		for (i = 0; i < r->npeers; i++) {
 			const struct relay_peer *p = &r->peers[i];
 			uint64_t v[] = { p->connected, p->connects, p->sent,
@@ -520,15 +522,13 @@ void mtd_relay_metrics(struct mtd_relay *r, const struct mtd_expo_opts *o,
 			relay_series(b, fam[f].name, o, p, v[f]);
 		}
 	}
-	mtd_buf_printf(b, "# HELP memtrack_relay_buffered_messages Messages in the relay buffer.\n"
-		       "# TYPE memtrack_relay_buffered_messages gauge\n");
-	mtd_buf_printf(b, "memtrack_relay_buffered_messages{node=\"");
-	mtd_buf_label(b, o->node, strlen(o->node));
-	mtd_buf_printf(b, "\"} %zu\n", r->count);
-	mtd_buf_printf(b, "# HELP memtrack_relay_next_seq Sequence number of the next message.\n"
-		       "# TYPE memtrack_relay_next_seq gauge\n");
-	mtd_buf_printf(b, "memtrack_relay_next_seq{node=\"");
-	mtd_buf_label(b, o->node, strlen(o->node));
-	mtd_buf_printf(b, "\"} %llu\n", (unsigned long long)r->next_seq);
+	mtd_family(b, "memtrack_relay_buffered_messages", "gauge",
+		   "Messages in the relay buffer.");
+	mtd_series_begin(&s, b, "memtrack_relay_buffered_messages", o);
+	mtd_series_value(&s, r->count, false);
+	mtd_family(b, "memtrack_relay_next_seq", "gauge",
+		   "Sequence number of the next message.");
+	mtd_series_begin(&s, b, "memtrack_relay_next_seq", o);
+	mtd_series_value(&s, r->next_seq, false);
 	pthread_mutex_unlock(&r->lock);
 }

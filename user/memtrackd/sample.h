@@ -34,6 +34,7 @@ enum mtd_ctr {
 struct mtd_proc {
 	int32_t pid;
 	bool exited;			/* module: kept after exit, counters only */
+	bool kthread;			/* a kernel thread's, to be left out */
 	uint64_t start;			/* /proc: start time; identifies the pid */
 	char comm[MEMTRACK_COMM_LEN];
 	uint64_t rss_anon, rss_file, rss_shmem, swap;	/* bytes */
@@ -49,10 +50,15 @@ enum mtd_mem {
 	MTD_NR_MEM
 };
 
+/*
+ * The module's summary counts page allocations and frees (calls, of any
+ * order), /proc/vmstat the pages: two pairs, each source giving one.
+ */
 enum mtd_sysctr {
-	MTD_S_PG_ALLOC, MTD_S_PG_FREE, MTD_S_KMALLOC, MTD_S_KFREE,
+	MTD_S_PG_ALLOC, MTD_S_PG_FREE, MTD_S_PG_ALLOC_CALLS,
+	MTD_S_PG_FREE_CALLS, MTD_S_KMALLOC, MTD_S_KFREE,
 	MTD_S_PG_ALLOC_FAIL, MTD_S_RECLAIM_STALLS, MTD_S_RECLAIM_NS,
-	MTD_S_OOM_KILLS, MTD_S_PG_FAULT, MTD_S_PG_MAJFAULT,
+	MTD_S_OOM_KILLS, MTD_S_MIN_FLT, MTD_S_MAJ_FLT,
 	MTD_NR_SYSCTR
 };
 
@@ -75,8 +81,11 @@ struct mtd_source;
 struct mtd_state;
 struct mtd_buf;
 
-/* Opens what it needs now, before privileges are dropped; NULL, err set. */
-struct mtd_source *mtd_source_open(enum mtd_source_kind kind,
+/*
+ * Opens what it needs now, before privileges are dropped; NULL, err set.
+ * Kernel threads are left out of its samples unless kthreads.
+ */
+struct mtd_source *mtd_source_open(enum mtd_source_kind kind, bool kthreads,
 				   char *err, size_t errlen);
 void mtd_source_close(struct mtd_source *src);
 /* "module" or "proc". */

@@ -2,8 +2,9 @@
 /*
  * The snapshot the relay sends (kind MTD_RELAY_SNAPSHOT, text, version 2 as
  * relay_proto.h describes it): one line per program with live processes,
- * then one per live process of the last sample, so that an aggregator can
- * answer both per-program sums and top-N across nodes.  Plain decimal
+ * then one per live process of the last sample (kernel threads left out as
+ * in /metrics), so that an aggregator can answer both per-program sums and
+ * top-N across nodes.  Plain decimal
  * fields in a fixed order keep it cheap to parse (snapshot_parse.c).
  */
 #include <string.h>
@@ -34,7 +35,7 @@ int mtd_snapshot_format(const struct mtd_state *st, const char *source,
 	for (i = 0; i < st->nprogs; i++)
 		n += st->progs[i].nproc > 0;
 	for (i = 0; i < st->cur.nr; i++)
-		nproc += !st->cur.procs[i].exited;
+		nproc += !st->cur.procs[i].exited && !st->cur.procs[i].kthread;
 	mtd_buf_printf(b, "snapshot/%d %s %zu %zu\n", MTD_SNAPSHOT_VERSION,
 		       source, n, nproc);
 	for (i = 0; i < st->nprogs; i++) {
@@ -52,7 +53,7 @@ int mtd_snapshot_format(const struct mtd_state *st, const char *source,
 	for (i = 0; i < st->cur.nr; i++) {
 		const struct mtd_proc *p = &st->cur.procs[i];
 
-		if (p->exited)
+		if (p->exited || p->kthread)
 			continue;
 		mtd_buf_printf(b, "t %d %llu %llu %llu %llu ", p->pid,
 			       (unsigned long long)p->rss_anon,

@@ -17,13 +17,26 @@
  * meminfo and vmstat.  /proc has no per-process page allocation, kernel
  * heap or reclaim counts: those families are left out.  A process that
  * exits between the directory listing and the reads is skipped.
+ *
+ * Kernel threads (kthreadd, kworker/1:1-events, ...) have no address space
+ * and their comms come and go: unless asked for, their rows are marked and
+ * programs.c leaves them out, so that they do not fill max_programs.
+ * Neither source marks them: the module's
+ * task rows have no flags, and libmemtrack's /proc reader keeps none of
+ * stat's.  A row with no address space (VmSize 0: a kernel thread, or a
+ * process past exit_mm()) is checked against /proc/PID/stat's PF_KTHREAD;
+ * not ppid 2, which in a pid namespace is any process.  The module's row
+ * of an exited process keeps the mm it had at exit, which only a kernel
+ * thread lacks.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
+#include <unistd.h>
 
 #include "memtrack.h"
 #include "buf.h"
@@ -34,6 +47,7 @@
 struct mtd_source {
 	struct mt_source *s;
 	bool module;			/* the module, not /proc */
+	bool kthreads;			/* keep kernel threads' rows */
 	bool events;			/* subscribed to its events */
 	uint64_t overruns;
 };
@@ -70,6 +84,44 @@ static void fill_proc(struct mtd_proc *p, const struct memtrack_task *t,
 	for (i = 0; i < MT_ARRAY_SIZE(map); i++)
 		p->ctr[map[i].to] = t->counters[map[i].from];
 	p->ctr[MTD_C_OOM_KILLS] = t->oom_victim ? 1 : 0;
+}
+
+#define PF_KTHREAD	0x00200000	/* include/linux/sched.h */
+
+/* /proc/PID/stat's flags (field 9) say kernel thread; false if gone. */
+static bool proc_kthread(int32_t pid)
+{
+	char path[32], buf[1024], *p;
+	unsigned int flags;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = 0;
+	/* the comm may hold ") ": the fields start after the last one */
+	p = strrchr(buf, ')');
+	return p && sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %u", &flags) == 1 &&
+	       (flags & PF_KTHREAD);
+}
+
+/*
+ * Does the row look like a kernel thread's: no address space, and live
+ * and flagged so in /proc, or exited without one (the module's rows keep
+ * the mm at exit).  A live row whose /proc entry is gone is taken for a
+ * process.  programs.c keeps what the first row of a process said.
+ */
+static bool is_kthread(const struct memtrack_task *t)
+{
+	if (t->mm.vm_total)
+		return false;
+	return t->exited || proc_kthread(t->tgid);
 }
 
 /* A figure of struct mt_sysinfo, and which source has it. */
@@ -119,21 +171,33 @@ static void fill_system(struct mtd_sample *s, const struct mt_sysinfo *si,
 		F(swap_total, MTD_M_SWAP_TOTAL, PROC),
 		F(sum.swap_free, MTD_M_SWAP_FREE, BOTH),
 	}, sys[] = {
-		F(sum.page_allocs, MTD_S_PG_ALLOC, BOTH),
-		F(sum.page_frees, MTD_S_PG_FREE, BOTH),
+		F(sum.page_allocs, MTD_S_PG_ALLOC, PROC),
+		F(sum.page_frees, MTD_S_PG_FREE, PROC),
+		F(sum.page_allocs, MTD_S_PG_ALLOC_CALLS, MODULE),
+		F(sum.page_frees, MTD_S_PG_FREE_CALLS, MODULE),
 		F(sum.kmallocs, MTD_S_KMALLOC, MODULE),
 		F(sum.kfrees, MTD_S_KFREE, MODULE),
 		F(sum.page_alloc_failures, MTD_S_PG_ALLOC_FAIL, MODULE),
 		F(sum.direct_reclaim_stalls, MTD_S_RECLAIM_STALLS, BOTH),
 		F(sum.direct_reclaim_ns, MTD_S_RECLAIM_NS, MODULE),
 		F(sum.oom_kills, MTD_S_OOM_KILLS, BOTH),
-		F(pgfault, MTD_S_PG_FAULT, PROC),
-		F(pgmajfault, MTD_S_PG_MAJFAULT, PROC),
+		F(pgfault, MTD_S_MIN_FLT, PROC),
+		F(pgmajfault, MTD_S_MAJ_FLT, PROC),
 	};
 #undef F
+	const uint32_t faults = 1U << MTD_S_MIN_FLT | 1U << MTD_S_MAJ_FLT;
 
 	copy_fields(s->mem, &s->mem_have, mems, MT_ARRAY_SIZE(mems), si, module);
 	copy_fields(s->sys, &s->sys_have, sys, MT_ARRAY_SIZE(sys), si, module);
+	/*
+	 * vmstat's pgfault counts every fault, major ones too; a process's
+	 * minflt does not.  Both lines come from one read, summed in one pass.
+	 */
+	if ((s->sys_have & faults) == faults) {
+		uint64_t *min = &s->sys[MTD_S_MIN_FLT], maj = s->sys[MTD_S_MAJ_FLT];
+
+		*min = *min > maj ? *min - maj : 0;
+	}
 }
 
 /*
@@ -179,6 +243,7 @@ int mtd_source_sample(struct mtd_source *src, struct mtd_sample *s)
 			return -ENOMEM;
 		}
 		fill_proc(p, &tasks[i], src->module);
+		p->kthread = !src->kthreads && is_kthread(&tasks[i]);
 	}
 	free(tasks);
 	s->ctr_have = src->module ? (1U << MTD_NR_CTR) - 1 :
@@ -255,7 +320,7 @@ static const int source_flags[] = {
 	[MTD_SOURCE_PROC] = MT_SOURCE_PROC | MT_SOURCE_NO_CGROUP,
 };
 
-struct mtd_source *mtd_source_open(enum mtd_source_kind kind,
+struct mtd_source *mtd_source_open(enum mtd_source_kind kind, bool kthreads,
 				   char *err, size_t errlen)
 {
 	struct mtd_source *src = calloc(1, sizeof(*src));
@@ -275,6 +340,7 @@ struct mtd_source *mtd_source_open(enum mtd_source_kind kind,
 		return NULL;
 	}
 	src->module = mt_source_is_module(src->s);
+	src->kthreads = kthreads;
 	/* the module in auto mode: why not, from mt_source_open() */
 	if (!src->module && kind == MTD_SOURCE_AUTO)
 		mtd_log(LOG_INFO, "memtrack.ko: %s; reading /proc instead",

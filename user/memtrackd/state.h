@@ -14,8 +14,12 @@
 /* A growth alert of a process that is not in the last sample. */
 #define MTD_UNKNOWN_COMM	"[unknown]"
 
+/* The program of a process that has none: a kernel thread left out. */
+#define MTD_NO_PROG		UINT32_MAX
+
 struct mtd_program {
 	char comm[MEMTRACK_COMM_LEN];
+	int64_t seen_ms;		/* last sample with a row of it, or alert */
 	uint64_t retired[MTD_NR_CTR];	/* of processes gone or exec'ed away */
 	uint64_t live[MTD_NR_CTR];	/* of the last sample's processes */
 	uint64_t rss_anon, rss_file, rss_shmem, swap;
@@ -26,9 +30,10 @@ struct mtd_program {
 /* A process followed across samples. */
 struct mtd_pid {
 	int32_t pid;
-	uint32_t prog;			/* index in progs */
+	uint32_t prog;			/* index in progs, or MTD_NO_PROG */
 	uint64_t start;
 	bool exited;
+	bool kthread;			/* as its first row said */
 	bool consumed;			/* during an update */
 	uint64_t base[MTD_NR_CTR];	/* counts when it took its comm */
 	uint64_t last[MTD_NR_CTR];
@@ -39,6 +44,7 @@ struct mtd_state {
 	uint32_t *order;		/* indices sorted by comm */
 	size_t nprogs, progs_cap;
 	unsigned int max_programs;
+	unsigned int ttl_ms;		/* forget programs gone this long; 0 never */
 	struct mtd_pid *pids;		/* sorted like the sample */
 	size_t npids;
 	struct mtd_sample cur;		/* the last sample, sorted by pid */
@@ -48,9 +54,13 @@ struct mtd_state {
 	uint64_t overruns;
 };
 
-struct mtd_state *mtd_state_new(unsigned int max_programs);
+struct mtd_state *mtd_state_new(unsigned int max_programs,
+				unsigned int ttl_ms);
 void mtd_state_free(struct mtd_state *st);
-/* Fold a new sample in; the sample then belongs to the state. */
+/*
+ * Fold a new sample in; the sample then belongs to the state, its kernel
+ * threads' rows marked (kthread) for the readers to skip.
+ */
 int mtd_state_update(struct mtd_state *st, struct mtd_sample *s);
 /* An RSS growth alert for process tgid; comm NULL: look it up. */
 void mtd_state_growth_alert(struct mtd_state *st, int32_t tgid,

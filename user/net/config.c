@@ -22,6 +22,7 @@ void mtd_config_defaults(struct mtd_config *c)
 	c->port = MTD_DEFAULT_PORT;
 	c->source = MTD_SOURCE_AUTO;
 	c->max_programs = MTD_DEFAULT_MAX_PROGRAMS;
+	c->program_ttl_ms = MTD_DEFAULT_PROGRAM_TTL_MS;
 	c->sample_interval_ms = 5000;
 	strcpy(c->user, "nobody");
 	c->relay_buffer_kb = 4096;
@@ -37,6 +38,8 @@ struct parse_ctx {
 	int line;		/* the line inih is at */
 	bool line_ended;	/* the last read ended a line */
 	int auth_line;		/* where auth was set, for what it lacks */
+	int port_line;		/* where port was set */
+	unsigned int listen_port;	/* a port given in listen, 0 none */
 };
 
 /*
@@ -65,7 +68,7 @@ static int copy_str(char *dst, size_t size, const char *v)
 	return 0;
 }
 
-/* "ADDR:PORT" or "[ADDR6]:PORT", comma-separated; addresses numeric. */
+/* "HOST:PORT" or "[ADDR6]:PORT", comma-separated. */
 static int parse_aggregators(struct mtd_config *c, const char *v)
 {
 	char buf[1024], *tok, *save = NULL;
@@ -86,6 +89,26 @@ static int parse_aggregators(struct mtd_config *c, const char *v)
 		c->nr_aggregators++;
 	}
 	return c->nr_aggregators ? 0 : -1;
+}
+
+/*
+ * listen: "HOST", "HOST:PORT", "[ADDR6]:PORT" or a bare IPv6 address (two
+ * colons or more), HOST numeric or a name, as node_exporter's
+ * --web.listen-address; *port 0 if none given.
+ */
+static int parse_listen(struct mtd_config *c, const char *v,
+			unsigned int *port)
+{
+	const char *colon = strchr(v, ':');
+
+	if (*v == '[' || (colon && !strchr(colon + 1, ':')))
+		return mtd_parse_hostport(v, c->listen, sizeof(c->listen),
+					  port);
+	*port = 0;
+	if (strlen(v) >= sizeof(c->listen) || !mtd_valid_host(v))
+		return -1;
+	strcpy(c->listen, v);
+	return 0;
 }
 
 static int handle_line(void *user, const char *section, const char *name,
@@ -119,15 +142,21 @@ static int handle_line(void *user, const char *section, const char *name,
 		if (!copy_str(c->node, sizeof(c->node), value))
 			return 1;
 		why = "must be 1..255 characters";
+	} else if (!strcmp(name, "node_label")) {
+		if (!mtd_parse_bool(value, &c->node_label))
+			return 1;
+		why = "must be yes or no";
 	} else if (!strcmp(name, "listen")) {
-		if (strlen(value) < sizeof(c->listen) && mtd_valid_address(value)) {
-			strcpy(c->listen, value);
+		if (!parse_listen(c, value, &x->listen_port)) {
+			c->listen_line = x->line;
 			return 1;
 		}
-		why = "must be a numeric IPv4 or IPv6 address";
+		why = "must be HOST, HOST:PORT or [IPV6]:PORT (HOST an address or a host name)";
 	} else if (!strcmp(name, "port")) {
-		if (!mtd_parse_uint(value, 1, 65535, &c->port))
+		if (!mtd_parse_uint(value, 1, 65535, &c->port)) {
+			x->port_line = x->line;
 			return 1;
+		}
 		why = "must be 1..65535";
 	} else if (!strcmp(name, "source")) {
 		if (!strcmp(value, "auto"))
@@ -149,6 +178,16 @@ bad_source:
 		if (!mtd_parse_uint(value, 1, 1000000, &c->max_programs))
 			return 1;
 		why = "must be 1..1000000";
+	} else if (!strcmp(name, "program_ttl")) {
+		if (!mtd_parse_duration_ms(value, 0, 30 * 86400000UL,
+					   &c->program_ttl_ms) &&
+		    (c->program_ttl_ms == 0 || c->program_ttl_ms >= 1000))
+			return 1;
+		why = "must be 0 (never) or a duration of 1s..30d with its unit (ms, s, m, h)";
+	} else if (!strcmp(name, "kernel_threads")) {
+		if (!mtd_parse_bool(value, &c->kernel_threads))
+			return 1;
+		why = "must be yes or no";
 	} else if (!strcmp(name, "sample_interval_ms")) {
 		if (!mtd_parse_uint(value, 0, 3600000, &c->sample_interval_ms) &&
 		    (c->sample_interval_ms == 0 || c->sample_interval_ms >= 100))
@@ -161,7 +200,7 @@ bad_source:
 	} else if (!strcmp(name, "aggregators")) {
 		if (!parse_aggregators(c, value))
 			return 1;
-		why = "must be ADDRESS:PORT[, ...] (numeric, IPv6 in [], at most 8)";
+		why = "must be HOST:PORT[, ...] (an address or a host name, IPv6 in [], at most 8)";
 	} else if (!strcmp(name, "relay_buffer_kb")) {
 		if (!mtd_parse_uint(value, 4, 1048576, &c->relay_buffer_kb))
 			return 1;
@@ -239,6 +278,13 @@ int mtd_config_load(const char *path, struct mtd_config *c,
 		snprintf(err, errlen, "%s:%d: %s", path, line, why);
 		return -1;
 	}
+	if (x.listen_port && x.port_line) {
+		snprintf(err, errlen, "%s:%d: port: the port is in listen already (line %d)",
+			 path, x.port_line, c->listen_line);
+		return -1;
+	}
+	if (x.listen_port)
+		c->port = x.listen_port;
 	if (c->auth.kind == MTD_AUTH_PSK && !c->auth.psk_file[0]) {
 		snprintf(err, errlen, "%s:%d: auth = psk needs psk_file", path,
 			 x.auth_line);

@@ -19,6 +19,7 @@
 #define MTD_MAX_TOP_PIDS	1000
 /* Programs (comm values) remembered; later ones share one row. */
 #define MTD_DEFAULT_MAX_PROGRAMS	4096
+#define MTD_DEFAULT_PROGRAM_TTL_MS	300000
 #define MTD_MAX_AGGREGATORS	8
 
 /* ---- agg_config.c: the [aggregate] section ---- */
@@ -44,18 +45,23 @@ enum mtd_source_kind { MTD_SOURCE_AUTO, MTD_SOURCE_MODULE, MTD_SOURCE_PROC };
 
 struct mtd_config {
 	char node[256];
-	char listen[64];		/* numeric IPv4 or IPv6 address */
+	bool node_label;		/* a node label on every series */
+	char listen[256];		/* numeric address or host name */
+	int listen_line;		/* its line, for errors at start; 0 none */
 	unsigned int port;
 	enum mtd_source_kind source;
 	unsigned int top_pids;		/* 0: no per-PID series */
 	unsigned int max_programs;
+	/* a program with no process for this long is forgotten; 0 never */
+	unsigned int program_ttl_ms;
+	bool kernel_threads;		/* per-program series of them too */
 	unsigned int sample_interval_ms;	/* 0: sample only on a scrape */
 	char user[64];			/* drop to this user after setup */
 	bool keep_ptrace;		/* keep CAP_SYS_PTRACE after dropping */
-	/* relay: aggregators to send snapshots to (numeric address, port) */
+	/* relay: aggregators to send snapshots to (address or name, port) */
 	unsigned int nr_aggregators;
 	struct mtd_aggregator {
-		char addr[64];
+		char addr[256];
 		unsigned int port;
 	} aggregators[MTD_MAX_AGGREGATORS];
 	unsigned int relay_buffer_kb;
@@ -75,12 +81,21 @@ int mtd_config_load(const char *path, struct mtd_config *c,
 int mtd_parse_bool(const char *v, bool *out);
 /* A numeric IPv4 or IPv6 address. */
 bool mtd_valid_address(const char *v);
+/* A numeric IPv4 or IPv6 address or a host name (its form only). */
+bool mtd_valid_host(const char *v);
 /* A decimal in min..max into *out: 0, or -1. */
 int mtd_parse_uint(const char *v, unsigned long min, unsigned long max,
 		   unsigned int *out);
 /*
- * "ADDR:PORT" or "[ADDR6]:PORT", the address numeric, the port 1..65535:
- * 0, or -1 if malformed or the address does not fit alen.
+ * A duration, a decimal with a unit (ms, s, m, h; "0" alone if min_ms is
+ * 0), within min_ms..max_ms, into *out in ms: 0, or -1.
+ */
+int mtd_parse_duration_ms(const char *v, unsigned long min_ms,
+			  unsigned long max_ms, unsigned int *out);
+/*
+ * "HOST:PORT" (HOST a numeric IPv4 address or a host name) or
+ * "[ADDR6]:PORT", the port 1..65535: 0, or -1 if malformed or the host does
+ * not fit alen.
  */
 int mtd_parse_hostport(const char *s, char *addr, size_t alen,
 		       unsigned int *port);

@@ -41,7 +41,7 @@ struct mtd_query_client *mtd_query_connect(const char *addr, unsigned int port,
 	}
 	if (fd < 0) {
 		snprintf(err, errlen, "connecting to %s port %u: %s", addr, port,
-			 fd == -EINVAL ? "not a numeric address" : strerror(-fd));
+			 mtd_net_strerror(fd));
 		return NULL;
 	}
 	q = calloc(1, sizeof(*q));

@@ -26,7 +26,7 @@ int mtd_query_target(const char *cfgpath, const char *server,
 	if (server) {
 		if (mtd_parse_hostport(server, t->addr, sizeof(t->addr),
 				     &t->port)) {
-			snprintf(err, errlen, "%s: ADDR:PORT expected", server);
+			snprintf(err, errlen, "%s: HOST:PORT expected", server);
 			return -2;
 		}
 	} else if (cfg.nr_aggregators) {

@@ -11,7 +11,7 @@
 struct mtd_creds;
 
 struct mtd_query_target {
-	char addr[64];			/* numeric IPv4 or IPv6 */
+	char addr[256];			/* address or host name */
 	unsigned int port;
 	struct mtd_creds *creds;	/* client credentials (conn.h) */
 };

@@ -2,21 +2,23 @@
 /*
  * Unit tests of libmemtrack-net's generic helpers, which the daemons only
  * exercise indirectly: the growable buffer (buf.c: exact contents across
- * many reallocations, printf and raw appends mixed, NULs kept), ADDR:PORT
- * parsing (config_value.c: every form memtrackd.conf and --server accept,
- * and the ones they refuse), and TCP dial/listen on loopback (tcp.c: IPv4
- * and IPv6, bytes through, refused and non-numeric addresses, a busy
- * port's message, receive timeouts).
+ * many reallocations, printf and raw appends mixed, NULs kept), HOST:PORT
+ * and duration parsing (config_value.c: every form memtrackd.conf and
+ * --server accept, and the ones they refuse), and TCP dial/listen on
+ * loopback (tcp.c: IPv4, IPv6 and localhost, bytes through, refused ports,
+ * names that do not resolve, a busy port's message, receive timeouts).
  *
  *   test_net [TEST...] | --list      "PASS name" / "FAIL name: why"; exit 1
  *                                    if any failed, 2 for an unknown name
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <netdb.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -99,6 +101,11 @@ static int hostport_accepts(void)
 		{ "[::1]:80", "::1", 80 },
 		{ "[fe80::1:2]:9000", "fe80::1:2", 9000 },
 		{ "[::ffff:192.0.2.1]:7", "::ffff:192.0.2.1", 7 },
+		{ "localhost:9472", "localhost", 9472 },
+		{ "agg-1.example.org:1", "agg-1.example.org", 1 },
+		{ "a:65535", "a", 65535 },
+		{ "1.example:2", "1.example", 2 },
+		{ "x.1a:3", "x.1a", 3 },
 	};
 	char addr[64];
 	unsigned int port, i;
@@ -117,10 +124,15 @@ static int hostport_refuses(void)
 	static const char *const bad[] = {
 		"", ":", "127.0.0.1", "127.0.0.1:", ":9472", "127.0.0.1:0",
 		"127.0.0.1:65536", "127.0.0.1:-1", "127.0.0.1:+1",
-		"127.0.0.1:12x", "127.0.0.1: 1", "localhost:9472",
+		"127.0.0.1:12x", "127.0.0.1: 1", "localhost", "localhost:0",
 		"::1:9472", "[::1:9472", "::1]:9472", "[]:9472", "[::1]",
-		"1.2.3.4.5:1", "[127.0.0.1:1]",
+		"1.2.3.4.5:1", "10.0.0.256:1", "[127.0.0.1:1]", "[localhost]:1",
 		"1111:2222:3333:4444:5555:6666:7777:8888:9999:1",
+		/* host names: RFC 1123's form only */
+		"-agg.example:1", "agg-.example:1", "agg..example:1",
+		".agg:1", "agg.:1", "agg_1:1", "agg 1:1", "ag\xc3\xa9:1",
+		"a/b:1",
+		"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.example:1",
 	};
 	char addr[64], small[4];
 	unsigned int port, i;
@@ -130,6 +142,35 @@ static int hostport_refuses(void)
 		      "'%s' accepted", bad[i]);
 	CHECK(mtd_parse_hostport("10.0.0.1:1", small, sizeof(small), &port),
 	      "an address longer than its buffer accepted");
+	return 0;
+}
+
+static int durations(void)
+{
+	static const struct {
+		const char *in;
+		unsigned int ms;
+	} ok[] = {
+		{ "300s", 300000 }, { "5m", 300000 }, { "1h", 3600000 },
+		{ "1500ms", 1500 }, { "0", 0 }, { "0s", 0 }, { "1s", 1000 },
+		{ "720h", 2592000000U },
+	};
+	static const char *const bad[] = {
+		"", "s", "300", "1", "5 s", " 5s", "-1s", "+1s", "1.5s", "1d",
+		"1S", "1sec", "721h", "4294968s", "99999999999999999999s",
+		"999ms",
+	};
+	unsigned int ms, i;
+
+	for (i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		ms = 1;
+		CHECK(!mtd_parse_duration_ms(ok[i].in, 0, 30 * 86400000UL, &ms) &&
+		      ms == ok[i].ms, "%s: got %u", ok[i].in, ms);
+	}
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		CHECK(mtd_parse_duration_ms(bad[i], 1000, 30 * 86400000UL, &ms),
+		      "'%s' accepted", bad[i]);
+	CHECK(mtd_parse_duration_ms("0", 1000, 5000, &ms), "0 under a minimum");
 	return 0;
 }
 
@@ -179,6 +220,64 @@ static int dial_and_listen_ipv6(void)
 	return bytes_through("::1");
 }
 
+static int dial_and_listen_localhost(void)
+{
+	return bytes_through("localhost");
+}
+
+/* How many distinct stream addresses getaddrinfo gives for host. */
+static int addresses_of(const char *host)
+{
+	const struct addrinfo hints = { .ai_socktype = SOCK_STREAM,
+					.ai_protocol = IPPROTO_TCP };
+	struct addrinfo *res, *a, *b;
+	int n = 0;
+
+	if (getaddrinfo(host, "1", &hints, &res))
+		return -1;
+	for (a = res; a; a = a->ai_next) {
+		for (b = res; b != a; b = b->ai_next)
+			if (b->ai_addrlen == a->ai_addrlen &&
+			    !memcmp(b->ai_addr, a->ai_addr, a->ai_addrlen))
+				break;
+		n += b == a;
+	}
+	freeaddrinfo(res);
+	return n;
+}
+
+/* Every address of localhost listened on, each one reached. */
+static int listen_all_of_a_name(void)
+{
+	int fds[8], n, want = addresses_of("localhost"), i, c, s;
+	char err[256] = "";
+	unsigned int port;
+
+	CHECK(want >= 1, "localhost does not resolve");
+	n = listen_any("127.0.0.1", &port);	/* a port free on both */
+	CHECK(n >= 0, "listen: %s", strerror(-n));
+	close(n);
+	n = mtd_listen_all("localhost", port, fds, 8, err, sizeof(err));
+	CHECK(n == want, "%d sockets for %d addresses: %s", n, want, err);
+	for (i = 0; i < n; i++) {
+		struct sockaddr_storage ss;
+		socklen_t len = sizeof(ss);
+		char host[INET6_ADDRSTRLEN];
+
+		getsockname(fds[i], (struct sockaddr *)&ss, &len);
+		getnameinfo((struct sockaddr *)&ss, len, host, sizeof(host),
+			    NULL, 0, NI_NUMERICHOST);
+		c = mtd_dial(host, port, 2000);
+		CHECK(c >= 0, "dial %s port %u: %s", host, port, strerror(-c));
+		s = accept(fds[i], NULL, NULL);
+		CHECK(s >= 0, "accept on %s: %s", host, strerror(errno));
+		close(s);
+		close(c);
+		close(fds[i]);
+	}
+	return 0;
+}
+
 static int dial_refusals(void)
 {
 	unsigned int port;
@@ -188,9 +287,20 @@ static int dial_refusals(void)
 	close(l);		/* nobody listens there now */
 	fd = mtd_dial("127.0.0.1", port, 2000);
 	CHECK(fd == -ECONNREFUSED, "dial a closed port: %d", fd);
-	fd = mtd_dial("localhost", 80, 2000);
-	CHECK(fd == -EINVAL, "dial a host name: %d", fd);
+	fd = mtd_dial("localhost", port, 2000);
+	CHECK(fd == -ECONNREFUSED, "dial a closed port by name: %d", fd);
+	/* -ENODATA where no resolver can be reached */
+	fd = mtd_dial("no.such.host.invalid", port, 2000);
+	CHECK((fd == -ENXIO && !strcmp(mtd_net_strerror(fd), "no such host")) ||
+	      (fd == -ENODATA && !strcmp(mtd_net_strerror(fd),
+					 "cannot resolve the host name now")),
+	      "dial a name that does not resolve: %d", fd);
 	return 0;
+}
+
+static bool starts(const char *s, const char *prefix)
+{
+	return !strncmp(s, prefix, strlen(prefix));
 }
 
 static int listen_busy_port_says_why(void)
@@ -206,8 +316,12 @@ static int listen_busy_port_says_why(void)
 	close(l);
 	CHECK(again == -EADDRINUSE && !strcmp(err, want),
 	      "second listen: %d '%s'", again, err);
+	again = mtd_listen("no.such.host.invalid", port, err, sizeof(err));
+	CHECK((again == -ENXIO || again == -ENODATA) &&
+	      starts(err, "cannot resolve no.such.host.invalid: "),
+	      "a name that does not resolve: %d '%s'", again, err);
 	again = mtd_listen("::1x", port, err, sizeof(err));
-	CHECK(again == -EINVAL && !strcmp(err, "::1x: not a numeric address"),
+	CHECK(again == -ENXIO && starts(err, "cannot resolve ::1x: "),
 	      "bad address: %d '%s'", again, err);
 	return 0;
 }
@@ -242,8 +356,10 @@ static const struct {
 	int (*fn)(void);
 } tests[] = {
 	T(buf_grows_exactly), T(buf_printf_terminates), T(hostport_accepts),
-	T(hostport_refuses), T(dial_and_listen_ipv4), T(dial_and_listen_ipv6),
-	T(dial_refusals), T(listen_busy_port_says_why), T(receive_timeout),
+	T(hostport_refuses), T(durations), T(dial_and_listen_ipv4),
+	T(dial_and_listen_ipv6), T(dial_and_listen_localhost),
+	T(listen_all_of_a_name), T(dial_refusals),
+	T(listen_busy_port_says_why), T(receive_timeout),
 };
 #define NTESTS (sizeof(tests) / sizeof(tests[0]))
 
