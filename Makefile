@@ -15,8 +15,9 @@
 #
 # W=1 and C=1 pass through to kbuild.
 
-VERSION := 0.1.0
 TOP := $(CURDIR)
+# the release, one place: the tools' --version and memtrackd's build_info
+VERSION := $(shell cat $(TOP)/VERSION)
 KVER ?= $(shell $(TOP)/scripts/kernel-release)
 KDIR ?= /lib/modules/$(KVER)/build
 KOBJ := $(TOP)/build/$(KVER)/obj
@@ -30,7 +31,7 @@ KROOT := $(if $(wildcard /lib/modules/$(KVER)/build),,$(wildcard $(MEMTRACK_CACH
 KRUN := $(if $(KROOT),MEMTRACK_BIND=$(TOP) $(TOP)/scripts/inroot $(KROOT))
 
 KMOD_FILES := $(wildcard kmod/*.c kmod/*.h)
-KMOD_DEPS := Kbuild $(KMOD_FILES) $(wildcard include/uapi/linux/*.h) \
+KMOD_DEPS := Kbuild VERSION $(KMOD_FILES) $(wildcard include/uapi/linux/*.h) \
 	$(wildcard kmod/features/*.c) kmod/features/detect kmod/features/exports
 
 BIN := build/bin
@@ -52,6 +53,7 @@ build/$(KVER)/memtrack.ko: $(KMOD_DEPS) FORCE
 	@find $(KOBJ)/kmod -maxdepth 1 -type l -delete
 	@ln -sfn $(TOP)/include $(KOBJ)/include
 	@ln -sf $(TOP)/Kbuild $(KOBJ)/Kbuild
+	@ln -sf $(TOP)/VERSION $(KOBJ)/VERSION
 	@for f in $(KMOD_FILES); do ln -sf $(TOP)/$$f $(KOBJ)/$$f; done
 	@if [ ! -f $(KOBJ)/memtrack_features.h ] || \
 	    [ -n "$$(find kmod/features -newer $(KOBJ)/memtrack_features.h)" ]; then \

@@ -111,4 +111,4 @@ module_exit(mtr_exit);
 MODULE_LICENSE("GPL");
 MODULE_AUTHOR("memtrack developers");
 MODULE_DESCRIPTION("Per-task memory counters and memory-event tracing");
-MODULE_VERSION("0.1.0");
+MODULE_VERSION(MEMTRACK_VERSION);

@@ -33,6 +33,20 @@ def every_hook_attached():
 
 
 @test
+def version_is_the_release():
+    """The module's version (modinfo, /sys/module, the summary's first line)
+    is the top-level VERSION file's, as the tools' --version is."""
+    with open(os.path.join(ROOT, "VERSION")) as f:
+        want = f.read().strip()
+    with open("/sys/module/memtrack/version") as f:
+        got = f.read().strip()
+    check(got == want, f"/sys/module/memtrack/version {got!r}, VERSION {want!r}")
+    with open(f"{PROC}/summary") as f:
+        head = f.readline().split()
+    check(head[:2] == ["memtrack", want], f"summary header {head}")
+
+
+@test
 def every_task_tracked():
     """The live threads listed are exactly those in /proc."""
     for _ in range(5):
