@@ -36,6 +36,12 @@ def near(actual, expected, tol, what):
 
 # ---- /proc/memtrack ------------------------------------------------------
 
+# comm is the task's bytes, not text: a process may name itself anything
+# (prctl PR_SET_NAME), so /proc/memtrack is read as bytes and a comm that
+# is not UTF-8 keeps its bytes as surrogates (os.fsdecode's convention).
+_RAW = dict(encoding="utf-8", errors="surrogateescape")
+
+
 def _value(v):
     if v == "-":
         return None
@@ -48,7 +54,7 @@ def _value(v):
 def read_table(name="tasks"):
     """Rows of /proc/memtrack/{tasks,threads} as dicts, by pid: a list,
     since an exited entry and a live one may share a pid."""
-    with open(f"{PROC}/{name}") as f:
+    with open(f"{PROC}/{name}", **_RAW) as f:
         lines = f.read().splitlines()
     cols = lines[0].split()
     rows = {}
@@ -61,7 +67,7 @@ def read_table(name="tasks"):
 
 
 def columns(name="tasks"):
-    with open(f"{PROC}/{name}") as f:
+    with open(f"{PROC}/{name}", **_RAW) as f:
         return f.readline().split()
 
 
@@ -75,7 +81,7 @@ def row(pid, name="tasks", state="R"):
 def summary():
     """Key: value lines of the summary; repeated keys collect into lists."""
     out = {}
-    with open(f"{PROC}/summary") as f:
+    with open(f"{PROC}/summary", **_RAW) as f:
         for line in f:
             m = re.match(r"^([A-Za-z][\w()]*):\s+(.*)$", line.rstrip("\n"))
             if not m:

@@ -271,6 +271,55 @@ def netlink_events_group_exact_and_in_order():
 
 
 @test
+def odd_comms_in_memtrack_events_json():
+    """A process renamed to a UTF-8 comm and to bytes that are not UTF-8
+    forks a child: TASK_NEW (the child's inherited comm) and TASK_EXIT of
+    both carry exactly the string, JSON-escaped, U+FFFD where not UTF-8."""
+    names = [(b"sl\xc3\xa9\xe2\x82\xacp", "sl\u00e9\u20acp"),
+             (b'q"\\\t\xffx\xe2\x82', 'q"\\\t\ufffdx\ufffd')]
+    renamed = ("import ctypes, os, sys\n"
+               "ctypes.CDLL(None).prctl(15, bytes.fromhex(sys.argv[1]), 0, 0, 0)\n"
+               "pid = os.fork()\n"
+               "if pid == 0:\n"
+               "    os._exit(0)\n"
+               "os.waitpid(pid, 0)\n"
+               "print(pid, flush=True)\n")
+    tool = subprocess.Popen([os.path.join(ROOT, "build", "bin", "memtrack-events"),
+                             "-c", "task", "--json"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    time.sleep(1.5)
+    runs = []
+    for raw, want in names:
+        p = subprocess.run([sys.executable, "-c", renamed, raw.hex()],
+                           capture_output=True, text=True, check=True)
+        runs.append((p.args, int(p.stdout), want))
+    time.sleep(1.5)
+    tool.send_signal(2)
+    out, err = tool.communicate(timeout=30)
+    check(tool.returncode == 0, f"memtrack-events: {tool.returncode} {err!r}")
+    recs = [json.loads(line) for line in out.decode("utf-8").splitlines()]
+    for _, child, want in runs:
+        born = [r for r in recs if r["type"] == "task_new" and r["pid"] == child]
+        gone = [r for r in recs if r["type"] == "task_exit" and r["pid"] == child]
+        check(len(born) == 1 and born[0]["comm"] == want,
+              f"task_new of {child}: {born}, want comm {want!r}")
+        check(len(gone) == 1 and gone[0]["comm"] == want,
+              f"task_exit of {child}: {gone}, want comm {want!r}")
+        parent = [r for r in recs if r["type"] == "task_exit" and r["pid"] == born[0]["parent"]]
+        check(len(parent) == 1 and parent[0]["comm"] == want,
+              f"task_exit of the parent: {parent}, want comm {want!r}")
+    # /proc/memtrack/tasks keeps the exited parents (retention) with their
+    # comm's bytes as they are, octal-escaping only the separators.
+    table = read_table("tasks")
+    for (raw, _), (_, child, _) in zip(names, runs):
+        parent = [r for r in recs if r["type"] == "task_new"
+                  and r["pid"] == child][0]["parent"]
+        rows = [r for r in table.get(parent, []) if r["state"] == "X"]
+        check(len(rows) == 1 and rows[0]["comm"] == raw.decode("utf-8", "surrogateescape"),
+              f"tasks row of {parent}: {rows}, want comm {raw!r}")
+
+
+@test
 def libmemtrack_requests_match_proc():
     """libmemtrack's summary, dumps, task, threads and config calls against
     the module, compared with /proc/memtrack."""
