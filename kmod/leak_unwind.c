@@ -6,11 +6,12 @@
  * table of rows user space derived from its .debug_frame.
  *
  * A session holds, per executable mapping, a sorted array of compact rows
- * (struct memtrack_unwind_row) or an .eh_frame_hdr.  The probe handlers look them up without any
- * lock but RCU: the set of tables is replaced as a whole and the old one is
- * freed after a grace period.  They never touch VMAs or mmap_lock and read
- * the target's stack with page faults disabled, so a bad table can give a
- * wrong stack but never a fault or a loop (the CFA must go up).
+ * (struct memtrack_unwind_row) or an .eh_frame_hdr.  The probe handlers
+ * look them up without any lock but RCU: the set of tables is replaced as
+ * a whole and the old one is freed after a grace period.  They never touch
+ * VMAs or mmap_lock and read the target's stack with page faults disabled,
+ * so a bad table can give a wrong stack but never a fault or a loop (the
+ * CFA must go up).
  * A pc that no table covers is unwound with frame pointers: the fast path
  * for code built with them, and the old behaviour when no table was sent.
  */
@@ -51,8 +52,9 @@ struct mtr_unwind {
 /*
  * A hot allocation site unwinds through the same few dozen pcs on every
  * call, and each lookup is a binary search over the maps, then over tens
- * of thousands of rows or the target's .eh_frame_hdr.  A per-CPU direct-mapped memo of the rows found (by
- * value, so nothing in it can dangle) makes a repeated frame one compare.
+ * of thousands of rows or the target's .eh_frame_hdr.  A per-CPU
+ * direct-mapped memo of the rows found (by value, so nothing in it can
+ * dangle) makes a repeated frame one compare.
  * Entries count only for the set they were found in: sets are never
  * reused, so a generation number from one global counter tells them apart
  * across sessions too.
