@@ -11,7 +11,15 @@
 #                         one suite (tests/suites.ini), one test, one kernel
 #   make run              show memtrack working (in a VM where the host
 #                         cannot load modules)
-#   make install          module, tools, udev rule, modules-load snippet
+#   make install          module, tools, udev rule, modules-load snippet,
+#                         memtrackd's units and config, man pages, completions
+#   make install-user     the programs, man pages and completions only (no
+#                         module: containers, machines that cannot load one)
+#   make install-dkms     the module's sources to /usr/src/memtrack-VERSION
+#                         and dkms add (dkms then builds it for each kernel)
+#   make uninstall        remove what install put there (a changed
+#                         memtrackd.conf stays)
+#   DESTDIR=, PREFIX= (/usr/local), as usual
 #
 # W=1 and C=1 pass through to kbuild.
 
@@ -38,10 +46,26 @@ BIN := build/bin
 
 DESTDIR ?=
 PREFIX ?= /usr/local
+BINDIR := $(PREFIX)/bin
+SBINDIR := $(PREFIX)/sbin
+LIBDIR := $(PREFIX)/lib/memtrack
+MANDIR := $(PREFIX)/share/man
+DOCDIR := $(PREFIX)/share/doc/memtrack
+# where bash-completion looks (it searches /usr/local/share too) and where
+# systemd reads units, as their own .pc files say
+COMPLETIONSDIR ?= $(if $(filter /usr,$(PREFIX)),$(shell pkg-config --variable=completionsdir bash-completion 2>/dev/null),$(PREFIX)/share/bash-completion/completions)
+UNITDIR ?= $(or $(shell pkg-config --variable=systemdsystemunitdir systemd 2>/dev/null),/lib/systemd/system)
+DKMS_SRC ?= $(DESTDIR)/usr/src
 
-.PHONY: all module user progs leak-progs check run install install-memtrackd clean FORCE
+TOOLS := memtrack-top memtrack-leak memtrack-events memtrack-query
+MAN_SRCS := $(wildcard doc/man/*.scd)
+MANS := $(patsubst doc/man/%.scd,build/man/%,$(MAN_SRCS))
+UNITS := memtrackd.service memtrackd-aggregate.service
 
-all: module user progs
+.PHONY: all module user man progs leak-progs check run install install-user \
+	install-memtrackd install-dkms dkms-source uninstall clean FORCE
+
+all: module user man progs
 
 module: build/$(KVER)/memtrack.ko
 
@@ -76,33 +100,89 @@ check:
 run:
 	@scripts/run-demo
 
-install: module user
+# scdoc (doc/man/NAME.SECTION.scd) -> build/man/NAME.SECTION
+man: $(MANS)
+
+build/man/%: doc/man/%.scd
+	@mkdir -p $(dir $@)
+	@command -v scdoc >/dev/null || { echo "scdoc is missing: scripts/install-deps (or apt-get install scdoc)" >&2; exit 1; }
+	scdoc <$< >$@
+
+install: module install-user install-memtrackd
 	install -D -m 0644 build/$(KVER)/memtrack.ko \
 		$(DESTDIR)/lib/modules/$(KVER)/extra/memtrack.ko
 	install -D -m 0644 packaging/99-memtrack.rules \
 		$(DESTDIR)/etc/udev/rules.d/99-memtrack.rules
 	install -D -m 0644 packaging/memtrack.conf \
 		$(DESTDIR)/etc/modules-load.d/memtrack.conf
-	@if [ -d $(BIN) ] && [ -n "$$(ls $(BIN))" ]; then \
-		install -d $(DESTDIR)$(PREFIX)/bin && \
-		install -m 0755 $(BIN)/* $(DESTDIR)$(PREFIX)/bin/; fi
-	install -D -m 0644 build/lib/libmemtrack-preload.so \
-		$(DESTDIR)$(PREFIX)/lib/memtrack/libmemtrack-preload.so
 	@if [ -z "$(DESTDIR)" ]; then depmod -a $(KVER); fi
-	@$(MAKE) --no-print-directory install-memtrackd
 
-# memtrackd: systemd unit and a config (an existing one is kept).
+# The tools in bin, the daemon in sbin (it is started by root or systemd),
+# memtrack-leak's in-process engine where the installed memtrack-leak looks
+# for it, man pages and bash completions.
+install-user: user man
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SBINDIR)
+	install -m 0755 $(addprefix $(BIN)/,$(TOOLS)) $(DESTDIR)$(BINDIR)/
+	install -m 0755 $(BIN)/memtrackd $(DESTDIR)$(SBINDIR)/
+	install -D -m 0644 build/lib/libmemtrack-preload.so \
+		$(DESTDIR)$(LIBDIR)/libmemtrack-preload.so
+	@set -e; for m in $(MANS); do \
+		n=$${m##*/}; \
+		install -D -m 0644 $$m $(DESTDIR)$(MANDIR)/man$${n##*.}/$$n; \
+	done
+	install -d $(DESTDIR)$(COMPLETIONSDIR)
+	install -m 0644 $(addprefix completions/bash/,$(TOOLS) memtrackd) \
+		$(DESTDIR)$(COMPLETIONSDIR)/
+	install -D -m 0644 README.md $(DESTDIR)$(DOCDIR)/README.md
+
+# memtrackd: systemd units and a config (an existing one is kept).
 install-memtrackd:
-	install -d $(DESTDIR)/lib/systemd/system
-	sed -e 's|@BINDIR@|$(PREFIX)/bin|' -e 's|@DOCDIR@|$(PREFIX)/share/doc/memtrack|' \
-		packaging/memtrackd.service >$(DESTDIR)/lib/systemd/system/memtrackd.service
-	sed -e 's|@BINDIR@|$(PREFIX)/bin|' -e 's|@DOCDIR@|$(PREFIX)/share/doc/memtrack|' \
-		packaging/memtrackd-aggregate.service \
-		>$(DESTDIR)/lib/systemd/system/memtrackd-aggregate.service
-	install -D -m 0644 README.md $(DESTDIR)$(PREFIX)/share/doc/memtrack/README.md
+	install -d $(DESTDIR)$(UNITDIR)
+	@set -e; for u in $(UNITS); do \
+		echo "install packaging/$$u $(DESTDIR)$(UNITDIR)/$$u"; \
+		sed -e 's|@SBINDIR@|$(SBINDIR)|' -e 's|@DOCDIR@|$(DOCDIR)|' \
+			-e 's|@MANDIR@|$(MANDIR)|' \
+			packaging/$$u >$(DESTDIR)$(UNITDIR)/$$u; \
+	done
 	@if [ ! -e $(DESTDIR)/etc/memtrack/memtrackd.conf ]; then \
 		install -D -m 0644 packaging/memtrackd.conf \
 			$(DESTDIR)/etc/memtrack/memtrackd.conf; fi
+
+# What dkms needs to build the module, and nothing of build/: the module's
+# sources, this Makefile and the scripts it calls, dkms.conf (its version
+# is VERSION's).
+DKMS_FILES := Kbuild Makefile VERSION dkms.conf $(KMOD_FILES) \
+	$(wildcard include/uapi/linux/*.h) $(wildcard kmod/features/*.c) \
+	kmod/features/detect kmod/features/exports scripts/kernel-release \
+	scripts/inroot
+
+dkms-source:
+	@rm -rf $(DKMS_SRC)/memtrack-$(VERSION)
+	install -d $(DKMS_SRC)/memtrack-$(VERSION)
+	cp --parents -t $(DKMS_SRC)/memtrack-$(VERSION) $(DKMS_FILES)
+	sed -i 's/^PACKAGE_VERSION=.*/PACKAGE_VERSION="$(VERSION)"/' \
+		$(DKMS_SRC)/memtrack-$(VERSION)/dkms.conf
+
+install-dkms: dkms-source
+	@if [ -z "$(DESTDIR)" ]; then dkms add -m memtrack -v $(VERSION); fi
+
+uninstall:
+	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(TOOLS)) \
+		$(DESTDIR)$(SBINDIR)/memtrackd \
+		$(DESTDIR)$(LIBDIR)/libmemtrack-preload.so \
+		$(addprefix $(DESTDIR)$(COMPLETIONSDIR)/,$(TOOLS) memtrackd) \
+		$(DESTDIR)$(DOCDIR)/README.md \
+		$(addprefix $(DESTDIR)$(UNITDIR)/,$(UNITS)) \
+		$(DESTDIR)/etc/udev/rules.d/99-memtrack.rules \
+		$(DESTDIR)/etc/modules-load.d/memtrack.conf \
+		$(DESTDIR)/lib/modules/$(KVER)/extra/memtrack.ko
+	@set -e; for m in $(MANS); do \
+		n=$${m##*/}; rm -f $(DESTDIR)$(MANDIR)/man$${n##*.}/$$n; \
+	done
+	@if cmp -s packaging/memtrackd.conf $(DESTDIR)/etc/memtrack/memtrackd.conf; then \
+		rm -f $(DESTDIR)/etc/memtrack/memtrackd.conf; fi
+	@rmdir $(DESTDIR)$(LIBDIR) $(DESTDIR)$(DOCDIR) $(DESTDIR)/etc/memtrack 2>/dev/null || true
+	@if [ -z "$(DESTDIR)" ]; then depmod -a $(KVER); fi
 
 clean:
 	rm -rf build

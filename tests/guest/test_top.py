@@ -635,6 +635,56 @@ def ui_help_resize_and_quit_restore_the_terminal():
 
 
 @test
+def ui_narrow_terminal_keeps_growth_and_flag():
+    """At 80x24 the columns that do not fit go, least useful first: PID USER
+    COMMAND RSS ANON GROWTH FLAG, no line wider than 80, and a leaking
+    grower's flag on screen; P keeps %CPU (the sort column) at ANON's
+    expense, g the cgroup's CGROUP and LIMIT; at 200 columns every column
+    of the batch header is back (CGROUP after the rest with the module)."""
+    narrow = ["PID", "USER", "COMMAND", "RSS", "ANON", "GROWTH", "FLAG"]
+    g = subprocess.Popen([os.path.join(TESTBIN, "grower"), "256", "100"],
+                         stdout=subprocess.PIPE)
+    try:
+        check(readline(g.stdout).strip() == "ready", "grower did not start")
+        with Tmux() as tm:
+            for flags, want in PATHS:
+                tm.tmux("resize-window", "-t", "t", "-x", "80", "-y", "24")
+                start_top(tm, flags + ["--growth-window", "4"])
+                mine = tm.wait(lambda ls: [r for r in table(ls) or []
+                                           if r["PID"] == str(g.pid)
+                                           and r["FLAG"].startswith("LEAK?+")],
+                               f"{want}: grower's flag at 80 columns", timeout=120)
+                lines = tm.screen()
+                titles = [line.split() for line in lines if line.split()[:1] == ["PID"]]
+                check(titles == [narrow], f"{want}: titles at 80 columns {titles}")
+                check(max(len(line.rstrip()) for line in lines) <= 80, f"{want}: wider than 80")
+                check(int(mine[0]["GROWTH"]) > 0, f"{want}: grower {mine[0]}")
+                tm.keys("P")
+                tm.wait(lambda ls: any(line.split() == ["PID", "USER", "COMMAND", "%CPU", "RSS",
+                                                        "GROWTH", "FLAG"] for line in ls),
+                        f"{want}: P at 80 columns")
+                tm.keys("g")
+                tm.wait(lambda ls: any(line.split()[:1] == ["PID"] and "CGROUP" in line.split()
+                                       and "LIMIT" in line.split() for line in ls),
+                        f"{want}: g at 80 columns")
+                tm.keys("g", "M")
+                tm.tmux("resize-window", "-t", "t", "-x", "200", "-y", "50")
+                batch = subprocess.run([TOP, "-b", "-n", "1"] + flags, capture_output=True,
+                                       text=True, timeout=300).stdout.splitlines()
+                full = [line.split() for line in batch if line.split()[:1] == ["PID"]][0]
+                if want == "memtrack module":
+                    # 200 columns hold all but the last of them, CGROUP
+                    full.remove("CGROUP")
+                tm.wait(lambda ls: any(line.split() == full for line in ls),
+                        f"{want}: titles at 200 columns, want {full}")
+                tm.keys("q")
+                tm.wait(lambda ls: not tm.alternate_on(), f"{want}: q")
+    finally:
+        g.kill()
+        g.wait()
+
+
+@test
 def ui_ctrl_c_and_crash_restore_the_terminal():
     with Tmux() as tm:
         for sig, status in (("C-c", 130), ("SEGV", 139)):

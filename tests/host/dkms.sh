@@ -6,13 +6,14 @@ args_usage=RELEASE
 . "$(dirname "$0")/prelude.sh"
 tests dkms-build
 rel=${args[0]}
-ver=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$root/dkms.conf")
+ver=$(cat "$root/VERSION")
 work=$tmp
 
 dkms_build() {
-	mkdir -p "$work/src/memtrack-$ver" "$work/dkms"
-	(cd "$root" && git ls-files -z --cached --others --exclude-standard |
-		xargs -0 cp --parents -t "$work/src/memtrack-$ver")
+	mkdir -p "$work/dkms"
+	# what make install-dkms puts in /usr/src/memtrack-VERSION
+	make -C "$root" -s dkms-source DKMS_SRC="$work/src" >"$work/log" 2>&1 ||
+		{ cat "$work/log" >&2; return 1; }
 	local opts=(--sourcetree "$work/src" --dkmstree "$work/dkms")
 	# A kernel the host has no headers for is built in its build root
 	# (scripts/buildroot), as a user's own machine of that release would.

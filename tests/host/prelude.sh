@@ -38,7 +38,7 @@
 #   python_suite FILE TARGET...  a Python suite (tests/lib/harness.py) as
 #                  this one: its tests declared, TARGET... built (need), the
 #                  selected tests run, its lines shown and counted
-#   build TARGET...  make TARGET (user, user-tests, progs, leak-progs), only
+#   build TARGET...  make TARGET (user, user-tests, man, progs, leak-progs), only
 #                  if make -q says it is out of date; make's output if it fails
 #   build_test NAME TARGET...  test NAME: build; if that fails, finish
 #   need TARGET... build, or else "FAIL build: make's errors" and finish:
@@ -199,7 +199,7 @@ build() { # TARGET...
 	for t; do
 		case $t in
 		user-tests) mk=(-C user TOP="$root" tests) ;;
-		user | progs | leak-progs) mk=("$t") ;;
+		user | man | progs | leak-progs) mk=("$t") ;;
 		*) echo "build: no target $t" >&2; return 2 ;;
 		esac
 		make -q "${mk[@]}" >/dev/null 2>&1 && continue

@@ -82,11 +82,11 @@ no_module() {
 		fail "$name" "exit $rc, stderr '$out'"
 	fi
 }
-msg="memtrack-events: /dev/memtrack: No such file or directory (is memtrack.ko loaded?)"
+msg="memtrack-events: /dev/memtrack: No such file or directory: memtrack.ko is not loaded (load it with: modprobe memtrack)"
 no_module no-module-ring-error "$msg"
 no_module no-module-ring-error-with-filter "$msg" -p 1 -c page --json
 no_module no-module-netlink-error \
-	'memtrack-events: memtrack.ko is not loaded (no generic netlink family "memtrack")' --netlink
+	'memtrack-events: memtrack.ko is not loaded (no generic netlink family "memtrack"; load it with: modprobe memtrack)' --netlink
 
 # ---- record walking and formatting ------------------------------------------------
 unit records records- "$units/test_records"

@@ -5,7 +5,7 @@ Prometheus's naming conventions, the system's figures against
 /proc/meminfo and /proc/vmstat, per-program figures against /proc,
 monotonic per-program counters across exits, programs forgotten after
 program_ttl, kernel threads left out, the node label only when asked,
-listen by host name, top-N per-PID series, a real Prometheus server
+listen by host name, systemd's readiness protocol, top-N per-PID series, a real Prometheus server
 scraping it, and hostile HTTP input.
 
 Needs root (it checks the drop to nobody), build/bin/memtrackd and
@@ -638,6 +638,56 @@ def build_info():
               f"build_info {m['memtrack_build_info']}")
         check(families(text)["memtrack_build_info"] == "gauge", "its type")
         check("memtrack_info" not in m, "the old memtrack_info")
+
+
+@test
+def tells_systemd_when_ready():
+    """Type=notify: with $NOTIFY_SOCKET set (as systemd sets it), READY=1
+    and a STATUS= line naming the version and the address come once
+    /metrics answers, nothing before, and STOPPING=1 on SIGTERM; the
+    aggregator's once its port accepts."""
+    version = open(os.path.join(mtdlib.ROOT, "VERSION")).read().strip()
+    d = tempfile.mkdtemp()
+    os.chmod(d, 0o711)      # the daemon tells it after dropping to nobody
+    sock_path = os.path.join(d, "notify")
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    try:
+        s.bind(sock_path)
+        os.chmod(sock_path, 0o777)
+        s.settimeout(30)
+        for aggregate in (False, True):
+            port = mtdlib.free_port()
+            conf = os.path.join(d, "c.ini")
+            with open(conf, "w") as f:
+                f.write(f"[memtrackd]\nsource = proc\nnode = n1\nport = {port}\n"
+                        f"[aggregate]\nlisten = 127.0.0.1\nport = {port}\n")
+            p = subprocess.Popen([mtdlib.DAEMON, "-f", "-c", conf] +
+                                 (["--aggregate"] if aggregate else []),
+                                 env={**os.environ, "NOTIFY_SOCKET": sock_path},
+                                 stderr=subprocess.PIPE, text=True)
+            try:
+                msg = s.recv(4096).decode().split("\n")
+                if aggregate:
+                    want = f"aggregating on 127.0.0.1 port {port} (max 4096 nodes)"
+                    socket.create_connection(("127.0.0.1", port), timeout=5).close()
+                else:
+                    want = (f"memtrackd {version}, node n1, source proc, serving "
+                            f"http://127.0.0.1:{port}/metrics (1 address)")
+                    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics",
+                                                timeout=30) as r:
+                        check(r.status == 200, f"/metrics {r.status}")
+                check(msg == ["READY=1", f"STATUS={want}"], f"first message {msg}")
+                p.terminate()
+                msg = s.recv(4096).decode()
+                check(msg == "STOPPING=1", f"on SIGTERM: {msg!r}")
+                check(p.wait(timeout=30) == 0, f"exit {p.returncode}: {p.stderr.read()}")
+            finally:
+                if p.poll() is None:
+                    p.kill()
+                    p.wait()
+    finally:
+        s.close()
+        shutil.rmtree(d)
 
 
 @test

@@ -185,6 +185,11 @@ def assert_refused_and_retrying(d, server_lines, node_says, min_tries=3):
     """The node was refused (and said node_says) at least min_tries times,
     backing off 100, 200, 400... ms, is alive, counts it, and got nowhere."""
     wait_log(d, r"again in 400 ms", 30)
+    # the node logs its third failure as its own side of the handshake
+    # ends; the server's line for that try may come a moment later
+    deadline = time.time() + 5
+    while len(server_lines()) < min_tries and time.time() < deadline:
+        time.sleep(0.05)
     server_lines = server_lines()
     log = d.stderr()
     check(d.alive(), "node died")

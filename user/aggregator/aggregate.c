@@ -32,6 +32,7 @@
 #include "frame_io.h"
 #include "log.h"
 #include "privs.h"
+#include "service.h"
 #include "tcp.h"
 
 #define HELLO_MS		10000
@@ -500,10 +501,12 @@ int mtd_aggregate_main(const struct mtd_config *c, bool foreground)
 	pthread_attr_init(&attr);
 	pthread_attr_setstacksize(&attr, THREAD_STACK);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	mtd_log(LOG_INFO, "aggregating on %s%s%s port %u (max %u nodes)",
-		strchr(c->agg.listen, ':') ? "[" : "", c->agg.listen,
-		strchr(c->agg.listen, ':') ? "]" : "", c->agg.port,
-		c->agg.max_nodes);
+	snprintf(err, sizeof(err), "aggregating on %s%s%s port %u (max %u nodes)",
+		 strchr(c->agg.listen, ':') ? "[" : "", c->agg.listen,
+		 strchr(c->agg.listen, ':') ? "]" : "", c->agg.port,
+		 c->agg.max_nodes);
+	mtd_log(LOG_INFO, "%s", err);
+	mtd_service_ready(err);
 	for (;;) {
 		struct pollfd pfd[2] = {
 			{ .fd = sigfd, .events = POLLIN },
@@ -515,8 +518,10 @@ int mtd_aggregate_main(const struct mtd_config *c, bool foreground)
 			return 1;
 		}
 		/* the connection threads end with the process */
-		if ((pfd[0].revents & POLLIN) && mtd_exit_signalled(sigfd))
+		if ((pfd[0].revents & POLLIN) && mtd_exit_signalled(sigfd)) {
+			mtd_service_stopping();
 			return 0;
+		}
 		if (pfd[1].revents & POLLIN)
 			accept_one(&a, lfd, &attr);
 		watch_nodes(&a);

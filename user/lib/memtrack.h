@@ -23,6 +23,16 @@
 /* Last error of an mt_* call in this thread, for messages. */
 const char *mt_errmsg(void);
 
+/*
+ * The release (the VERSION file); mt_print_version() writes --version's
+ * lines for prog to stdout and returns the exit status (1 if stdout failed).
+ */
+const char *mt_version(void);
+int mt_print_version(const char *prog);
+
+/* What a message about a missing memtrack.ko tells the user to do. */
+#define MT_MODULE_HINT	"load it with: modprobe memtrack"
+
 /* The number of elements of an array (for tables of names and the like). */
 #define MT_ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 

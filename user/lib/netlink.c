@@ -98,8 +98,8 @@ struct mt_handle *mt_open(int flags)
 	if (h->family < 0) {
 		if (h->family == -NLE_OBJ_NOTFOUND)
 			err = mt_seterr(-ENOENT,
-					"memtrack.ko is not loaded (no generic netlink family \"%s\")",
-					MEMTRACK_GENL_NAME);
+					"memtrack.ko is not loaded (no generic netlink family \"%s\"; %s)",
+					MEMTRACK_GENL_NAME, MT_MODULE_HINT);
 		else
 			err = nl_fail(h->family, "resolving family \"memtrack\"");
 		goto fail;

@@ -22,9 +22,11 @@ int mt_ring_open(const struct memtrack_filter *f, bool nonblock)
 		  (nonblock ? O_NONBLOCK : 0));
 	if (fd < 0) {
 		err = errno;
-		if (err == ENOENT || err == ENXIO || err == ENODEV)
-			return mt_seterr(-err, "%s: %s (is memtrack.ko loaded?)",
-					 MEMTRACK_DEVICE, strerror(err));
+		if ((err == ENOENT || err == ENXIO || err == ENODEV) &&
+		    access("/sys/module/memtrack", F_OK))
+			return mt_seterr(-err, "%s: %s: memtrack.ko is not loaded (%s)",
+					 MEMTRACK_DEVICE, strerror(err),
+					 MT_MODULE_HINT);
 		return mt_seterr(-err, "%s: %s", MEMTRACK_DEVICE, strerror(err));
 	}
 	if (ioctl(fd, MEMTRACK_IOC_GET_VERSION, &version) == 0 &&

@@ -31,10 +31,12 @@
 #include "conn.h"
 #include "http.h"
 #include "log.h"
+#include "memtrack.h"
 #include "metrics.h"
 #include "privs.h"
 #include "relay.h"
 #include "relay_proto.h"
+#include "service.h"
 #include "snapshot.h"
 #include "state.h"
 #include "tcp.h"
@@ -51,9 +53,13 @@ struct daemon_ctx {
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: memtrackd [-c FILE] [-f] [--aggregate]\n"
-		"  -c FILE  configuration (default " MTD_DEFAULT_CONFIG ")\n"
-		"  -f       stay in the foreground, log to stderr\n"
-		"  -a, --aggregate  be an aggregator ([aggregate] section)\n");
+		"memtrack's node daemon: a Prometheus exporter of every program's\n"
+		"memory, a relay to aggregators, or (--aggregate) an aggregator.\n"
+		"  -c, --config FILE  configuration (default " MTD_DEFAULT_CONFIG ")\n"
+		"  -f, --foreground   stay in the foreground, log to stderr\n"
+		"  -a, --aggregate    be an aggregator ([aggregate] section)\n"
+		"  -h, --help         this help\n"
+		"  -V, --version      the release\n");
 }
 
 /* Take a sample and fold it in; the caller holds the lock. */
@@ -212,16 +218,20 @@ int main(int argc, char **argv)
 	static struct daemon_ctx d = { .lock = PTHREAD_MUTEX_INITIALIZER };
 	static const struct option longopts[] = {
 		{ "aggregate", no_argument, NULL, 'a' },
+		{ "config", required_argument, NULL, 'c' },
+		{ "foreground", no_argument, NULL, 'f' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
 	const char *cfgpath = NULL;
 	bool foreground = false, aggregate = false;
 	int opt, lfds[MTD_HTTP_MAX_SOCKETS], nlfd, sigfd;
 	struct mtd_http *http;
-	char err[512];
+	char err[512], status[1024];
 	sigset_t sigs;
 
-	while ((opt = getopt_long(argc, argv, "ac:fh", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "ac:fhV", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'a':
 			aggregate = true;
@@ -235,6 +245,8 @@ int main(int argc, char **argv)
 		case 'h':
 			usage(stdout);
 			return 0;
+		case 'V':
+			return mt_print_version("memtrackd");
 		default:
 			usage(stderr);
 			return 2;
@@ -323,12 +335,16 @@ int main(int argc, char **argv)
 		mtd_log(LOG_ERR, "cannot start the HTTP server");
 		return 1;
 	}
-	mtd_log(LOG_INFO, "memtrackd %s, node %s, source %s, serving http://%s%s%s:%u/metrics (%d address%s)",
-		MEMTRACK_VERSION, d.cfg.node, mtd_source_name(d.src),
-		strchr(d.cfg.listen, ':') ? "[" : "", d.cfg.listen,
-		strchr(d.cfg.listen, ':') ? "]" : "", d.cfg.port, nlfd,
-		nlfd > 1 ? "es" : "");
+	snprintf(status, sizeof(status),
+		 "memtrackd %s, node %s, source %s, serving http://%s%s%s:%u/metrics (%d address%s)",
+		 MEMTRACK_VERSION, d.cfg.node, mtd_source_name(d.src),
+		 strchr(d.cfg.listen, ':') ? "[" : "", d.cfg.listen,
+		 strchr(d.cfg.listen, ':') ? "]" : "", d.cfg.port, nlfd,
+		 nlfd > 1 ? "es" : "");
+	mtd_log(LOG_INFO, "%s", status);
+	mtd_service_ready(status);
 	run(&d, sigfd);
+	mtd_service_stopping();
 	mtd_http_stop(http);
 	mtd_relay_stop(d.relay);
 	mtd_creds_free(d.creds);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "leak_opts.h"
+#include "memtrack.h"
 
 const char prog[] = "memtrack-leak";
 
@@ -43,6 +44,7 @@ static void usage(FILE *f)
 "                        programs, which preload cannot reach, use it)\n"
 "  -o, --output FILE     write reports to FILE instead of standard output\n"
 "  -h, --help            this text\n"
+"  -V, --version         the release\n"
 "\n"
 "Exit status: 0; 1 on errors; 2 on usage errors; 3 when the session ends\n"
 "under -p: the process exited or exec'd (after a last report of what it held\n"
@@ -167,6 +169,8 @@ static void parse_option(struct leak_opts *o, int c, const char *arg,
 	case 'h':
 		usage(stdout);
 		exit(0);
+	case 'V':
+		exit(mt_print_version(prog));
 	default:
 		fprintf(stderr, "Try '%s --help'.\n", prog);
 		exit(2);
@@ -207,13 +211,14 @@ void parse_args(struct leak_opts *o, int argc, char **argv)
 		{ "by-lib", no_argument, NULL, 'B' },
 		{ "engine", required_argument, NULL, 'E' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ 0 }
 	};
 	bool periodic = false, engine = false;
 	int c;
 
 	*o = (struct leak_opts){ .interval_ms = 10000, .top = 10 };
-	while ((c = getopt_long(argc, argv, "+p:i:n:jfo:h", opts, NULL)) != -1)
+	while ((c = getopt_long(argc, argv, "+p:i:n:jfo:hV", opts, NULL)) != -1)
 		parse_option(o, c, optarg, &periodic, &engine);
 	if (optind < argc) {
 		if (o->pid)

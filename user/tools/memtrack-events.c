@@ -51,6 +51,7 @@ static void usage(FILE *f)
 "  -n, --count COUNT     exit after COUNT records (lost-record notices\n"
 "                        not counted)\n"
 "  -h, --help            this help\n"
+"  -V, --version         the release\n"
 "\n"
 "On SIGINT or SIGTERM (or after COUNT records) it prints to stderr how many\n"
 "records it saw and how many were lost, and exits 0.\n"
@@ -136,6 +137,7 @@ int main(int argc, char **argv)
 		{ "netlink", no_argument, NULL, 'N' },
 		{ "count", required_argument, NULL, 'n' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	static struct state st = { .classes = MEMTRACK_CLASS_DEFAULT };
@@ -144,7 +146,7 @@ int main(int argc, char **argv)
 	sigset_t block, orig;
 	int c, fd, ret = 0;
 
-	while ((c = getopt_long(argc, argv, "p:t:c:jNn:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "p:t:c:jNn:hV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			st.pid = number(optarg, "pid", INT_MAX);
@@ -168,6 +170,8 @@ int main(int argc, char **argv)
 		case 'h':
 			usage(stdout);
 			return 0;
+		case 'V':
+			return mt_print_version(prog);
 		default:
 			fprintf(stderr, "Try '%s --help'.\n", prog);
 			return 2;

@@ -29,11 +29,15 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: memtrack-query [-c CONF] [-s ADDR:PORT] [-t MS] [--json] QUERY...\n"
-		"  -c CONF      memtrackd.conf: authentication, aggregator address\n"
-		"  -s ADDR:PORT the aggregator (numeric; IPv6 as [ADDR]:PORT)\n"
-		"  -t MS        give up after MS milliseconds (default %d)\n"
-		"  --json       JSON instead of a table\n"
+	fprintf(f, "usage: memtrack-query [-c CONF] [-s HOST:PORT] [-t MS] [--json] QUERY...\n"
+		"Ask a memtrackd aggregator about the cluster's nodes, programs and\n"
+		"processes, or a node's relayed events.\n"
+		"  -c, --config CONF      memtrackd.conf: authentication, aggregator address\n"
+		"  -s, --server HOST:PORT the aggregator (IPv6 as [ADDR]:PORT)\n"
+		"  -t, --timeout MS       give up after MS milliseconds (default %d)\n"
+		"  -j, --json             JSON instead of a table\n"
+		"  -h, --help             this help\n"
+		"  -V, --version          the release\n"
 		"queries:\n"
 		"  nodes\n"
 		"  sum FIELD[,FIELD...] [by comm|node|node,comm] [where COND [and COND]...]\n"
@@ -152,8 +156,12 @@ static int print_records(const struct mtd_query_result *r, bool json)
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "server", required_argument, NULL, 's' },
+		{ "timeout", required_argument, NULL, 't' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
 	const char *cfgpath = NULL, *server = NULL;
@@ -163,10 +171,11 @@ int main(int argc, char **argv)
 	struct mtd_creds *creds;
 	char err[512], query[MTD_RELAY_MAX_QUERY + 1] = "";
 	long timeout = DEFAULT_TIMEOUT_MS;
+	char *end;
 	bool json = false;
 	int opt, i, ret;
 
-	while ((opt = getopt_long(argc, argv, "+c:s:t:h", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+c:s:t:jhV", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'c':
 			cfgpath = optarg;
@@ -175,9 +184,12 @@ int main(int argc, char **argv)
 			server = optarg;
 			break;
 		case 't':
-			timeout = strtol(optarg, NULL, 10);
-			if (timeout < 1 || timeout > 3600000) {
-				fprintf(stderr, "memtrack-query: -t: 1..3600000 ms\n");
+			errno = 0;
+			timeout = strtol(optarg, &end, 10);
+			if (errno || end == optarg || *end || timeout < 1 ||
+			    timeout > 3600000) {
+				fprintf(stderr, "memtrack-query: --timeout: milliseconds, 1..3600000: '%s'\n",
+					optarg);
 				return 2;
 			}
 			break;
@@ -187,6 +199,8 @@ int main(int argc, char **argv)
 		case 'h':
 			usage(stdout);
 			return 0;
+		case 'V':
+			return mt_print_version("memtrack-query");
 		default:
 			usage(stderr);
 			return 2;

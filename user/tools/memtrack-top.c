@@ -5,10 +5,10 @@
  * /proc otherwise.
  *
  *   memtrack-top [-d SECONDS] [-o SORT] [--pss] [--proc]       interactive
- *                [--cluster ADDR:PORT]
+ *                [--cluster HOST:PORT]
  *   memtrack-top -b [-n ITERATIONS] [-d SECONDS] [--json] [-o SORT]
  *                   [--top ROWS] [--pss] [--proc]
- *   memtrack-top -b --cluster ADDR:PORT [-n ITERATIONS] [-d SECONDS]
+ *   memtrack-top -b --cluster HOST:PORT [-n ITERATIONS] [-d SECONDS]
  *                   [--json] [--top ROWS]
  */
 #include <errno.h>
@@ -32,10 +32,10 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: memtrack-top [-d SECONDS] [-o SORT] [--pss] [--proc] [--cluster ADDR:PORT]\n"
+		"usage: memtrack-top [-d SECONDS] [-o SORT] [--pss] [--proc] [--cluster HOST:PORT]\n"
 		"       memtrack-top -b [-n ITERATIONS] [-d SECONDS] [--json] [-o SORT]\n"
 		"                       [--top ROWS] [--pss] [--proc]\n"
-		"       memtrack-top -b --cluster ADDR:PORT [-n ITERATIONS] [-d SECONDS]\n"
+		"       memtrack-top -b --cluster HOST:PORT [-n ITERATIONS] [-d SECONDS]\n"
 		"                       [--json] [--top ROWS]\n"
 		"  (interactive: h for the keys)\n"
 		"  -b, --batch        print samples as text (like top -b), no terminal\n"
@@ -47,7 +47,7 @@ static void usage(FILE *f)
 		"      --pss          PSS and USS columns, from /proc/PID/smaps_rollup of\n"
 		"                     the rows shown only (key S in the interactive view)\n"
 		"      --proc         read /proc even when the memtrack module is loaded\n"
-		"      --cluster ADDR:PORT\n"
+		"      --cluster HOST:PORT\n"
 		"                     every node's processes and the programs summed\n"
 		"                     across nodes, from a memtrackd aggregator (key c;\n"
 		"                     authentication from memtrackd.conf); -b: the\n"
@@ -59,7 +59,8 @@ static void usage(FILE *f)
 		"      --growth-min-rate RATE\n"
 		"                     ... by RATE bytes/s or more (K, M, G suffixes;\n"
 		"                     default 1K); GROWTH is RSS's change over the window\n"
-		"  -h, --help         this help\n");
+		"  -h, --help         this help\n"
+		"  -V, --version      the release\n");
 }
 
 static const char *const sort_names[] = {
@@ -142,6 +143,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{ "growth-window", required_argument, NULL, 'W' },
 		{ "growth-min-rate", required_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	char *end;
@@ -151,7 +153,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		.delay = 2, .sort = TOP_SORT_RSS,
 		.growth = { TOP_GROWTH_WINDOW, TOP_GROWTH_MIN_RATE },
 	};
-	while ((c = getopt_long(argc, argv, "bn:d:jo:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "bn:d:jo:hV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'b':
 			o->batch = true;
@@ -222,6 +224,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		case 'h':
 			usage(stdout);
 			exit(0);
+		case 'V':
+			exit(mt_print_version("memtrack-top"));
 		default:
 			usage(stderr);
 			return 2;

@@ -6,6 +6,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "top_columns.h"
 
@@ -206,28 +207,35 @@ void top_growth_flag(const struct top_row *r, char *b, size_t n)
 	snprintf(b, n, "LEAK?+%.1f%s/s", v, unit);
 }
 
+/*
+ * rank: what a narrow terminal keeps, 0 always (with the sort column),
+ * then 1, 2, ... as long as they fit: at 80 columns PID USER COMMAND RSS
+ * ANON GROWTH FLAG, so that a leak suspect shows on any terminal.
+ */
 const struct top_column top_columns[] = {
-	{ "PID", 7, 0, TOP_SORT_PID, pid_cell },
-	{ "USER", -8, 0, TOP_SORT_NONE, user_cell },
-	{ "COMMAND", -15, 0, TOP_SORT_NONE, comm_cell },
-	{ "CGROUP", -20, 0, TOP_SORT_NONE, cgroup_cell },
-	{ "%CPU", 5, 0, TOP_SORT_CPU, cpu_cell },
-	{ "RSS", 9, 0, TOP_SORT_RSS, rss_cell },
-	{ "ANON", 9, 0, TOP_SORT_ANON, anon_cell },
-	{ "FILE", 8, 0, TOP_SORT_FILE, file_cell },
-	{ "SHMEM", 8, 0, TOP_SORT_SHMEM, shmem_cell },
-	{ "PSS", 9, TOP_SHOW_SMAPS, TOP_SORT_NONE, pss_cell },
-	{ "USS", 9, TOP_SHOW_SMAPS, TOP_SORT_NONE, uss_cell },
-	{ "SWAP", 8, 0, TOP_SORT_SWAP, swap_cell },
-	{ "VIRT", 10, 0, TOP_SORT_VIRT, virt_cell },
-	{ "LIMIT", 8, 0, TOP_SORT_NONE, limit_cell },
-	{ "MINFLT/s", 8, 0, TOP_SORT_MINFLT, minflt_cell },
-	{ "MAJFLT/s", 8, 0, TOP_SORT_MAJFLT, majflt_cell },
-	{ "PGALLOC/s", 9, TOP_SHOW_MODULE, TOP_SORT_PGALLOC, pgalloc_cell },
-	{ "KMALLOC/s", 9, TOP_SHOW_MODULE, TOP_SORT_KMALLOC, kmalloc_cell },
-	{ "GROWTH", 8, 0, TOP_SORT_GROWTH, growth_cell },
-	{ "FLAG", -16, 0, TOP_SORT_NONE, top_growth_flag },
+	{ "PID", 7, 0, TOP_SORT_PID, pid_cell, 0 },
+	{ "USER", -8, 0, TOP_SORT_NONE, user_cell, 1 },
+	{ "COMMAND", -15, 0, TOP_SORT_NONE, comm_cell, 0 },
+	{ "CGROUP", -20, 0, TOP_SORT_NONE, cgroup_cell, 17 },
+	{ "%CPU", 5, 0, TOP_SORT_CPU, cpu_cell, 3 },
+	{ "RSS", 9, 0, TOP_SORT_RSS, rss_cell, 0 },
+	{ "ANON", 9, 0, TOP_SORT_ANON, anon_cell, 2 },
+	{ "FILE", 8, 0, TOP_SORT_FILE, file_cell, 5 },
+	{ "SHMEM", 8, 0, TOP_SORT_SHMEM, shmem_cell, 7 },
+	{ "PSS", 9, TOP_SHOW_SMAPS, TOP_SORT_NONE, pss_cell, 3 },
+	{ "USS", 9, TOP_SHOW_SMAPS, TOP_SORT_NONE, uss_cell, 3 },
+	{ "SWAP", 8, 0, TOP_SORT_SWAP, swap_cell, 4 },
+	{ "VIRT", 10, 0, TOP_SORT_VIRT, virt_cell, 15 },
+	{ "LIMIT", 8, 0, TOP_SORT_NONE, limit_cell, 16 },
+	{ "MINFLT/s", 8, 0, TOP_SORT_MINFLT, minflt_cell, 6 },
+	{ "MAJFLT/s", 8, 0, TOP_SORT_MAJFLT, majflt_cell, 10 },
+	{ "PGALLOC/s", 9, TOP_SHOW_MODULE, TOP_SORT_PGALLOC, pgalloc_cell, 8 },
+	{ "KMALLOC/s", 9, TOP_SHOW_MODULE, TOP_SORT_KMALLOC, kmalloc_cell, 9 },
+	{ "GROWTH", 8, 0, TOP_SORT_GROWTH, growth_cell, 0 },
+	{ "FLAG", -16, 0, TOP_SORT_NONE, top_growth_flag, 0 },
 };
+_Static_assert(sizeof(top_columns) / sizeof(top_columns[0]) <= 64,
+	       "a column set is a 64-bit mask");
 const size_t top_nr_columns = sizeof(top_columns) / sizeof(top_columns[0]);
 
 /* One character at at, if it fits before the terminating NUL. */
@@ -288,21 +296,80 @@ static bool shown(const struct top_column *c, unsigned int show)
 	return (c->needs & show) == c->needs;
 }
 
-int top_format_header(char *buf, size_t len, unsigned int show)
+uint64_t top_columns_all(unsigned int show)
+{
+	uint64_t set = 0;
+	size_t i;
+
+	for (i = 0; i < top_nr_columns; i++)
+		if (shown(&top_columns[i], show))
+			set |= 1ULL << i;
+	return set;
+}
+
+static int column_width(size_t i)
+{
+	return abs(top_columns[i].width);
+}
+
+uint64_t top_column_bits(const char *title, enum top_sort sort)
+{
+	uint64_t set = 0;
+	size_t i;
+
+	for (i = 0; i < top_nr_columns; i++)
+		if ((title && !strcmp(top_columns[i].title, title)) ||
+		    (sort != TOP_SORT_NONE && top_columns[i].sort == sort))
+			set |= 1ULL << i;
+	return set;
+}
+
+uint64_t top_columns_fit(unsigned int show, uint64_t must, int width)
+{
+	uint64_t all = top_columns_all(show), set = 0;
+	int used = 0, rank, max_rank = 0;
+	size_t i;
+
+	/* rank 0 and the ones asked for, whether they fit or not */
+	for (i = 0; i < top_nr_columns; i++) {
+		if (!(all & (1ULL << i)))
+			continue;
+		if (top_columns[i].rank > max_rank)
+			max_rank = top_columns[i].rank;
+		if (top_columns[i].rank == 0 || (must & (1ULL << i))) {
+			set |= 1ULL << i;
+			used += (used ? 1 : 0) + column_width(i);
+		}
+	}
+	/* then the rest by rank, each one that still fits */
+	for (rank = 1; rank <= max_rank; rank++)
+		for (i = 0; i < top_nr_columns; i++) {
+			int w = 1 + column_width(i);
+
+			if (!(all & ~set & (1ULL << i)) ||
+			    top_columns[i].rank != rank || used + w > width)
+				continue;
+			set |= 1ULL << i;
+			used += w;
+		}
+	return set;
+}
+
+int top_format_header(char *buf, size_t len, uint64_t cols)
 {
 	int at = 0;
 	size_t i;
 
 	buf[0] = '\0';
 	for (i = 0; i < top_nr_columns; i++)
-		if (shown(&top_columns[i], show))
+		if (cols & (1ULL << i))
 			at = put(buf, len, at, top_columns[i].width,
 				 top_columns[i].title);
 	return trim(buf, len, at);
 }
 
 int top_format_row(const struct top_row *r, char *buf, size_t len,
-		   unsigned int show)
+		   uint64_t cols)
 {
 	char cell[64];
 	int at = 0;
@@ -310,7 +377,7 @@ int top_format_row(const struct top_row *r, char *buf, size_t len,
 
 	buf[0] = '\0';
 	for (i = 0; i < top_nr_columns; i++) {
-		if (!shown(&top_columns[i], show))
+		if (!(cols & (1ULL << i)))
 			continue;
 		top_columns[i].cell(r, cell, sizeof(cell));
 		at = put(buf, len, at, top_columns[i].width, cell);

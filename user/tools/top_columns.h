@@ -4,6 +4,7 @@
 #define MEMTRACK_TOP_COLUMNS_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include "top.h"
 
 /* Columns shown only sometimes: with the module, when asked for. */
@@ -17,15 +18,25 @@ struct top_column {
 	enum top_sort sort;		/* what sorting by it means */
 	/* The cell's text, at most len - 1 characters. */
 	void (*cell)(const struct top_row *r, char *buf, size_t len);
+	int rank;			/* kept on narrow terminals: 0 first */
 };
 
 extern const struct top_column top_columns[];
 extern const size_t top_nr_columns;
 
-/* The header or one row as text, the columns in show (TOP_SHOW_*). */
-int top_format_header(char *buf, size_t len, unsigned int show);
+/*
+ * Sets of columns, bit i for top_columns[i]: all of those show allows
+ * (TOP_SHOW_*); those that fit in width characters, the ones of rank 0 and
+ * those in must first, then by rank (a narrow terminal); the one titled
+ * title and the one sorting by sort (either may be NULL / TOP_SORT_NONE).
+ */
+uint64_t top_columns_all(unsigned int show);
+uint64_t top_columns_fit(unsigned int show, uint64_t must, int width);
+uint64_t top_column_bits(const char *title, enum top_sort sort);
+/* The header or one row as text, the columns in cols. */
+int top_format_header(char *buf, size_t len, uint64_t cols);
 int top_format_row(const struct top_row *r, char *buf, size_t len,
-		   unsigned int show);
+		   uint64_t cols);
 /* "LEAK? +1.5M/s" for a growing process, "-" otherwise. */
 void top_growth_flag(const struct top_row *r, char *buf, size_t len);
 

@@ -212,11 +212,18 @@ static void draw_table(struct ui *u)
 {
 	unsigned int show = (u->tb.si.module ? TOP_SHOW_MODULE : 0) |
 			    (u->smaps ? TOP_SHOW_SMAPS : 0);
+	/* what the view is about stays on a narrow terminal */
+	uint64_t must = top_column_bits(NULL, u->vo.sort) |
+			(u->vo.cgroups ? top_column_bits("CGROUP", TOP_SORT_NONE) |
+			 top_column_bits("LIMIT", TOP_SORT_NONE) : 0) |
+			(u->smaps ? top_column_bits("PSS", TOP_SORT_NONE) |
+			 top_column_bits("USS", TOP_SORT_NONE) : 0);
+	uint64_t cols = top_columns_fit(show, must, COLS);
 	int y = HEADER_LINES, rows = LINES - HEADER_LINES - 1 - pane_lines(u);
 	char line[512];
 	size_t i;
 
-	top_format_header(line, sizeof(line), show);
+	top_format_header(line, sizeof(line), cols);
 	attron(A_REVERSE);
 	mvaddnstr(y, 0, line, COLS);
 	for (i = strlen(line); (int)i < COLS; i++)
@@ -235,7 +242,7 @@ static void draw_table(struct ui *u)
 		if (u->scroll + i >= u->view.n)
 			continue;
 		top_format_row(&u->view.rows[u->scroll + i], line,
-			       sizeof(line), show);
+			       sizeof(line), cols);
 		addnstr(line, COLS);
 	}
 }
@@ -327,7 +334,7 @@ static const char *const help_text[] = {
 	"  t F5       process tree",
 	"  p          one row per program (all its processes summed)",
 	"  c          cluster view: every node's processes, from the aggregator",
-	"             (--cluster ADDR:PORT, else memtrackd.conf's); p: per program",
+	"             (--cluster HOST:PORT, else memtrackd.conf's); p: per program",
 	"  g          one row per cgroup (its processes summed; LIMIT: memory.max)",
 	"  e          events pane: OOM kills, reclaim stalls, RSS and growth alerts",
 	"  S          PSS and USS columns (smaps_rollup of the rows on screen)",

@@ -1,0 +1,135 @@
+#!/bin/bash
+# The command lines people already know: every program's --version (GNU
+# form, the VERSION file's release), --help (stdout, exit 0, every option
+# of its man page), a bad option (stderr only, exit 2); the man pages
+# (scdoc) render at 80 columns without a warning and document every long
+# option the program's --help lists; the bash completions complete those
+# options, the arguments with a fixed set of values and memtrack-leak's
+# command after --.  usage: test_cli.sh [TEST...] (and --list;
+# tests/host/prelude.sh has the conventions)
+. "$(dirname "$0")/prelude.sh"
+progs=(memtrack-top memtrack-leak memtrack-events memtrack-query memtrackd)
+tests version help-and-bad-option man-pages-render-clean \
+	man-pages-document-every-option completions-options completions-arguments
+need user man
+release=$(cat VERSION)
+
+# The page of a program: section 1, memtrackd's 8.
+page() {
+	case $1 in
+	memtrackd) echo build/man/memtrackd.8 ;;
+	*) echo "build/man/$1.1" ;;
+	esac
+}
+
+# The long options a program's --help lists, sorted.
+long_options() {
+	"build/bin/$1" --help | grep -oE -- '--[a-z][a-z-]+' | sort -u
+}
+
+version() {
+	local p out err
+	for p in "${progs[@]}"; do
+		for opt in --version -V; do
+			out=$("build/bin/$p" $opt 2>"$tmp/err") ||
+				{ echo "$p $opt: exit $?"; return 1; }
+			err=$(cat "$tmp/err")
+			[ "${out%%$'\n'*}" = "$p (memtrack) $release" ] && [ -z "$err" ] ||
+				{ echo "$p $opt: '$out' (stderr '$err'), want '$p (memtrack) $release'"; return 1; }
+		done
+	done
+}
+
+help_and_bad_option() {
+	local p out rc
+	for p in "${progs[@]}"; do
+		rc=0
+		out=$("build/bin/$p" --help 2>"$tmp/err") || rc=$?
+		[ $rc -eq 0 ] && [ ! -s "$tmp/err" ] && grep -q -- "--version" <<<"$out" ||
+			{ echo "$p --help: exit $rc, stderr '$(cat "$tmp/err")', stdout ${#out} bytes"; return 1; }
+		rc=0
+		out=$("build/bin/$p" --no-such-option 2>"$tmp/err") || rc=$?
+		[ $rc -eq 2 ] && [ -z "$out" ] && [ -s "$tmp/err" ] ||
+			{ echo "$p --no-such-option: exit $rc, stdout '$out'"; return 1; }
+	done
+}
+
+man_pages_render_clean() {
+	local m n
+	n=$(ls build/man | wc -l)
+	[ "$n" -ge 7 ] || { echo "$n man pages in build/man"; return 1; }
+	for m in build/man/*; do
+		MANWIDTH=80 man --warnings -l "$m" >"$tmp/out" 2>"$tmp/err"
+		[ ! -s "$tmp/err" ] || { echo "$m: $(head -5 "$tmp/err")"; return 1; }
+		# its NAME section names it
+		n=${m##*/}
+		grep -A1 "^NAME" "$tmp/out" | grep -qE "^ +${n%.*} - " ||
+			{ echo "$m: NAME does not name it: $(grep -A1 "^NAME" "$tmp/out")"; return 1; }
+	done
+}
+
+man_pages_document_every_option() {
+	local p o missing
+	for p in "${progs[@]}"; do
+		MANWIDTH=200 man -l "$(page "$p")" 2>/dev/null >"$tmp/page"
+		missing=$(long_options "$p" | while read -r o; do
+			grep -qF -- "$o" "$tmp/page" || echo "$o"
+		done)
+		[ -z "$missing" ] || { echo "$(page "$p") lacks" $missing; return 1; }
+	done
+}
+
+# complete WORD...: what the program's completion offers for the last word.
+complete_words() {
+	bash -c '
+		source /usr/share/bash-completion/bash_completion
+		PATH=$PWD/build/bin:$PATH
+		source "completions/bash/$1"
+		fn=$(complete -p "$1" | sed -n "s/.*-F \([^ ]*\) .*/\1/p")
+		COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1))
+		COMP_LINE="$*"; COMP_POINT=${#COMP_LINE}
+		COMPREPLY=()
+		"$fn" "$1" "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD-1]}"
+		printf "%s\n" "${COMPREPLY[@]}"' complete "$@" 2>/dev/null | sort -u | paste -sd' '
+}
+
+expect() { # WANT WORD...
+	local want=$1 got
+	shift
+	got=$(complete_words "$@")
+	[ "$got" = "$want" ] || { echo "complete '$*': '$got', want '$want'"; return 1; }
+}
+
+completions_options() {
+	local p want
+	for p in "${progs[@]}"; do
+		bash -n "completions/bash/$p" || return 1
+		want=$(long_options "$p" | paste -sd' ')
+		# memtrack-leak offers the -- before a command too
+		[ "$p" != memtrack-leak ] || want="-- $want"
+		expect "$want" "$p" -- || return 1
+	done
+	expect "--growth-min-rate --growth-window" memtrack-top --gr
+}
+
+completions_arguments() {
+	expect "cpu growth pid rss time" memtrack-top --sort "" || return 1
+	expect "preload uprobe" memtrack-leak --engine ""
+	expect "task,mmap" memtrack-events -c task,m
+	expect "all alloc_fail" memtrack-events --class a
+	expect "sum" memtrack-query s
+	expect "comm node node,comm" memtrack-query -j sum rss by ""
+	expect "anon file nproc rss shmem swap" memtrack-query top 5 by ""
+	expect "mkfifo" memtrack-leak --json -- mkfif
+	# after --, the command's own completion, not memtrack-leak's options
+	expect "" memtrack-leak -- mkfifo --sc
+	expect "$$" memtrack-leak -p "$$"
+}
+
+run version version
+run help-and-bad-option help_and_bad_option
+run man-pages-render-clean man_pages_render_clean
+run man-pages-document-every-option man_pages_document_every_option
+run completions-options completions_options
+run completions-arguments completions_arguments
+finish
