@@ -7,6 +7,7 @@ itself."""
 import contextlib
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -682,6 +683,116 @@ def ui_narrow_terminal_keeps_growth_and_flag():
     finally:
         g.kill()
         g.wait()
+
+
+@test
+def ui_selection_signals_and_renice():
+    """The selection bar (reverse video) starts on the first row and moves
+    with Down and Up, staying on its process when the order changes; on the
+    selected process F8 and F7 step its nice value, r sets it, k shows the
+    signal menu (TERM first) and sends nothing on n, and Down to KILL,
+    Enter, y kill exactly it; a per-program row refuses a signal."""
+    with Memload() as a, Memload() as b, Tmux() as tm:
+        a.cmd(f"anon {24 << 20}")
+        b.cmd(f"anon {8 << 20}")
+        start_top(tm, [])
+        set_filter(tm, "memload")
+
+        def selected(lines_e):
+            """The pid of the row shown in reverse video (the selection),
+            from capture-pane -e, which sends an attribute only where it
+            changes: the state carries over from line to line."""
+            rev = False
+            for line in lines_e:
+                text, first = "", None
+                for m in re.finditer(r"\x1b\[([0-9;]*)m|([^\x1b]+)", line):
+                    if m.group(2) is None:
+                        for code in m.group(1).split(";"):
+                            if code == "7":
+                                rev = True
+                            elif code in ("", "0", "27"):
+                                rev = False
+                    else:
+                        text += m.group(2)
+                        if first is None and m.group(2).strip():
+                            first = rev
+                words = text.split()
+                if first and words and words[0].isdigit():
+                    return int(words[0])
+            return None
+
+        def screen_e():
+            return tm.tmux("capture-pane", "-e", "-p", "-t", "t").splitlines()
+
+        def wait_selected(pid, what):
+            end = time.monotonic() + 60
+            while selected(screen_e()) != pid:
+                check(time.monotonic() < end, f"{what}: selected {selected(screen_e())}, "
+                      f"want {pid}:\n" + "\n".join(tm.screen()))
+                time.sleep(0.3)
+
+        wait_selected(a.pid, "the first row (largest RSS)")
+        tm.keys("Down")
+        wait_selected(b.pid, "Down")
+        # b grows past a: the bar stays on b, now the first row
+        b.cmd(f"anon {48 << 20}")
+        tm.wait(lambda ls: [r["PID"] for r in memload_rows(ls) or []] == [str(b.pid), str(a.pid)],
+                "b first by RSS")
+        wait_selected(b.pid, "after the reorder")
+        tm.keys("Up")
+        wait_selected(b.pid, "Up on the first row")
+        tm.keys("Down")
+        wait_selected(a.pid, "Down to a")
+        tm.keys("Up")
+        wait_selected(b.pid, "Up to b")
+
+        def nice(pid):
+            return os.getpriority(os.PRIO_PROCESS, pid)
+
+        base = nice(b.pid)
+        tm.keys("F8")
+        tm.wait(lambda ls: f"{b.pid} (memload): nice {base} -> {base + 1}" in "\n".join(ls),
+                "F8 message")
+        check(nice(b.pid) == base + 1 and nice(a.pid) == base, f"F8: nice {nice(b.pid)}")
+        tm.keys("r")
+        tm.wait(lambda ls: any(f"renice {b.pid} (now {base + 1}) to:" in line for line in ls),
+                "r prompt")
+        tm.type("7")
+        tm.keys("Enter")
+        tm.wait(lambda ls: f"nice {base + 1} -> 7" in "\n".join(ls), "r message")
+        check(nice(b.pid) == 7, f"r 7: nice {nice(b.pid)}")
+        tm.keys("F7")
+        tm.wait(lambda ls: "nice 7 -> 6" in "\n".join(ls), "F7 message")
+        check(nice(b.pid) == 6, f"F7: nice {nice(b.pid)}")
+        # k: the menu, n sends nothing
+        tm.keys("k")
+        tm.wait(lambda ls: any(f"signal {b.pid} (memload)" in line for line in ls) and
+                any("15 SIGTERM" in line for line in ls), "k: no signal menu")
+        tm.keys("Enter")
+        tm.wait(lambda ls: any(f"send SIGTERM to {b.pid} (memload)? [y/N]" in line
+                               for line in ls), "no confirmation")
+        tm.keys("n")
+        tm.wait(lambda ls: any("no signal sent" in line for line in ls), "n: message")
+        check(b.p.poll() is None and a.p.poll() is None, "n: a process died")
+        tm.keys("F9")
+        tm.wait(lambda ls: any("15 SIGTERM" in line for line in ls), "F9: no signal menu")
+        tm.keys("Down", "Enter")
+        tm.wait(lambda ls: any(f"send SIGKILL to {b.pid}" in line for line in ls),
+                "no confirmation of KILL")
+        tm.keys("y")
+        check(b.p.wait(timeout=30) == -9, f"b's status {b.p.returncode}")
+        tm.wait(lambda ls: f"sent SIGKILL to {b.pid} (memload)" in "\n".join(ls), "y: message")
+        check(a.p.poll() is None, "a died too")
+        # a per-program row is no process
+        tm.keys("p")
+        tm.wait(lambda ls: any(r["COMMAND"].lstrip("`") == "memload" for r in table(ls) or []),
+                "p: per program")
+        tm.keys("k")
+        tm.wait(lambda ls: any("select one process" in line for line in ls)
+                or any("signal " in line for line in ls), "p k")
+        check(not any("15 SIGTERM" in line for line in tm.screen()), "a menu for a program row")
+        tm.keys("q")
+        tm.wait(lambda ls: not tm.alternate_on(), "q")
 
 
 @test

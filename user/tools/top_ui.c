@@ -14,6 +14,7 @@
 #include <time.h>
 #include <ncurses.h>
 #include "top.h"
+#include "top_actions.h"
 #include "top_columns.h"
 #include "top_cluster.h"
 #include "top_cluster_view.h"
@@ -68,6 +69,10 @@ struct ui {
 	bool paused, help, events;
 	bool smaps;			/* PSS and USS of the rows on screen */
 	size_t scroll;
+	/* the selection bar: a row of the view, which follows its process
+	 * (by pid) from refresh to refresh, as htop's does */
+	size_t sel;
+	pid_t sel_pid;			/* 0: none yet */
 	char user_name[32];
 	char message[128];		/* shown once on the status line */
 	/* the cluster view (c): NULL until first shown */
@@ -229,6 +234,11 @@ static void draw_table(struct ui *u)
 	for (i = strlen(line); (int)i < COLS; i++)
 		addch(' ');
 	attroff(A_REVERSE);
+	/* the list scrolls under the selection */
+	if (rows > 0 && u->sel >= u->scroll + rows)
+		u->scroll = u->sel - rows + 1;
+	if (u->sel < u->scroll)
+		u->scroll = u->sel;
 	if (u->scroll + rows > u->view.n)
 		u->scroll = u->view.n > (size_t)rows ? u->view.n - rows : 0;
 	/* Only the rows on screen: each file is a walk of page tables. */
@@ -243,7 +253,17 @@ static void draw_table(struct ui *u)
 			continue;
 		top_format_row(&u->view.rows[u->scroll + i], line,
 			       sizeof(line), cols);
-		addnstr(line, COLS);
+		if (u->scroll + i == u->sel) {
+			size_t k;
+
+			attron(A_REVERSE);
+			addnstr(line, COLS);
+			for (k = strlen(line); (int)k < COLS; k++)
+				addch(' ');
+			attroff(A_REVERSE);
+		} else {
+			addnstr(line, COLS);
+		}
 	}
 }
 
@@ -340,7 +360,9 @@ static const char *const help_text[] = {
 	"  S          PSS and USS columns (smaps_rollup of the rows on screen)",
 	"  space      pause / resume",
 	"  d s        refresh interval (0.1..3600 s)",
-	"  arrows PgUp PgDn Home End   scroll",
+	"  arrows PgUp PgDn Home End   move the selection bar",
+	"  k F9       send the selected process a signal (a menu, then y)",
+	"  F7 F8      nice - / + of the selected process;  r  renice to a value",
 	"  h ? F1     this help; any key returns",
 	"",
 };
@@ -461,6 +483,79 @@ static void next_sort(struct ui *u, int dir)
 	}
 }
 
+/* After a refresh or a new view: the selected process's row again. */
+static void follow_selection(struct ui *u)
+{
+	size_t i;
+
+	for (i = 0; u->sel_pid && i < u->view.n; i++)
+		if (u->view.rows[i].t.pid == u->sel_pid &&
+		    !u->view.rows[i].group) {
+			u->sel = i;
+			return;
+		}
+	if (u->sel >= u->view.n)
+		u->sel = u->view.n ? u->view.n - 1 : 0;
+	u->sel_pid = u->view.n ? u->view.rows[u->sel].t.pid : 0;
+}
+
+static void move_selection(struct ui *u, long by)
+{
+	long s = (long)u->sel + by;
+
+	/* the cluster view has no selection: its list scrolls */
+	if (u->cluster_view) {
+		s = (long)u->scroll + by;
+		u->scroll = s < 0 ? 0 : (size_t)s;
+		return;
+	}
+	if (s >= (long)u->view.n)
+		s = (long)u->view.n - 1;
+	if (s < 0)
+		s = 0;
+	u->sel = (size_t)s;
+	u->sel_pid = u->view.n ? u->view.rows[u->sel].t.pid : 0;
+}
+
+/* The selected process for k, F7, F8, r: NULL (and why) if none. */
+static const struct top_row *selected(struct ui *u)
+{
+	const struct top_row *r;
+
+	if (u->cluster_view) {
+		snprintf(u->message, sizeof(u->message),
+			 "the cluster view's processes are other machines'");
+		return NULL;
+	}
+	if (u->sel >= u->view.n)
+		return NULL;
+	r = &u->view.rows[u->sel];
+	if (r->group) {
+		snprintf(u->message, sizeof(u->message),
+			 "a row of %u processes: select one process", r->group);
+		return NULL;
+	}
+	return r;
+}
+
+static void signal_selected(struct ui *u)
+{
+	const struct top_row *r = selected(u);
+
+	if (r)
+		top_action_signal(r->t.pid, r->t.comm, u->message,
+				  sizeof(u->message));
+}
+
+static void renice_selected(struct ui *u, int delta)
+{
+	const struct top_row *r = selected(u);
+
+	if (r)
+		top_action_renice(r->t.pid, r->t.comm, delta, u->message,
+				  sizeof(u->message));
+}
+
 /* One key; false to quit. */
 static bool key(struct ui *u, int c)
 {
@@ -497,12 +592,16 @@ static bool key(struct ui *u, int c)
 	case ' ': u->paused = !u->paused; break;
 	case 'd': case 's': ask_delay(u); break;
 	case 'h': case '?': case KEY_F(1): u->help = true; break;
-	case KEY_UP: if (u->scroll) u->scroll--; break;
-	case KEY_DOWN: u->scroll++; break;
-	case KEY_PPAGE: u->scroll = u->scroll > (size_t)page ? u->scroll - page : 0; break;
-	case KEY_NPAGE: u->scroll += page; break;
-	case KEY_HOME: u->scroll = 0; break;
-	case KEY_END: u->scroll = u->view.n; break;
+	case 'k': case KEY_F(9): signal_selected(u); break;
+	case KEY_F(7): renice_selected(u, -1); break;
+	case KEY_F(8): renice_selected(u, 1); break;
+	case 'r': renice_selected(u, 0); break;
+	case KEY_UP: move_selection(u, -1); break;
+	case KEY_DOWN: move_selection(u, 1); break;
+	case KEY_PPAGE: move_selection(u, -page); break;
+	case KEY_NPAGE: move_selection(u, page); break;
+	case KEY_HOME: move_selection(u, -(long)u->view.n); break;
+	case KEY_END: move_selection(u, (long)u->view.n); break;
 	default: break;	/* KEY_RESIZE and others: just redraw */
 	}
 	return true;
@@ -547,6 +646,7 @@ int top_ui_run(struct mt_source *src, double delay, enum top_sort sort,
 		err = top_view_build(&u.view, &u.tb, &u.vo);
 		if (err)
 			break;
+		follow_selection(&u);
 		draw(&u);
 		left = u.paused ? 1 : next - now_s();
 		/* the cluster's answers come from a thread: look soon again */

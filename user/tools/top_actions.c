@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * memtrack-top's actions on the selected process (top_actions.h): a
+ * signal menu drawn over the table, a y/N confirmation, kill(2); renice
+ * by a step or to a typed value, setpriority(2).  Errors are the kernel's
+ * (EPERM for another user's process, ESRCH if it is gone) in the message.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <ncurses.h>
+#include "top_actions.h"
+
+static const struct {
+	int sig;
+	const char *name;
+} signals[] = {
+	{ SIGTERM, "TERM" }, { SIGKILL, "KILL" }, { SIGHUP, "HUP" },
+	{ SIGINT, "INT" }, { SIGQUIT, "QUIT" }, { SIGUSR1, "USR1" },
+	{ SIGUSR2, "USR2" }, { SIGSTOP, "STOP" }, { SIGCONT, "CONT" },
+	{ SIGTSTP, "TSTP" }, { SIGABRT, "ABRT" }, { SIGSEGV, "SEGV" },
+};
+#define NR_SIGNALS	(sizeof(signals) / sizeof(signals[0]))
+
+/* The menu in a box at the top left; the chosen index, or -1. */
+static int signal_menu(pid_t pid, const char *comm)
+{
+	int h = NR_SIGNALS + 3, w = 34, sel = 0, c, i;
+	WINDOW *win = newwin(h, w, 1, 1);
+
+	if (!win)
+		return -1;
+	keypad(win, TRUE);
+	wtimeout(win, -1);
+	for (;;) {
+		werase(win);
+		box(win, 0, 0);
+		mvwprintw(win, 0, 2, " signal %d (%.12s) ", pid, comm);
+		for (i = 0; i < (int)NR_SIGNALS; i++) {
+			if (i == sel)
+				wattron(win, A_REVERSE);
+			mvwprintw(win, 1 + i, 2, "%2d SIG%-22s", signals[i].sig,
+				  signals[i].name);
+			if (i == sel)
+				wattroff(win, A_REVERSE);
+		}
+		mvwprintw(win, h - 2, 2, "Enter: send  Esc: cancel");
+		wrefresh(win);
+		c = wgetch(win);
+		if (c == KEY_UP && sel > 0)
+			sel--;
+		else if (c == KEY_DOWN && sel < (int)NR_SIGNALS - 1)
+			sel++;
+		else if (c == '\n' || c == '\r' || c == KEY_ENTER)
+			break;
+		else if (c == 27 || c == 'q' || c == ERR)
+			sel = -1;
+		if (sel < 0)
+			break;
+	}
+	delwin(win);
+	touchwin(stdscr);
+	return sel;
+}
+
+/* A question on the status line (line 5); true for y or Y. */
+static bool confirm(const char *question)
+{
+	int c;
+
+	move(5, 0);
+	clrtoeol();
+	attron(A_BOLD);
+	printw("%s [y/N] ", question);
+	attroff(A_BOLD);
+	refresh();
+	timeout(-1);
+	c = getch();
+	return c == 'y' || c == 'Y';
+}
+
+void top_action_signal(pid_t pid, const char *comm, char *msg, size_t len)
+{
+	char q[96];
+	int i = signal_menu(pid, comm);
+
+	if (i < 0) {
+		snprintf(msg, len, "no signal sent");
+		return;
+	}
+	snprintf(q, sizeof(q), "send SIG%s to %d (%.16s)?", signals[i].name,
+		 pid, comm);
+	if (!confirm(q)) {
+		snprintf(msg, len, "no signal sent");
+		return;
+	}
+	if (kill(pid, signals[i].sig))
+		snprintf(msg, len, "kill %d: %s", pid, strerror(errno));
+	else
+		snprintf(msg, len, "sent SIG%s to %d (%.16s)", signals[i].name,
+			 pid, comm);
+}
+
+/* The nice value typed on the status line; false if none or not one. */
+static bool ask_nice(pid_t pid, int cur, int *val, char *msg, size_t len)
+{
+	char buf[16], *end;
+	long v;
+
+	move(5, 0);
+	clrtoeol();
+	printw("renice %d (now %d) to: ", pid, cur);
+	echo();
+	curs_set(1);
+	timeout(-1);
+	buf[0] = '\0';
+	getnstr(buf, sizeof(buf) - 1);
+	noecho();
+	curs_set(0);
+	if (!buf[0]) {
+		snprintf(msg, len, "not reniced");
+		return false;
+	}
+	v = strtol(buf, &end, 10);
+	if (*end || end == buf || v < -20 || v > 19) {
+		snprintf(msg, len, "not a nice value from -20 to 19: %s", buf);
+		return false;
+	}
+	*val = (int)v;
+	return true;
+}
+
+void top_action_renice(pid_t pid, const char *comm, int delta, char *msg,
+		       size_t len)
+{
+	int cur, val;
+
+	errno = 0;
+	cur = getpriority(PRIO_PROCESS, pid);
+	if (cur == -1 && errno) {
+		snprintf(msg, len, "renice %d: %s", pid, strerror(errno));
+		return;
+	}
+	if (delta) {
+		val = cur + delta;
+		if (val < -20 || val > 19) {
+			snprintf(msg, len, "%d is at nice %d already", pid, cur);
+			return;
+		}
+	} else if (!ask_nice(pid, cur, &val, msg, len)) {
+		return;
+	}
+	if (setpriority(PRIO_PROCESS, pid, val))
+		snprintf(msg, len, "renice %d to %d: %s", pid, val,
+			 strerror(errno));
+	else
+		snprintf(msg, len, "%d (%.16s): nice %d -> %d", pid, comm, cur,
+			 val);
+}

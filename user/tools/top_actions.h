@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What memtrack-top's keys do to the selected process (top_actions.c), as
+ * in htop: k/F9 a menu of signals, then a confirmation, then kill(2);
+ * F7/F8 one step of nice up or down, r a nice value typed, setpriority(2).
+ * Each writes the outcome (done, cancelled, or the error) into msg, for
+ * the status line.
+ */
+#ifndef MEMTRACK_TOP_ACTIONS_H
+#define MEMTRACK_TOP_ACTIONS_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+void top_action_signal(pid_t pid, const char *comm, char *msg, size_t len);
+/* delta: -1 (F7, more priority) or +1 (F8); 0: ask for the value (r) */
+void top_action_renice(pid_t pid, const char *comm, int delta, char *msg,
+		       size_t len);
+
+#endif
