@@ -795,6 +795,51 @@ def ui_selection_signals_and_renice():
         tm.wait(lambda ls: not tm.alternate_on(), "q")
 
 
+def sgr_codes(lines_e):
+    """Per line of capture-pane -e, the SGR codes set in it (ints)."""
+    return [{int(c) for m in re.finditer(r"\x1b\[([0-9;]*)m", line)
+             for c in m.group(1).split(";") if c} for line in lines_e]
+
+
+@test
+def ui_colours_and_monochrome():
+    """Colours as htop's: the Mem meter's used part green, the column titles
+    black on green, a growing process's LEAK? flag red (bold); with -C, and
+    with NO_COLOR set, no colour at all: titles and selection in reverse."""
+    g = subprocess.Popen([os.path.join(TESTBIN, "grower"), "256", "100"],
+                         stdout=subprocess.PIPE)
+    try:
+        check(readline(g.stdout).strip() == "ready", "grower did not start")
+        with Tmux() as tm:
+            for env, flags, colour in (("", [], True), ("", ["-C"], False),
+                                       ("NO_COLOR=1 ", [], False)):
+                what = f"{env}{' '.join(flags) or 'default'}"
+                tm.type(env)
+                start_top(tm, flags + ["--growth-window", "4"])
+                tm.wait(lambda ls: any(r["PID"] == str(g.pid) and r["FLAG"].startswith("LEAK?")
+                                       for r in table(ls) or []), f"{what}: no flag")
+                lines = tm.tmux("capture-pane", "-e", "-p", "-t", "t").splitlines()
+                codes = sgr_codes(lines)
+                plain = [re.sub(r"\x1b\[[0-9;]*m", "", line) for line in lines]
+                title = [i for i, p in enumerate(plain) if p.split()[:1] == ["PID"]][0]
+                mem = [i for i, p in enumerate(plain) if p.startswith("Mem [")][0]
+                flag = [i for i, p in enumerate(plain)
+                        if p.split()[:1] == [str(g.pid)] and "LEAK?" in p][0]
+                colours = {c for cs in codes for c in cs if 30 <= c <= 49}
+                if colour:
+                    check({30, 42} <= codes[title], f"{what}: titles {codes[title]}")
+                    check(32 in codes[mem], f"{what}: Mem meter {codes[mem]}")
+                    check({1, 31} <= codes[flag], f"{what}: flag row {codes[flag]}")
+                else:
+                    check(not colours - {39, 49}, f"{what}: colours {colours}")
+                    check(7 in codes[title], f"{what}: titles not reversed {codes[title]}")
+                tm.keys("q")
+                tm.wait(lambda ls: not tm.alternate_on(), f"{what}: q")
+    finally:
+        g.kill()
+        g.wait()
+
+
 @test
 def ui_ctrl_c_and_crash_restore_the_terminal():
     with Tmux() as tm:

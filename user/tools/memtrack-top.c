@@ -32,7 +32,8 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: memtrack-top [-d SECONDS] [-o SORT] [--pss] [--proc] [--cluster HOST:PORT]\n"
+		"usage: memtrack-top [-d SECONDS] [-o SORT] [--pss] [--proc] [-C]\n"
+		"                    [--cluster HOST:PORT]\n"
 		"       memtrack-top -b [-n ITERATIONS] [-d SECONDS] [--json] [-o SORT]\n"
 		"                       [--top ROWS] [--pss] [--proc]\n"
 		"       memtrack-top -b --cluster HOST:PORT [-n ITERATIONS] [-d SECONDS]\n"
@@ -59,6 +60,8 @@ static void usage(FILE *f)
 		"      --growth-min-rate RATE\n"
 		"                     ... by RATE bytes/s or more (K, M, G suffixes;\n"
 		"                     default 1K); GROWTH is RSS's change over the window\n"
+		"  -C, --no-color     no colours (also when NO_COLOR is set, or the\n"
+		"                     terminal has none)\n"
 		"  -h, --help         this help\n"
 		"  -V, --version      the release\n");
 }
@@ -70,7 +73,7 @@ static const char *const sort_names[] = {
 };
 
 struct opts {
-	bool batch, json, proc, smaps;
+	bool batch, json, proc, smaps, mono;
 	long iterations;		/* 0: for ever */
 	long rows;			/* --top; 0: all */
 	double delay;
@@ -139,11 +142,12 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{ "proc", no_argument, NULL, 'P' },
 		{ "top", required_argument, NULL, 'T' },
 		{ "pss", no_argument, NULL, 'S' },
-		{ "cluster", required_argument, NULL, 'C' },
+		{ "cluster", required_argument, NULL, 'L' },
 		{ "growth-window", required_argument, NULL, 'W' },
 		{ "growth-min-rate", required_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
+		{ "no-color", no_argument, NULL, 'C' },
 		{ NULL, 0, NULL, 0 },
 	};
 	char *end;
@@ -153,7 +157,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		.delay = 2, .sort = TOP_SORT_RSS,
 		.growth = { TOP_GROWTH_WINDOW, TOP_GROWTH_MIN_RATE },
 	};
-	while ((c = getopt_long(argc, argv, "bn:d:jo:hV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "bn:d:jo:hVC", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'b':
 			o->batch = true;
@@ -198,7 +202,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		case 'S':
 			o->smaps = true;
 			break;
-		case 'C': {
+		case 'L': {
 			char addr[256];
 			unsigned int port;
 
@@ -226,6 +230,9 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			exit(0);
 		case 'V':
 			exit(mt_print_version("memtrack-top"));
+		case 'C':
+			o->mono = true;
+			break;
 		default:
 			usage(stderr);
 			return 2;
@@ -360,9 +367,19 @@ int main(int argc, char **argv)
 		fprintf(stderr, "memtrack-top: %s\n", mt_errmsg());
 		return 1;
 	}
-	rc = o.batch ? run_batch(src, &o) :
-		       top_ui_run(src, o.delay, o.sort, o.smaps, o.cluster,
-				  &o.growth);
+	if (o.batch) {
+		rc = run_batch(src, &o);
+	} else {
+		struct top_ui_opts uo = {
+			.delay = o.delay, .sort = o.sort, .smaps = o.smaps,
+			.cluster = o.cluster, .growth = o.growth,
+			/* https://no-color.org: set and not empty */
+			.mono = o.mono || (getenv("NO_COLOR") &&
+					   getenv("NO_COLOR")[0]),
+		};
+
+		rc = top_ui_run(src, &uo);
+	}
 	mt_source_close(src);
 	return rc;
 }

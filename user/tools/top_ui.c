@@ -60,6 +60,44 @@ static void install_signals(void)
 		sigaction(crash_sigs[i], &sa, NULL);
 }
 
+/*
+ * Colours as htop's: the memory meter's used (green), buffers (blue) and
+ * cache (yellow), swap (red), column titles black on green, the growth
+ * flag red.  Off with -C, NO_COLOR, or a terminal without colours: then
+ * the meters draw used as '|' and buffers and cache as '#', and the
+ * titles and the selection are in reverse video.
+ */
+enum {
+	PAIR_USED = 1, PAIR_BUFFERS, PAIR_CACHE, PAIR_SWAP, PAIR_TITLES,
+	PAIR_FLAG,
+};
+
+static bool colour;
+
+static void colours_init(bool mono)
+{
+	colour = !mono && has_colors() && start_color() == OK;
+	if (!colour)
+		return;
+	use_default_colors();
+	init_pair(PAIR_USED, COLOR_GREEN, -1);
+	init_pair(PAIR_BUFFERS, COLOR_BLUE, -1);
+	init_pair(PAIR_CACHE, COLOR_YELLOW, -1);
+	init_pair(PAIR_SWAP, COLOR_RED, -1);
+	init_pair(PAIR_TITLES, COLOR_BLACK, COLOR_GREEN);
+	init_pair(PAIR_FLAG, COLOR_RED, -1);
+}
+
+static void titles_on(void)
+{
+	attron(colour ? COLOR_PAIR(PAIR_TITLES) : A_REVERSE);
+}
+
+static void titles_off(void)
+{
+	attroff(colour ? COLOR_PAIR(PAIR_TITLES) : A_REVERSE);
+}
+
 struct ui {
 	struct top_table tb;
 	struct top_view view;
@@ -101,23 +139,40 @@ static double now_s(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* "[|||||###      12.3G/15.6G]": used (|) and cache (#) of total. */
-static void bar(int y, const char *label, uint64_t used, uint64_t cache,
-		uint64_t total)
+/* One part of a meter: n cells of c, in its colour if there are colours. */
+static void meter_part(int n, int pair, char c)
 {
-	int width = COLS - (int)strlen(label) - 24, i, nu = 0, nc = 0;
+	if (colour)
+		attron(COLOR_PAIR(pair));
+	while (n-- > 0)
+		addch(colour ? '|' : c);
+	if (colour)
+		attroff(COLOR_PAIR(pair));
+}
+
+/*
+ * "Mem [|||||+++###     12.3G/15.6G]": used, buffers and cache of total
+ * (a swap meter has only used, in its own colour).
+ */
+static void bar(int y, const char *label, uint64_t used, uint64_t buffers,
+		uint64_t cache, uint64_t total, int used_pair)
+{
+	int width = COLS - (int)strlen(label) - 24, nu = 0, nb = 0, nc = 0;
 
 	if (width < 10)
 		width = 10;
 	if (total) {
 		nu = (int)((double)used / total * width);
+		nb = (int)((double)buffers / total * width);
 		nc = (int)((double)cache / total * width);
 	}
 	move(y, 0);
 	clrtoeol();
 	printw("%s[", label);
-	for (i = 0; i < width; i++)
-		addch(i < nu ? '|' : i < nu + nc ? '#' : ' ');
+	meter_part(nu, used_pair, '|');
+	meter_part(nb, PAIR_BUFFERS, '#');
+	meter_part(nc, PAIR_CACHE, '#');
+	meter_part(width - nu - nb - nc, 0, ' ');
 	printw("] %.1f/%.1fG", used / 1073741824.0, total / 1073741824.0);
 }
 
@@ -125,7 +180,7 @@ static void draw_header(struct ui *u)
 {
 	const struct memtrack_summary *s = &u->tb.si.sum;
 	uint64_t cache = s->file_pages + s->slab_reclaimable;
-	uint64_t used = s->mem_total - s->mem_free - cache;
+	uint64_t used = s->mem_total - s->mem_free - cache, buffers;
 	char when[16];
 	time_t now = time(NULL);
 
@@ -138,9 +193,11 @@ static void draw_header(struct ui *u)
 	       when, mt_source_name(u->tb.src), u->tb.n,
 	       sort_titles[u->vo.sort], u->vo.reverse ? " (rev)" : "",
 	       u->delay, u->paused ? "  [paused]" : "");
-	bar(1, "Mem ", used, cache, s->mem_total);
-	bar(2, "Swp ", u->tb.si.swap_total - s->swap_free, 0,
-	    u->tb.si.swap_total);
+	buffers = u->tb.si.buffers < cache ? u->tb.si.buffers : 0;
+	bar(1, "Mem ", used, buffers, cache - buffers, s->mem_total,
+	    PAIR_USED);
+	bar(2, "Swp ", u->tb.si.swap_total - s->swap_free, 0, 0,
+	    u->tb.si.swap_total, PAIR_SWAP);
 	move(3, 0);
 	clrtoeol();
 	printw("anon %lluM file %lluM shmem %lluM slab %lluM dirty %lluM writeback %lluM",
@@ -213,6 +270,21 @@ static void draw_events(struct ui *u)
 	}
 }
 
+/* The growth flag of a leak suspect in red, where the row put it. */
+static void flag_colour(const struct top_row *r, const char *line, int y)
+{
+	const char *f;
+
+	if (!colour || !r->growing)
+		return;
+	f = strstr(line, "LEAK?");
+	if (!f || f - line >= COLS)
+		return;
+	attron(COLOR_PAIR(PAIR_FLAG) | A_BOLD);
+	mvaddnstr(y, f - line, f, COLS - (f - line));
+	attroff(COLOR_PAIR(PAIR_FLAG) | A_BOLD);
+}
+
 static void draw_table(struct ui *u)
 {
 	unsigned int show = (u->tb.si.module ? TOP_SHOW_MODULE : 0) |
@@ -229,11 +301,11 @@ static void draw_table(struct ui *u)
 	size_t i;
 
 	top_format_header(line, sizeof(line), cols);
-	attron(A_REVERSE);
+	titles_on();
 	mvaddnstr(y, 0, line, COLS);
 	for (i = strlen(line); (int)i < COLS; i++)
 		addch(' ');
-	attroff(A_REVERSE);
+	titles_off();
 	/* the list scrolls under the selection */
 	if (rows > 0 && u->sel >= u->scroll + rows)
 		u->scroll = u->sel - rows + 1;
@@ -263,6 +335,7 @@ static void draw_table(struct ui *u)
 			attroff(A_REVERSE);
 		} else {
 			addnstr(line, COLS);
+			flag_colour(&u->view.rows[u->scroll + i], line, y + 1 + i);
 		}
 	}
 }
@@ -607,16 +680,15 @@ static bool key(struct ui *u, int c)
 	return true;
 }
 
-int top_ui_run(struct mt_source *src, double delay, enum top_sort sort,
-	       bool smaps, const char *cluster, const struct top_growth *growth)
+int top_ui_run(struct mt_source *src, const struct top_ui_opts *o)
 {
-	struct ui u = { .delay = delay, .events = true, .smaps = smaps,
-			.cluster_server = cluster };
+	struct ui u = { .delay = o->delay, .events = true, .smaps = o->smaps,
+			.cluster_server = o->cluster };
 	double next = 0, left;
 	int c, err = 0;
 
-	u.vo.sort = sort;
-	top_table_init(&u.tb, src, growth);
+	u.vo.sort = o->sort;
+	top_table_init(&u.tb, src, &o->growth);
 	top_events_open(&u.ev, src);
 	install_signals();
 	if (!initscr()) {
@@ -628,7 +700,8 @@ int top_ui_run(struct mt_source *src, double delay, enum top_sort sort,
 	nonl();
 	keypad(stdscr, TRUE);
 	curs_set(0);
-	if (cluster)
+	colours_init(o->mono);
+	if (o->cluster)
 		toggle_cluster(&u);
 	while (!quit_signal) {
 		if (!u.paused && now_s() >= next) {

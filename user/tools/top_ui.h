@@ -4,12 +4,18 @@
 
 #include "top.h"
 
-/*
- * The interactive view until q or a quit signal; the exit status.  cluster:
- * the aggregator of --cluster (start in the cluster view), NULL: the
- * config's, asked only when c is pressed.  growth: the flag's settings.
- */
-int top_ui_run(struct mt_source *src, double delay, enum top_sort sort,
-	       bool smaps, const char *cluster, const struct top_growth *growth);
+struct top_ui_opts {
+	double delay;			/* seconds between samples */
+	enum top_sort sort;
+	bool smaps;			/* PSS and USS from the start */
+	bool mono;			/* -C or NO_COLOR: no colours */
+	/* the aggregator of --cluster (start in the cluster view), NULL:
+	 * the config's, asked only when c is pressed */
+	const char *cluster;
+	struct top_growth growth;	/* the flag's settings */
+};
+
+/* The interactive view until q or a quit signal; the exit status. */
+int top_ui_run(struct mt_source *src, const struct top_ui_opts *o);
 
 #endif
