@@ -841,6 +841,30 @@ def ui_colours_and_monochrome():
 
 
 @test
+def ui_kernel_threads_hidden_until_K():
+    """Kernel threads (PF_KTHREAD in /proc/PID/stat) are hidden at start:
+    filtered to kthreadd, no row; K shows exactly pid 2, kthreadd; K again
+    hides it."""
+    with open("/proc/2/comm") as f:
+        check(f.read().strip() == "kthreadd", "pid 2 is not kthreadd here")
+    with Tmux() as tm:
+        for flags, want in PATHS:
+            start_top(tm, flags)
+            set_filter(tm, "kthreadd")
+            tm.wait(lambda ls: any("filter: kthreadd" in line for line in ls), f"{want}: filter")
+            time.sleep(2.5)         # two refreshes
+            check(table(tm.screen()) == [], f"{want}: kthreadd shown at start")
+            tm.keys("K")
+            rows = tm.wait(lambda ls: table(ls), f"{want}: K shows nothing")
+            check([(r["PID"], r["COMMAND"]) for r in rows] == [("2", "kthreadd")],
+                  f"{want}: K: {rows}")
+            tm.keys("K")
+            tm.wait(lambda ls: table(ls) == [], f"{want}: K again leaves it")
+            tm.keys("q")
+            tm.wait(lambda ls: not tm.alternate_on(), f"{want}: q")
+
+
+@test
 def ui_ctrl_c_and_crash_restore_the_terminal():
     with Tmux() as tm:
         for sig, status in (("C-c", 130), ("SEGV", 139)):

@@ -595,6 +595,12 @@ int mt_source_threads(struct mt_source *src, pid_t tgid,
 		      struct memtrack_task **out, size_t *n);
 /* The module's handle (for mt_subscribe()), NULL on /proc. */
 struct mt_handle *mt_source_handle(struct mt_source *src);
+/*
+ * A row of a kernel thread (kthreadd, kworker/...)?  Reads /proc/PID/stat
+ * for a live row without an address space only: callers keep the answer
+ * per process.
+ */
+bool mt_task_is_kthread(const struct memtrack_task *t);
 /* Where cgroup v2 is mounted ("/sys/fs/cgroup" if not found). */
 void mt_cgroup2_root(char *buf, size_t len);
 

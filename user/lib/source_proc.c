@@ -303,3 +303,42 @@ int mt_proc_threads(pid_t tgid, struct memtrack_task **out, size_t *n)
 		err = mt_seterr(-ESRCH, "no process %d", tgid);
 	return finish(&r, err, out, n);
 }
+
+#define PF_KTHREAD	0x00200000	/* include/linux/sched.h */
+
+/* /proc/PID/stat's flags (field 9) say kernel thread; false if gone. */
+static bool proc_kthread(int32_t pid)
+{
+	char path[32], buf[1024], *p;
+	unsigned int flags;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = 0;
+	/* the comm may hold ") ": the fields start after the last one */
+	p = strrchr(buf, ')');
+	return p && sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %u", &flags) == 1 &&
+	       (flags & PF_KTHREAD);
+}
+
+/*
+ * Neither source marks kernel threads: a row without an address space is
+ * checked against /proc/PID/stat's PF_KTHREAD (not its parent, which in a
+ * pid namespace can be any process); an exited row without one is a
+ * kernel thread's, since the module's rows keep the mm at exit.  A live
+ * row whose /proc entry is gone is taken for a process.
+ */
+bool mt_task_is_kthread(const struct memtrack_task *t)
+{
+	if (t->mm.vm_total)
+		return false;
+	return t->exited || proc_kthread(t->tgid);
+}

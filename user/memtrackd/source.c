@@ -86,44 +86,6 @@ static void fill_proc(struct mtd_proc *p, const struct memtrack_task *t,
 	p->ctr[MTD_C_OOM_KILLS] = t->oom_victim ? 1 : 0;
 }
 
-#define PF_KTHREAD	0x00200000	/* include/linux/sched.h */
-
-/* /proc/PID/stat's flags (field 9) say kernel thread; false if gone. */
-static bool proc_kthread(int32_t pid)
-{
-	char path[32], buf[1024], *p;
-	unsigned int flags;
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	buf[n] = 0;
-	/* the comm may hold ") ": the fields start after the last one */
-	p = strrchr(buf, ')');
-	return p && sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %u", &flags) == 1 &&
-	       (flags & PF_KTHREAD);
-}
-
-/*
- * Does the row look like a kernel thread's: no address space, and live
- * and flagged so in /proc, or exited without one (the module's rows keep
- * the mm at exit).  A live row whose /proc entry is gone is taken for a
- * process.  programs.c keeps what the first row of a process said.
- */
-static bool is_kthread(const struct memtrack_task *t)
-{
-	if (t->mm.vm_total)
-		return false;
-	return t->exited || proc_kthread(t->tgid);
-}
-
 /* A figure of struct mt_sysinfo, and which source has it. */
 enum { BOTH, MODULE, PROC };
 
@@ -243,7 +205,7 @@ int mtd_source_sample(struct mtd_source *src, struct mtd_sample *s)
 			return -ENOMEM;
 		}
 		fill_proc(p, &tasks[i], src->module);
-		p->kthread = !src->kthreads && is_kthread(&tasks[i]);
+		p->kthread = !src->kthreads && mt_task_is_kthread(&tasks[i]);
 	}
 	free(tasks);
 	s->ctr_have = src->module ? (1U << MTD_NR_CTR) - 1 :

@@ -42,6 +42,7 @@ struct top_row {
 	double growth_rate;		/* bytes/s over that time */
 	bool growing;
 	bool growth_new;		/* growing now, not at the last sample */
+	bool kthread;			/* a kernel thread (K shows them) */
 	/* interactive view: processes summed in a per-program row (0: a
 	 * process), depth in the tree, a thread row */
 	unsigned int group;

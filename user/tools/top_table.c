@@ -19,6 +19,7 @@ struct top_hist {
 	uint64_t start_ns;		/* tells a reused pid apart */
 	uint64_t min_flt, maj_flt, pg_alloc, kmalloc, cpu_ns;
 	bool growing;			/* flagged at that sample */
+	bool kthread;			/* the process's kind, judged once */
 	double when;			/* the last sample */
 	/*
 	 * The quarters of the window seen, oldest first; the last is being
@@ -286,6 +287,10 @@ int top_table_refresh(struct top_table *tb)
 		if (old && old->start_ns != rows[i].t.start_ns)
 			old = NULL;
 		update_row(tb, &rows[i], old, &hist[i], now);
+		/* a /proc read for a row without memory, once a process */
+		rows[i].kthread = old ? old->kthread :
+				  mt_task_is_kthread(&rows[i].t);
+		hist[i].kthread = rows[i].kthread;
 		user_name(rows[i].t.uid, rows[i].user, sizeof(rows[i].user));
 		cgroup_of(&tb->cgroups, &rows[i]);
 	}

@@ -424,6 +424,7 @@ static const char *const help_text[] = {
 	"  / F3 F4    filter by command (any case); empty clears",
 	"  u          only one user's processes; empty clears",
 	"  H          threads under their process",
+	"  K          kernel threads too (hidden at start)",
 	"  t F5       process tree",
 	"  p          one row per program (all its processes summed)",
 	"  c          cluster view: every node's processes, from the aggregator",
@@ -650,6 +651,7 @@ static bool key(struct ui *u, int c)
 	case '/': case KEY_F(3): case KEY_F(4): ask_filter(u); break;
 	case 'u': ask_user(u); break;
 	case 'H': u->vo.threads = !u->vo.threads; break;
+	case 'K': u->vo.kthreads = !u->vo.kthreads; break;
 	case 't': case KEY_F(5): u->vo.tree = !u->vo.tree; break;
 	case 'p':
 		u->vo.programs = !u->vo.programs;

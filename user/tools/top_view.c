@@ -31,6 +31,8 @@ static bool selected(const struct top_row *r, const struct top_view_opts *o)
 {
 	if (o->by_user && r->t.uid != o->uid)
 		return false;
+	if (r->kthread && !o->kthreads)
+		return false;
 	return !o->filter[0] || strcasestr(r->t.comm, o->filter);
 }
 

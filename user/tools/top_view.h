@@ -14,6 +14,7 @@ struct top_view_opts {
 	bool tree;			/* children under their parent */
 	bool programs;			/* one row per command name, summed */
 	bool cgroups;			/* one row per cgroup, summed */
+	bool kthreads;			/* kernel threads too (K) */
 	enum top_sort sort;
 	bool reverse;
 };
