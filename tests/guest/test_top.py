@@ -669,10 +669,20 @@ def ui_narrow_terminal_keeps_growth_and_flag():
                                        and "LIMIT" in line.split() for line in ls),
                         f"{want}: g at 80 columns")
                 tm.keys("g", "M")
-                tm.tmux("resize-window", "-t", "t", "-x", "200", "-y", "50")
                 batch = subprocess.run([TOP, "-b", "-n", "1"] + flags, capture_output=True,
                                        text=True, timeout=300).stdout.splitlines()
-                full = [line.split() for line in batch if line.split()[:1] == ["PID"]][0]
+                header = [line for line in batch if line.split()[:1] == ["PID"]][0]
+                # Right: every column, 8 characters further each time
+                for k in (1, 2):
+                    tm.keys("Right")
+                    tm.wait(lambda ls: header[8 * k:8 * k + 80].rstrip() in
+                            [line.rstrip() for line in ls],
+                            f"{want}: Right x{k}: want {header[8 * k:8 * k + 80]!r}")
+                tm.keys("Left", "Left")
+                tm.wait(lambda ls: any(line.split() == narrow for line in ls),
+                        f"{want}: Left back to the columns that fit")
+                tm.tmux("resize-window", "-t", "t", "-x", "200", "-y", "50")
+                full = header.split()
                 if want == "memtrack module":
                     # 200 columns hold all but the last of them, CGROUP
                     full.remove("CGROUP")

@@ -111,6 +111,9 @@ struct ui {
 	 * (by pid) from refresh to refresh, as htop's does */
 	size_t sel;
 	pid_t sel_pid;			/* 0: none yet */
+	/* Left/Right: characters scrolled sideways through every column;
+	 * 0: the columns that fit the terminal */
+	size_t hscroll;
 	char user_name[32];
 	char message[128];		/* shown once on the status line */
 	/* the cluster view (c): NULL until first shown */
@@ -295,12 +298,16 @@ static void draw_table(struct ui *u)
 			 top_column_bits("LIMIT", TOP_SORT_NONE) : 0) |
 			(u->smaps ? top_column_bits("PSS", TOP_SORT_NONE) |
 			 top_column_bits("USS", TOP_SORT_NONE) : 0);
-	uint64_t cols = top_columns_fit(show, must, COLS);
+	uint64_t cols = u->hscroll ? top_columns_all(show) :
+				     top_columns_fit(show, must, COLS);
 	int y = HEADER_LINES, rows = LINES - HEADER_LINES - 1 - pane_lines(u);
 	char line[512];
-	size_t i;
+	size_t i, len;
 
-	top_format_header(line, sizeof(line), cols);
+	len = top_format_header(line, sizeof(line), cols);
+	if (u->hscroll >= len)
+		u->hscroll = len ? len - 1 : 0;
+	memmove(line, line + u->hscroll, len - u->hscroll + 1);
 	titles_on();
 	mvaddnstr(y, 0, line, COLS);
 	for (i = strlen(line); (int)i < COLS; i++)
@@ -323,8 +330,14 @@ static void draw_table(struct ui *u)
 		clrtoeol();
 		if (u->scroll + i >= u->view.n)
 			continue;
-		top_format_row(&u->view.rows[u->scroll + i], line,
-			       sizeof(line), cols);
+		len = top_format_row(&u->view.rows[u->scroll + i], line,
+				     sizeof(line), cols);
+		if (len > sizeof(line) - 1)
+			len = sizeof(line) - 1;
+		if (u->hscroll < len)
+			memmove(line, line + u->hscroll, len - u->hscroll + 1);
+		else
+			line[0] = '\0';
 		if (u->scroll + i == u->sel) {
 			size_t k;
 
@@ -434,7 +447,8 @@ static const char *const help_text[] = {
 	"  S          PSS and USS columns (smaps_rollup of the rows on screen)",
 	"  space      pause / resume",
 	"  d s        refresh interval (0.1..3600 s)",
-	"  arrows PgUp PgDn Home End   move the selection bar",
+	"  Up Down PgUp PgDn Home End  move the selection bar",
+	"  Left Right scroll sideways through every column",
 	"  k F9       send the selected process a signal (a menu, then y)",
 	"  F7 F8      nice - / + of the selected process;  r  renice to a value",
 	"  h ? F1     this help; any key returns",
@@ -671,6 +685,8 @@ static bool key(struct ui *u, int c)
 	case KEY_F(7): renice_selected(u, -1); break;
 	case KEY_F(8): renice_selected(u, 1); break;
 	case 'r': renice_selected(u, 0); break;
+	case KEY_RIGHT: u->hscroll += 8; break;
+	case KEY_LEFT: u->hscroll = u->hscroll > 8 ? u->hscroll - 8 : 0; break;
 	case KEY_UP: move_selection(u, -1); break;
 	case KEY_DOWN: move_selection(u, 1); break;
 	case KEY_PPAGE: move_selection(u, -page); break;
