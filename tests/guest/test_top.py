@@ -875,6 +875,39 @@ def ui_kernel_threads_hidden_until_K():
 
 
 @test
+def ui_command_line_after_c():
+    """c: the full command line of each row after the columns (a grower's
+    path and arguments exactly), COMMAND LINE in the titles; c again: gone."""
+    g = subprocess.Popen([os.path.join(TESTBIN, "grower"), "256", "100"],
+                         stdout=subprocess.PIPE)
+    try:
+        check(readline(g.stdout).strip() == "ready", "grower did not start")
+        want_cmd = f"{os.path.join(TESTBIN, 'grower')} 256 100"
+        with Tmux() as tm:
+            tm.tmux("resize-window", "-t", "t", "-x", "300", "-y", "50")
+            for flags, want in PATHS:
+                start_top(tm, flags)
+                set_filter(tm, "grower")
+                tm.wait(lambda ls: [r["PID"] for r in table(ls) or []] == [str(g.pid)],
+                        f"{want}: the grower's row")
+                check(not any("COMMAND LINE" in line for line in tm.screen()),
+                      f"{want}: command line before c")
+                tm.keys("c")
+                tm.wait(lambda ls: any(line.rstrip().endswith(" COMMAND LINE") for line in ls) and
+                        any(line.split()[:1] == [str(g.pid)] and
+                            line.rstrip().endswith(" " + want_cmd) for line in ls),
+                        f"{want}: c: no {want_cmd!r}")
+                tm.keys("c")
+                tm.wait(lambda ls: not any("COMMAND LINE" in line or want_cmd in line
+                                           for line in ls), f"{want}: c again")
+                tm.keys("q")
+                tm.wait(lambda ls: not tm.alternate_on(), f"{want}: q")
+    finally:
+        g.kill()
+        g.wait()
+
+
+@test
 def ui_ctrl_c_and_crash_restore_the_terminal():
     with Tmux() as tm:
         for sig, status in (("C-c", 130), ("SEGV", 139)):

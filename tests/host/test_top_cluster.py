@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""memtrack-top's cluster view (--cluster, key c) against a real
+"""memtrack-top's cluster view (--cluster, key N) against a real
 memtrackd --aggregate on loopback and two nodes, each memtrackd in /proc
 mode in a pid namespace of its own (tests/host/cluster_node.py) running
 memload copies of known sizes: the batch and JSON rows equal each node's
@@ -235,10 +235,10 @@ def interactive_cluster_view():
         total = sum(w["rss"] for w in want.values()) >> 10
         tm.wait(lambda ls: program_row(ls, COMM) == (len(want), total),
                 f"per-program row {COMM} {len(want)} {total}")
-        tm.type("c")
+        tm.type("N")
         tm.wait(lambda ls: any(x.split()[:3] == ["PID", "USER", "COMMAND"] for x in ls),
-                "the local view after c")
-        tm.type("c")
+                "the local view after N")
+        tm.type("N")
         tm.wait(lambda ls: program_row(ls, COMM) == (len(want), total), "back to the cluster")
         tm.type("q")
         tm.wait(lambda ls: any("EXIT=0" in x for x in ls), "exit status 0")

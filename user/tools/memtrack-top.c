@@ -50,7 +50,7 @@ static void usage(FILE *f)
 		"      --proc         read /proc even when the memtrack module is loaded\n"
 		"      --cluster HOST:PORT\n"
 		"                     every node's processes and the programs summed\n"
-		"                     across nodes, from a memtrackd aggregator (key c;\n"
+		"                     across nodes, from a memtrackd aggregator (key N;\n"
 		"                     authentication from memtrackd.conf); -b: the\n"
 		"                     --top ROWS largest processes (default 100)\n"
 		"      --growth-window SEC\n"

@@ -15,6 +15,7 @@
 #include <ncurses.h>
 #include "top.h"
 #include "top_actions.h"
+#include "top_cmdline.h"
 #include "top_columns.h"
 #include "top_cluster.h"
 #include "top_cluster_view.h"
@@ -114,9 +115,10 @@ struct ui {
 	/* Left/Right: characters scrolled sideways through every column;
 	 * 0: the columns that fit the terminal */
 	size_t hscroll;
+	bool cmdline;			/* c: the command line after the columns */
 	char user_name[32];
 	char message[128];		/* shown once on the status line */
-	/* the cluster view (c): NULL until first shown */
+	/* the cluster view (N): NULL until first shown */
 	struct top_cluster *cluster;
 	const char *cluster_server;	/* --cluster; NULL: the config's */
 	bool cluster_view;
@@ -288,6 +290,43 @@ static void flag_colour(const struct top_row *r, const char *line, int y)
 	attroff(COLOR_PAIR(PAIR_FLAG) | A_BOLD);
 }
 
+/* Room kept for the command line on a narrow terminal (c). */
+#define CMDLINE_MIN	24
+
+/*
+ * One line of the table into line: the row's columns, with c the command
+ * line after them (from the header's end on), then scrolled sideways.
+ */
+static void table_line(struct ui *u, const struct top_row *r, uint64_t cols,
+		       size_t hdr_len, char *line, size_t size)
+{
+	size_t len;
+
+	if (r)
+		len = top_format_row(r, line, size, cols);
+	else
+		len = top_format_header(line, size, cols);
+	if (len > size - 1)
+		len = size - 1;
+	if (u->cmdline) {
+		while (len < hdr_len && len < size - 2)
+			line[len++] = ' ';
+		line[len] = '\0';
+		if (!r)
+			snprintf(line + len, size - len, " COMMAND LINE");
+		else if (!r->group)
+			top_cmdline_read(r->t.pid, line + len + 1,
+					 size - len - 1);
+		if (r && !r->group && line[len + 1])
+			line[len] = ' ';
+		len = strlen(line);
+	}
+	if (u->hscroll < len)
+		memmove(line, line + u->hscroll, len - u->hscroll + 1);
+	else
+		line[0] = '\0';
+}
+
 static void draw_table(struct ui *u)
 {
 	unsigned int show = (u->tb.si.module ? TOP_SHOW_MODULE : 0) |
@@ -298,16 +337,17 @@ static void draw_table(struct ui *u)
 			 top_column_bits("LIMIT", TOP_SORT_NONE) : 0) |
 			(u->smaps ? top_column_bits("PSS", TOP_SORT_NONE) |
 			 top_column_bits("USS", TOP_SORT_NONE) : 0);
+	int width = u->cmdline ? COLS - CMDLINE_MIN : COLS;
 	uint64_t cols = u->hscroll ? top_columns_all(show) :
-				     top_columns_fit(show, must, COLS);
+				     top_columns_fit(show, must, width);
 	int y = HEADER_LINES, rows = LINES - HEADER_LINES - 1 - pane_lines(u);
-	char line[512];
-	size_t i, len;
+	char line[1024];
+	size_t i, hdr_len;
 
-	len = top_format_header(line, sizeof(line), cols);
-	if (u->hscroll >= len)
-		u->hscroll = len ? len - 1 : 0;
-	memmove(line, line + u->hscroll, len - u->hscroll + 1);
+	hdr_len = top_format_header(line, sizeof(line), cols);
+	if (u->hscroll >= hdr_len)
+		u->hscroll = hdr_len ? hdr_len - 1 : 0;
+	table_line(u, NULL, cols, hdr_len, line, sizeof(line));
 	titles_on();
 	mvaddnstr(y, 0, line, COLS);
 	for (i = strlen(line); (int)i < COLS; i++)
@@ -326,18 +366,13 @@ static void draw_table(struct ui *u)
 			       u->view.n - u->scroll < (size_t)rows ?
 			       u->view.n - u->scroll : (size_t)rows);
 	for (i = 0; (int)i < rows; i++) {
+		const struct top_row *r = &u->view.rows[u->scroll + i];
+
 		move(y + 1 + i, 0);
 		clrtoeol();
 		if (u->scroll + i >= u->view.n)
 			continue;
-		len = top_format_row(&u->view.rows[u->scroll + i], line,
-				     sizeof(line), cols);
-		if (len > sizeof(line) - 1)
-			len = sizeof(line) - 1;
-		if (u->hscroll < len)
-			memmove(line, line + u->hscroll, len - u->hscroll + 1);
-		else
-			line[0] = '\0';
+		table_line(u, r, cols, hdr_len, line, sizeof(line));
 		if (u->scroll + i == u->sel) {
 			size_t k;
 
@@ -348,7 +383,7 @@ static void draw_table(struct ui *u)
 			attroff(A_REVERSE);
 		} else {
 			addnstr(line, COLS);
-			flag_colour(&u->view.rows[u->scroll + i], line, y + 1 + i);
+			flag_colour(r, line, y + 1 + i);
 		}
 	}
 }
@@ -440,7 +475,8 @@ static const char *const help_text[] = {
 	"  K          kernel threads too (hidden at start)",
 	"  t F5       process tree",
 	"  p          one row per program (all its processes summed)",
-	"  c          cluster view: every node's processes, from the aggregator",
+	"  c          the full command line of each process, after the columns",
+	"  N          cluster view: every node's processes, from the aggregator",
 	"             (--cluster HOST:PORT, else memtrackd.conf's); p: per program",
 	"  g          one row per cgroup (its processes summed; LIMIT: memory.max)",
 	"  e          events pane: OOM kills, reclaim stalls, RSS and growth alerts",
@@ -676,7 +712,8 @@ static bool key(struct ui *u, int c)
 		u->vo.programs = false;
 		break;
 	case 'e': u->events = !u->events; break;
-	case 'c': toggle_cluster(u); break;
+	case 'c': u->cmdline = !u->cmdline; break;
+	case 'N': toggle_cluster(u); break;
 	case 'S': u->smaps = !u->smaps; break;
 	case ' ': u->paused = !u->paused; break;
 	case 'd': case 's': ask_delay(u); break;
