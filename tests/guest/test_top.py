@@ -15,7 +15,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from tmuxlib import Tmux  # noqa: E402
 from mtlib import (PAGE, ROOT, TESTBIN, Memload, Stopped, check, read_config,  # noqa: E402
-                   read_table, readline, run_tests, set_config, test)
+                   read_table, readline, row, run_tests, set_config, test)
 
 IN_VM = bool(os.environ.get("MEMTRACK_VM"))
 SOURCE_DUMP = os.path.join(ROOT, "build", "tests", "user", "source_dump")
@@ -905,6 +905,58 @@ def ui_command_line_after_c():
     finally:
         g.kill()
         g.wait()
+
+
+@test
+def ui_detail_pane_memory_and_open_files():
+    """Enter on a memload (24 MiB anon, idle): its RSS split exactly as
+    /proc/PID/status, as many mappings as /proc/PID/maps has lines, with
+    the module its mmap_calls as /proc/memtrack/tasks says (else its
+    faults), an RSS history of the samples seen; l: its open files, each
+    fd and target as /proc/PID/fd; Enter twice back to the events pane."""
+    with Memload() as m, Tmux() as tm:
+        m.cmd(f"anon {24 << 20}")
+        for flags, want in PATHS:
+            start_top(tm, flags)
+            set_filter(tm, "memload")
+            tm.wait(lambda ls: [r["PID"] for r in table(ls) or []] == [str(m.pid)],
+                    f"{want}: the memload row")
+            tm.keys("Enter")
+            text = "\n".join(tm.wait(
+                lambda ls: ls if any("RSS, last 3 samples" in line for line in ls) else None,
+                f"{want}: Enter: no memory pane with 3 samples"))
+            check(f"memory of {m.pid} (memload)" in text, f"{want}: title")
+            st = status(m.pid)
+            a, f, sh = (int(st[k][0]) for k in ("RssAnon", "RssFile", "RssShmem"))
+            check(f"RSS {a + f + sh} KiB = anon {a} + file {f} + shmem {sh}" in text,
+                  f"{want}: split, /proc says anon {a} file {f} shmem {sh}:\n{text}")
+            with open(f"/proc/{m.pid}/maps") as mf:
+                nmaps = len(mf.read().splitlines())
+            check(f"maps: {nmaps} mappings:" in text, f"{want}: {nmaps} mappings:\n{text}")
+            if want == "memtrack module":
+                r = row(m.pid)
+                check(f"mmap_calls {r['mmap_calls']}" in text,
+                      f"{want}: mmap_calls {r['mmap_calls']}:\n{text}")
+            else:
+                check("faults: minor" in text, f"{want}: faults:\n{text}")
+            tm.keys("l")
+            fds = sorted(int(x) for x in os.listdir(f"/proc/{m.pid}/fd"))
+            lines = tm.wait(lambda ls: ls if any(f"open files of {m.pid} (memload): {len(fds)}"
+                                                  in line for line in ls) else None,
+                            f"{want}: l: no files pane of {len(fds)}")
+            for fd in fds:
+                target = os.readlink(f"/proc/{m.pid}/fd/{fd}")
+                check(f"{fd:5d} {target}" in [line.rstrip() for line in lines],
+                      f"{want}: fd {fd} {target}")
+            tm.keys("Enter")
+            tm.wait(lambda ls: any(f"memory of {m.pid}" in line for line in ls),
+                    f"{want}: Enter from l")
+            tm.keys("Enter")
+            tm.wait(lambda ls: any(line.startswith("EVENTS") for line in ls) and
+                    not any(f"memory of {m.pid}" in line for line in ls),
+                    f"{want}: Enter closes")
+            tm.keys("q")
+            tm.wait(lambda ls: not tm.alternate_on(), f"{want}: q")
 
 
 @test

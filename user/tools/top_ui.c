@@ -17,6 +17,7 @@
 #include "top_actions.h"
 #include "top_cmdline.h"
 #include "top_columns.h"
+#include "top_detail.h"
 #include "top_cluster.h"
 #include "top_cluster_view.h"
 #include "top_view.h"
@@ -26,6 +27,7 @@
 
 #define HEADER_LINES	6		/* above the column titles */
 #define EVENT_LINES	6		/* the events pane: title and 5 events */
+#define DETAIL_LINES	10		/* the detail pane (Enter, l) */
 /* Processes asked of the aggregator for the cluster view (largest RSS). */
 #define TOP_CLUSTER_ROWS	1000
 
@@ -116,6 +118,7 @@ struct ui {
 	 * 0: the columns that fit the terminal */
 	size_t hscroll;
 	bool cmdline;			/* c: the command line after the columns */
+	struct top_detail detail;	/* Enter, l: in place of the events */
 	char user_name[32];
 	char message[128];		/* shown once on the status line */
 	/* the cluster view (N): NULL until first shown */
@@ -245,10 +248,44 @@ static void draw_header(struct ui *u)
 	}
 }
 
+static bool detail_open(const struct ui *u)
+{
+	return u->detail.kind != TOP_DETAIL_NONE && !u->cluster_view;
+}
+
 static int pane_lines(const struct ui *u)
 {
+	if (detail_open(u))
+		return LINES > HEADER_LINES + DETAIL_LINES + 4 ?
+		       DETAIL_LINES : 0;
 	return u->events && LINES > HEADER_LINES + EVENT_LINES + 4 ?
 	       EVENT_LINES : 0;
+}
+
+static void draw_detail(struct ui *u)
+{
+	char lines[DETAIL_LINES][TOP_DETAIL_WIDTH];
+	int y = LINES - pane_lines(u), n, i, k;
+
+	if (!pane_lines(u))
+		return;
+	n = top_detail_lines(&u->detail, u->sel < u->view.n ?
+			     &u->view.rows[u->sel] : NULL, u->tb.si.module,
+			     lines, DETAIL_LINES);
+	for (i = 0; i < DETAIL_LINES; i++) {
+		move(y + i, 0);
+		clrtoeol();
+		if (i >= n)
+			continue;
+		if (!i)
+			attron(A_REVERSE);
+		addnstr(lines[i], COLS);
+		if (!i) {
+			for (k = getcurx(stdscr); k < COLS; k++)
+				addch(' ');
+			attroff(A_REVERSE);
+		}
+	}
 }
 
 static void draw_events(struct ui *u)
@@ -473,6 +510,8 @@ static const char *const help_text[] = {
 	"  u          only one user's processes; empty clears",
 	"  H          threads under their process",
 	"  K          kernel threads too (hidden at start)",
+	"  Enter      the selected process's memory: split, counters, maps, RSS history",
+	"  l          the selected process's open files",
 	"  t F5       process tree",
 	"  p          one row per program (all its processes summed)",
 	"  c          the full command line of each process, after the columns",
@@ -519,7 +558,10 @@ static void draw(struct ui *u)
 			draw_cluster(u);
 		else
 			draw_table(u);
-		draw_events(u);
+		if (detail_open(u))
+			draw_detail(u);
+		else
+			draw_events(u);
 	}
 	refresh();
 }
@@ -702,6 +744,10 @@ static bool key(struct ui *u, int c)
 	case 'u': ask_user(u); break;
 	case 'H': u->vo.threads = !u->vo.threads; break;
 	case 'K': u->vo.kthreads = !u->vo.kthreads; break;
+	case '\r': case '\n': case KEY_ENTER:
+		top_detail_toggle(&u->detail, TOP_DETAIL_MEMORY);
+		break;
+	case 'l': top_detail_toggle(&u->detail, TOP_DETAIL_FILES); break;
 	case 't': case KEY_F(5): u->vo.tree = !u->vo.tree; break;
 	case 'p':
 		u->vo.programs = !u->vo.programs;
@@ -740,6 +786,7 @@ int top_ui_run(struct mt_source *src, const struct top_ui_opts *o)
 	struct ui u = { .delay = o->delay, .events = true, .smaps = o->smaps,
 			.cluster_server = o->cluster };
 	double next = 0, left;
+	bool sampled;
 	int c, err = 0;
 
 	u.vo.sort = o->sort;
@@ -759,12 +806,14 @@ int top_ui_run(struct mt_source *src, const struct top_ui_opts *o)
 	if (o->cluster)
 		toggle_cluster(&u);
 	while (!quit_signal) {
+		sampled = false;
 		if (!u.paused && now_s() >= next) {
 			err = top_table_refresh(&u.tb);
 			if (err)
 				break;
 			top_events_growth(&u.ev, &u.tb);
 			next = now_s() + u.delay;
+			sampled = true;
 		}
 		top_events_read(&u.ev);
 		if (u.cluster_view) {
@@ -775,6 +824,9 @@ int top_ui_run(struct mt_source *src, const struct top_ui_opts *o)
 		if (err)
 			break;
 		follow_selection(&u);
+		if (sampled)
+			top_detail_sample(&u.detail, u.sel < u.view.n ?
+					  &u.view.rows[u.sel] : NULL);
 		draw(&u);
 		left = u.paused ? 1 : next - now_s();
 		/* the cluster's answers come from a thread: look soon again */
