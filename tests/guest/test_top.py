@@ -10,6 +10,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -957,6 +958,62 @@ def ui_detail_pane_memory_and_open_files():
                     f"{want}: Enter closes")
             tm.keys("q")
             tm.wait(lambda ls: not tm.alternate_on(), f"{want}: q")
+
+
+@test
+def ui_setup_saves_toprc():
+    """F2: hide USER, move FLAG up two places, sort by GROWTH, delay 3; q
+    writes exactly that to $XDG_CONFIG_HOME/memtrack/toprc and the table
+    follows it; a new memtrack-top starts with it, -d and -o beat it; a bad
+    toprc stops it with FILE:LINE: why and exit 2."""
+    with tempfile.TemporaryDirectory() as d, Tmux() as tm:
+        rc = os.path.join(d, "memtrack", "toprc")
+        env = f"XDG_CONFIG_HOME={d} "
+        tm.type(env)
+        start_top(tm, [])
+        tm.keys("F2")
+        tm.wait(lambda ls: ls[0].startswith("memtrack-top setup"), "F2: no setup screen")
+        tm.keys("Down", "Space", "Up", "[", "[", "Down", "Down", "s", "d")
+        tm.wait(lambda ls: any("delay (seconds):" in line for line in ls), "d: no prompt")
+        tm.type("3")
+        tm.keys("Enter", "q")
+        tm.wait(lambda ls: any(f"setup saved to {rc}" in line for line in ls), "q: not saved")
+        with open(rc) as f:
+            text = f.read()
+        want = ("# memtrack-top's settings, written by its F2 screen\n[memtrack-top]\n"
+                "columns = PID,COMMAND,CGROUP,%CPU,RSS,ANON,FILE,SHMEM,PSS,USS,SWAP,VIRT,"
+                "LIMIT,MINFLT/s,MAJFLT/s,PGALLOC/s,FLAG,KMALLOC/s,GROWTH\n"
+                "sort = GROWTH\ndelay = 3\n")
+        check(text == want, f"toprc:\n{text}")
+
+        def follows(ls):
+            titles = [line.split() for line in ls if line.split()[:1] == ["PID"]]
+            return (titles and "USER" not in titles[0] and "FLAG" in titles[0] and
+                    titles[0].index("FLAG") < titles[0].index("GROWTH") and
+                    any("sort: GROWTH  delay: 3.0s" in line for line in ls))
+        tm.wait(follows, "the table after F2")
+        tm.keys("q")
+        tm.wait(lambda ls: not tm.alternate_on(), "q")
+        tm.keys("clear", "Enter")
+        tm.type(env + " ".join([TOP]))
+        tm.keys("Enter")
+        tm.wait(follows, "a new memtrack-top without toprc's settings")
+        tm.keys("q")
+        tm.wait(lambda ls: not tm.alternate_on(), "q again")
+        tm.keys("clear", "Enter")
+        tm.type(env + " ".join([TOP, "-d", "1", "-o", "rss"]))
+        tm.keys("Enter")
+        tm.wait(lambda ls: any("sort: RSS  delay: 1.0s" in line for line in ls),
+                "-d and -o do not beat toprc")
+        tm.keys("q")
+        tm.wait(lambda ls: not tm.alternate_on(), "q at last")
+        with open(rc, "w") as f:
+            f.write("[memtrack-top]\ncolumns = PID,NOPE\n")
+        tm.keys("clear", "Enter")
+        tm.type(env + TOP + "; echo rc=$?")
+        tm.keys("Enter")
+        tm.wait(lambda ls: f"memtrack-top: {rc}:2: an unknown column (F2 lists them)" in ls
+                and "rc=2" in ls, "a bad toprc: no FILE:LINE: why, exit 2")
 
 
 @test

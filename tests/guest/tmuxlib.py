@@ -1,8 +1,10 @@
 """A terminal for tests of interactive tools: a shell in a detached tmux
 session of a tmux server of its own, keys in, screen out."""
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
@@ -18,8 +20,11 @@ class Tmux:
         # A server of its own each time: a closing one may linger a moment.
         Tmux.count += 1
         self.sock = f"mttop{os.getpid()}-{Tmux.count}"
+        # memtrack-top reads $XDG_CONFIG_HOME/memtrack/toprc: an empty
+        # directory, so that no saved setup changes what a test sees
+        self.config = tempfile.mkdtemp(prefix="mttop-config.")
         self.tmux("new-session", "-d", "-s", "t", "-x", "200", "-y", "50",
-                  "bash --norc --noprofile")
+                  f"env XDG_CONFIG_HOME={self.config} bash --norc --noprofile")
         self.tmux("set-option", "-g", "remain-on-exit", "off")
 
     def tmux(self, *args):
@@ -56,6 +61,7 @@ class Tmux:
 
     def close(self):
         subprocess.run(["tmux", "-L", self.sock, "kill-server"], capture_output=True)
+        shutil.rmtree(self.config, ignore_errors=True)
 
     def __enter__(self):
         return self

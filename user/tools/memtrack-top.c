@@ -27,6 +27,7 @@
 #include "top_cluster_view.h"
 #include "top_columns.h"
 #include "top_smaps.h"
+#include "top_toprc.h"
 #include "top_ui.h"
 
 static void usage(FILE *f)
@@ -74,6 +75,7 @@ static const char *const sort_names[] = {
 
 struct opts {
 	bool batch, json, proc, smaps, mono;
+	bool delay_set, sort_set;	/* -d, -o given: they beat toprc */
 	long iterations;		/* 0: for ever */
 	long rows;			/* --top; 0: all */
 	double delay;
@@ -81,6 +83,30 @@ struct opts {
 	const char *cluster;		/* --cluster */
 	struct top_growth growth;	/* --growth-window, --growth-min-rate */
 };
+
+/* The interactive view's settings from toprc, where -d and -o did not set them. */
+static int load_toprc(const struct opts *o, struct top_ui_opts *uo)
+{
+	static char path[4096];
+	struct top_toprc rc = { .sort = o->sort, .delay = o->delay };
+	char err[4200];
+
+	top_layout_default(&rc.layout);
+	uo->layout = rc.layout;
+	if (top_toprc_path(path, sizeof(path)))
+		return 0;
+	uo->toprc = path;
+	if (top_toprc_load(path, &rc, err, sizeof(err))) {
+		fprintf(stderr, "memtrack-top: %s\n", err);
+		return -1;
+	}
+	uo->layout = rc.layout;
+	if (rc.has_delay && !o->delay_set)
+		uo->delay = rc.delay;
+	if (rc.has_sort && !o->sort_set)
+		uo->sort = rc.sort;
+	return 0;
+}
 
 static int parse_sort(const char *s, enum top_sort *out)
 {
@@ -178,6 +204,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 				fprintf(stderr, "memtrack-top: -d: seconds from 0.1 to 3600: %s\n", optarg);
 				return 2;
 			}
+			o->delay_set = true;
 			break;
 		case 'j':
 			o->json = true;
@@ -187,6 +214,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 				fprintf(stderr, "memtrack-top: -o: unknown sort key: %s\n", optarg);
 				return 2;
 			}
+			o->sort_set = true;
 			break;
 		case 'P':
 			o->proc = true;
@@ -378,7 +406,7 @@ int main(int argc, char **argv)
 					   getenv("NO_COLOR")[0]),
 		};
 
-		rc = top_ui_run(src, &uo);
+		rc = load_toprc(&o, &uo) ? 2 : top_ui_run(src, &uo);
 	}
 	mt_source_close(src);
 	return rc;

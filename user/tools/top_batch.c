@@ -60,11 +60,11 @@ void top_batch_text(FILE *f, const struct top_table *tb, const char *source,
 			(uint64_t)s->direct_reclaim_stalls,
 			(uint64_t)s->oom_kills);
 	fputc('\n', f);
-	top_format_header(line, sizeof(line), top_columns_all(show));
+	top_format_header(line, sizeof(line), top_columns_all(show), NULL);
 	fprintf(f, "%s\n", line);
 	for (i = 0; i < tb->n && i < nrows; i++) {
 		len = top_format_row(&tb->rows[i], line, sizeof(line),
-				     top_columns_all(show));
+				     top_columns_all(show), NULL);
 		line[len++] = '\n';
 		fwrite(line, 1, len, f);
 	}

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include "top_columns.h"
 
 /*
@@ -234,8 +235,8 @@ const struct top_column top_columns[] = {
 	{ "GROWTH", 8, 0, TOP_SORT_GROWTH, growth_cell, 0 },
 	{ "FLAG", -16, 0, TOP_SORT_NONE, top_growth_flag, 0 },
 };
-_Static_assert(sizeof(top_columns) / sizeof(top_columns[0]) <= 64,
-	       "a column set is a 64-bit mask");
+_Static_assert(sizeof(top_columns) / sizeof(top_columns[0]) <=
+	       TOP_MAX_COLUMNS, "a column set is a 64-bit mask, a layout holds them all");
 const size_t top_nr_columns = sizeof(top_columns) / sizeof(top_columns[0]);
 
 /* One character at at, if it fits before the terminating NUL. */
@@ -324,9 +325,35 @@ uint64_t top_column_bits(const char *title, enum top_sort sort)
 	return set;
 }
 
-uint64_t top_columns_fit(unsigned int show, uint64_t must, int width)
+int top_column_index(const char *title)
 {
-	uint64_t all = top_columns_all(show), set = 0;
+	size_t i;
+
+	for (i = 0; i < top_nr_columns; i++)
+		if (!strcasecmp(top_columns[i].title, title))
+			return (int)i;
+	return -1;
+}
+
+void top_layout_default(struct top_layout *l)
+{
+	for (l->n = 0; l->n < top_nr_columns; l->n++)
+		l->col[l->n] = (uint8_t)l->n;
+}
+
+uint64_t top_layout_mask(const struct top_layout *l)
+{
+	uint64_t set = 0;
+	size_t i;
+
+	for (i = 0; i < l->n; i++)
+		set |= 1ULL << l->col[i];
+	return set;
+}
+
+uint64_t top_columns_fit(uint64_t all, uint64_t must, int width)
+{
+	uint64_t set = 0;
 	int used = 0, rank, max_rank = 0;
 	size_t i;
 
@@ -355,28 +382,38 @@ uint64_t top_columns_fit(unsigned int show, uint64_t must, int width)
 	return set;
 }
 
-int top_format_header(char *buf, size_t len, uint64_t cols)
+/* The k-th column to show: of order, or of the table if order is NULL. */
+static size_t nth(const struct top_layout *order, size_t k)
 {
+	return order ? order->col[k] : k;
+}
+
+int top_format_header(char *buf, size_t len, uint64_t cols,
+		      const struct top_layout *order)
+{
+	size_t k, n = order ? order->n : top_nr_columns, i;
 	int at = 0;
-	size_t i;
 
 	buf[0] = '\0';
-	for (i = 0; i < top_nr_columns; i++)
+	for (k = 0; k < n; k++) {
+		i = nth(order, k);
 		if (cols & (1ULL << i))
 			at = put(buf, len, at, top_columns[i].width,
 				 top_columns[i].title);
+	}
 	return trim(buf, len, at);
 }
 
 int top_format_row(const struct top_row *r, char *buf, size_t len,
-		   uint64_t cols)
+		   uint64_t cols, const struct top_layout *order)
 {
+	size_t k, n = order ? order->n : top_nr_columns, i;
 	char cell[64];
 	int at = 0;
-	size_t i;
 
 	buf[0] = '\0';
-	for (i = 0; i < top_nr_columns; i++) {
+	for (k = 0; k < n; k++) {
+		i = nth(order, k);
 		if (!(cols & (1ULL << i)))
 			continue;
 		top_columns[i].cell(r, cell, sizeof(cell));

@@ -24,19 +24,38 @@ struct top_column {
 extern const struct top_column top_columns[];
 extern const size_t top_nr_columns;
 
+#define TOP_MAX_COLUMNS	32
+
+/*
+ * The columns a user chose, in their order (toprc, F2): indexes into
+ * top_columns; by default all, in the table's order.
+ */
+struct top_layout {
+	size_t n;
+	uint8_t col[TOP_MAX_COLUMNS];
+};
+
+void top_layout_default(struct top_layout *l);
+uint64_t top_layout_mask(const struct top_layout *l);
+/* top_columns' index of the column titled title (any case), or -1. */
+int top_column_index(const char *title);
+
 /*
  * Sets of columns, bit i for top_columns[i]: all of those show allows
- * (TOP_SHOW_*); those that fit in width characters, the ones of rank 0 and
- * those in must first, then by rank (a narrow terminal); the one titled
- * title and the one sorting by sort (either may be NULL / TOP_SORT_NONE).
+ * (TOP_SHOW_*); of the set all, those that fit in width characters, the
+ * ones of rank 0 and those in must first, then by rank (a narrow
+ * terminal); the one titled title and the one sorting by sort (either may
+ * be NULL / TOP_SORT_NONE).
  */
 uint64_t top_columns_all(unsigned int show);
-uint64_t top_columns_fit(unsigned int show, uint64_t must, int width);
+uint64_t top_columns_fit(uint64_t all, uint64_t must, int width);
 uint64_t top_column_bits(const char *title, enum top_sort sort);
-/* The header or one row as text, the columns in cols. */
-int top_format_header(char *buf, size_t len, uint64_t cols);
+/* The header or one row as text, the columns in cols, in order's order
+ * (NULL: the table's). */
+int top_format_header(char *buf, size_t len, uint64_t cols,
+		      const struct top_layout *order);
 int top_format_row(const struct top_row *r, char *buf, size_t len,
-		   uint64_t cols);
+		   uint64_t cols, const struct top_layout *order);
 /* "LEAK? +1.5M/s" for a growing process, "-" otherwise. */
 void top_growth_flag(const struct top_row *r, char *buf, size_t len);
 

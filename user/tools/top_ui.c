@@ -22,6 +22,7 @@
 #include "top_cluster_view.h"
 #include "top_view.h"
 #include "top_events.h"
+#include "top_setup.h"
 #include "top_smaps.h"
 #include "top_ui.h"
 
@@ -119,6 +120,8 @@ struct ui {
 	size_t hscroll;
 	bool cmdline;			/* c: the command line after the columns */
 	struct top_detail detail;	/* Enter, l: in place of the events */
+	struct top_layout layout;	/* the columns and their order (F2) */
+	const char *toprc;		/* F2 saves there */
 	char user_name[32];
 	char message[128];		/* shown once on the status line */
 	/* the cluster view (N): NULL until first shown */
@@ -340,9 +343,9 @@ static void table_line(struct ui *u, const struct top_row *r, uint64_t cols,
 	size_t len;
 
 	if (r)
-		len = top_format_row(r, line, size, cols);
+		len = top_format_row(r, line, size, cols, &u->layout);
 	else
-		len = top_format_header(line, size, cols);
+		len = top_format_header(line, size, cols, &u->layout);
 	if (len > size - 1)
 		len = size - 1;
 	if (u->cmdline) {
@@ -375,13 +378,14 @@ static void draw_table(struct ui *u)
 			(u->smaps ? top_column_bits("PSS", TOP_SORT_NONE) |
 			 top_column_bits("USS", TOP_SORT_NONE) : 0);
 	int width = u->cmdline ? COLS - CMDLINE_MIN : COLS;
-	uint64_t cols = u->hscroll ? top_columns_all(show) :
-				     top_columns_fit(show, must, width);
+	uint64_t allowed = top_columns_all(show) & top_layout_mask(&u->layout);
+	uint64_t cols = u->hscroll ? allowed :
+				     top_columns_fit(allowed, must & allowed, width);
 	int y = HEADER_LINES, rows = LINES - HEADER_LINES - 1 - pane_lines(u);
 	char line[1024];
 	size_t i, hdr_len;
 
-	hdr_len = top_format_header(line, sizeof(line), cols);
+	hdr_len = top_format_header(line, sizeof(line), cols, &u->layout);
 	if (u->hscroll >= hdr_len)
 		u->hscroll = hdr_len ? hdr_len - 1 : 0;
 	table_line(u, NULL, cols, hdr_len, line, sizeof(line));
@@ -524,6 +528,7 @@ static const char *const help_text[] = {
 	"  d s        refresh interval (0.1..3600 s)",
 	"  Up Down PgUp PgDn Home End  move the selection bar",
 	"  Left Right scroll sideways through every column",
+	"  F2         setup: columns, their order, sort key, delay (saved to toprc)",
 	"  k F9       send the selected process a signal (a menu, then y)",
 	"  F7 F8      nice - / + of the selected process;  r  renice to a value",
 	"  h ? F1     this help; any key returns",
@@ -632,19 +637,20 @@ static void ask_filter(struct ui *u)
 /* < and >: the sortable column left or right of the current one. */
 static void next_sort(struct ui *u, int dir)
 {
-	int i, cur = -1, n = (int)top_nr_columns;
+	int i, cur = -1, n = (int)u->layout.n;
+	const struct top_column *c;
 
 	for (i = 0; i < n; i++)
-		if (top_columns[i].sort == u->vo.sort)
+		if (top_columns[u->layout.col[i]].sort == u->vo.sort)
 			cur = i;
 	if (cur < 0)
 		cur = dir > 0 ? -1 : n;
 	for (i = cur + dir; i >= 0 && i < n; i += dir) {
-		if (top_columns[i].sort == TOP_SORT_NONE ||
-		    (top_columns[i].needs & TOP_SHOW_MODULE &&
-		     !u->tb.si.module))
+		c = &top_columns[u->layout.col[i]];
+		if (c->sort == TOP_SORT_NONE ||
+		    (c->needs & TOP_SHOW_MODULE && !u->tb.si.module))
 			continue;
-		u->vo.sort = top_columns[i].sort;
+		u->vo.sort = c->sort;
 		return;
 	}
 }
@@ -722,6 +728,20 @@ static void renice_selected(struct ui *u, int delta)
 				  sizeof(u->message));
 }
 
+/* F2: the setup screen edits the layout, the sort key and the delay. */
+static void setup(struct ui *u)
+{
+	struct top_toprc rc = {
+		.layout = u->layout, .sort = u->vo.sort, .delay = u->delay,
+	};
+
+	top_setup_run(&rc, u->toprc, u->message, sizeof(u->message));
+	u->layout = rc.layout;
+	u->vo.sort = rc.sort;
+	u->delay = rc.delay;
+	u->hscroll = 0;
+}
+
 /* One key; false to quit. */
 static bool key(struct ui *u, int c)
 {
@@ -748,6 +768,7 @@ static bool key(struct ui *u, int c)
 		top_detail_toggle(&u->detail, TOP_DETAIL_MEMORY);
 		break;
 	case 'l': top_detail_toggle(&u->detail, TOP_DETAIL_FILES); break;
+	case KEY_F(2): setup(u); break;
 	case 't': case KEY_F(5): u->vo.tree = !u->vo.tree; break;
 	case 'p':
 		u->vo.programs = !u->vo.programs;
@@ -790,6 +811,8 @@ int top_ui_run(struct mt_source *src, const struct top_ui_opts *o)
 	int c, err = 0;
 
 	u.vo.sort = o->sort;
+	u.layout = o->layout;
+	u.toprc = o->toprc;
 	top_table_init(&u.tb, src, &o->growth);
 	top_events_open(&u.ev, src);
 	install_signals();

@@ -3,6 +3,7 @@
 #define MEMTRACK_TOP_UI_H
 
 #include "top.h"
+#include "top_columns.h"
 
 struct top_ui_opts {
 	double delay;			/* seconds between samples */
@@ -13,6 +14,8 @@ struct top_ui_opts {
 	 * the config's, asked only when c is pressed */
 	const char *cluster;
 	struct top_growth growth;	/* the flag's settings */
+	struct top_layout layout;	/* the columns, in their order */
+	const char *toprc;		/* where F2 saves; NULL: nowhere */
 };
 
 /* The interactive view until q or a quit signal; the exit status. */
