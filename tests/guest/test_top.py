@@ -1016,6 +1016,76 @@ def ui_setup_saves_toprc():
                 and "rc=2" in ls, "a bad toprc: no FILE:LINE: why, exit 2")
 
 
+TREE = """
+import ctypes, os, sys, time
+libc = ctypes.CDLL(None)
+def name(n):
+    libc.prctl(15, n.encode(), 0, 0, 0)
+def child(fn):
+    pid = os.fork()
+    if pid == 0:
+        fn()
+        os._exit(0)
+    return pid
+def chain(k):
+    name(f"deep{k:02d}")
+    if k < 12:
+        os.waitpid(child(lambda: chain(k + 1)), 0)
+    else:
+        time.sleep(120)
+def a():
+    name("deep01a")
+    os.waitpid(child(lambda: (name("deep02a"), time.sleep(120))), 0)
+def b():
+    name("deep01b")
+    os.waitpid(child(lambda: chain(2)), 0)
+name("deep00")
+pa = child(a)
+time.sleep(0.2)
+pb = child(b)
+print(os.getpid(), flush=True)
+os.waitpid(pa, 0)
+os.waitpid(pb, 0)
+"""
+
+
+@test
+def ui_tree_branches_keep_names_at_depth_12():
+    """t (sorted by pid): a process tree of 15 drawn as ps --forest and htop
+    draw it, tees, corners and lines down in UTF-8 box drawing (ASCII in
+    the C locale), and the name whole at depth 12, past an ellipsis."""
+    deep = [f"\u2026    \u2514\u2500deep{k:02d}" for k in range(5, 13)]
+    utf8 = (["deep00", "\u251c\u2500deep01a", "\u2502 \u2514\u2500deep02a",
+             "\u2514\u2500deep01b", "  \u2514\u2500deep02", "    \u2514\u2500deep03",
+             "      \u2514\u2500deep04"] + deep)
+    ascii = [c.replace("\u2502", "|").replace("\u251c\u2500", "|-").replace(
+        "\u2514\u2500", "`-").replace("\u2026", "~") for c in utf8]
+    p = subprocess.Popen([sys.executable, "-c", TREE], stdout=subprocess.PIPE,
+                         start_new_session=True)
+    try:
+        check(int(readline(p.stdout)) == p.pid, "the tree did not start")
+        with Tmux() as tm:
+            for env, want in (("LANG=C.UTF-8 ", utf8), ("LC_ALL=C ", ascii)):
+                tm.type(env)
+                start_top(tm, ["-o", "pid"])
+                set_filter(tm, "deep")
+                tm.keys("t")
+
+                def cells(ls):
+                    # COMMAND: after PID and USER, 15 characters wide
+                    rows = [line for line in ls if "deep" in line and
+                            line.split()[:1] != ["filter:"]]
+                    return [line[17:32].rstrip() for line in rows]
+                tm.wait(lambda ls: cells(ls) == want,
+                        f"{env}: the tree's COMMAND cells, want {want}")
+                tm.keys("q")
+                tm.wait(lambda ls: not tm.alternate_on(), f"{env}: q")
+                tm.keys("clear", "Enter")
+    finally:
+        os.killpg(p.pid, 9)
+        p.wait()
+
+
 @test
 def ui_ctrl_c_and_crash_restore_the_terminal():
     with Tmux() as tm:

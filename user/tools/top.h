@@ -48,6 +48,11 @@ struct top_row {
 	unsigned int group;
 	unsigned int depth;
 	bool thread;
+	/* the tree's branches: the last of its siblings (a corner, not a
+	 * tee), and bit k: the ancestor at depth k has siblings after it
+	 * (a line down through level k) */
+	bool tree_last;
+	uint32_t tree_more;
 	/* the process's cgroup: path under the cgroup2 root, memory.max */
 	char cgroup[128];
 	uint64_t cg_max;		/* TOP_NO_LIMIT: none */

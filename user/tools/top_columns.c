@@ -88,16 +88,57 @@ static void user_cell(const struct top_row *r, char *b, size_t n)
 }
 
 /* A comm may hold spaces; a column of text may not. */
+bool top_columns_utf8;
+
+/* s at b + *k, if it fits before the terminating NUL. */
+static void add_str(char *b, size_t n, size_t *k, const char *s)
+{
+	size_t len = strlen(s);
+
+	if (*k + len < n) {
+		memcpy(b + *k, s, len);
+		*k += len;
+	}
+}
+
+/*
+ * A process's branches in the tree view, as ps --forest and htop draw
+ * them: a line down through each level whose ancestor has siblings after
+ * it, then a tee or, for the last child, a corner.  Past TREE_LEVELS
+ * levels only the deepest ones are drawn, after an ellipsis, so that the
+ * name stays in the column at any depth.
+ */
+#define TREE_LEVELS	4
+
+static void tree_prefix(const struct top_row *r, char *b, size_t n, size_t *k)
+{
+	bool u = top_columns_utf8;
+	unsigned int lvl = 1;
+
+	if (r->depth > TREE_LEVELS) {
+		add_str(b, n, k, u ? "\u2026" : "~");
+		lvl = r->depth - 2;
+	}
+	for (; lvl < r->depth; lvl++)
+		add_str(b, n, k, lvl < 32 && (r->tree_more & (1U << lvl)) ?
+			(u ? "\u2502 " : "| ") : "  ");
+	add_str(b, n, k, r->tree_last ? (u ? "\u2514\u2500" : "`-") :
+		(u ? "\u251c\u2500" : "|-"));
+}
+
 static void comm_cell(const struct top_row *r, char *b, size_t n)
 {
 	unsigned int depth = r->depth < 8 ? r->depth : 8;
 	size_t i, k = 0;
 
-	/* Tree depth as indentation, a thread under its process. */
-	for (i = 0; i < depth * 2; i++)
-		b[k++] = ' ';
-	if (r->thread)
+	/* a thread indented under its process; a process's tree branches */
+	if (r->thread) {
+		for (i = 0; i < depth * 2; i++)
+			b[k++] = ' ';
 		b[k++] = '`';
+	} else if (r->depth) {
+		tree_prefix(r, b, n, &k);
+	}
 	for (i = 0; i < sizeof(r->t.comm) && r->t.comm[i] && k < n - 1; i++)
 		b[k++] = r->t.comm[i] == ' ' || r->t.comm[i] == '\t' ?
 			 '_' : r->t.comm[i];
@@ -254,9 +295,21 @@ static void put_char(char *buf, size_t len, size_t at, char c)
 static int put(char *buf, size_t len, int at, int width, const char *s)
 {
 	size_t w = width < 0 ? -width : width, n = strlen(s), i, k = at;
+	size_t cols = 0, cut = n;
 
-	if (n > w)
-		n = w;
+	/* the width in characters: a UTF-8 sequence is one (box drawing,
+	 * a comm's accents), its continuation bytes none */
+	for (i = 0; i < n; i++) {
+		if (((unsigned char)s[i] & 0xc0) == 0x80)
+			continue;
+		if (cols == w) {
+			cut = i;
+			break;
+		}
+		cols++;
+	}
+	n = cut;
+	w += n - cols;		/* padding counts characters, the cell bytes */
 	if (k + 1 + w < len) {		/* the usual case: it fits */
 		if (at)
 			buf[k++] = ' ';

@@ -56,6 +56,8 @@ int top_format_header(char *buf, size_t len, uint64_t cols,
 		      const struct top_layout *order);
 int top_format_row(const struct top_row *r, char *buf, size_t len,
 		   uint64_t cols, const struct top_layout *order);
+/* Draw the tree's branches with UTF-8 box drawing (else ASCII). */
+extern bool top_columns_utf8;
 /* "LEAK? +1.5M/s" for a growing process, "-" otherwise. */
 void top_growth_flag(const struct top_row *r, char *buf, size_t len);
 

@@ -6,6 +6,8 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <langinfo.h>
+#include <locale.h>
 #include <math.h>
 #include <pwd.h>
 #include <signal.h>
@@ -816,6 +818,10 @@ int top_ui_run(struct mt_source *src, const struct top_ui_opts *o)
 	top_table_init(&u.tb, src, &o->growth);
 	top_events_open(&u.ev, src);
 	install_signals();
+	/* characters only (not LC_NUMERIC: the figures keep their '.'):
+	 * ncursesw then draws UTF-8 comms and the tree's box drawing */
+	setlocale(LC_CTYPE, "");
+	top_columns_utf8 = !strcmp(nl_langinfo(CODESET), "UTF-8");
 	if (!initscr()) {
 		fprintf(stderr, "memtrack-top: cannot set up the terminal\n");
 		return 1;

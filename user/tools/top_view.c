@@ -129,14 +129,17 @@ static int tree(struct top_view *v, struct top_row *sel, size_t n)
 {
 	const size_t none = (size_t)-1;
 	size_t *first, *next, *last, *stack, *depth, i, c, j, kids, sp = 0;
+	uint32_t *more;
 	struct pidx *map, key, *par;
 	int err = 0;
 
 	map = malloc((n ? n : 1) * sizeof(*map));
 	first = malloc((n ? n : 1) * 5 * sizeof(size_t));
-	if (!map || !first) {
+	more = calloc(n ? n : 1, sizeof(*more));
+	if (!map || !first || !more) {
 		free(map);
 		free(first);
+		free(more);
 		return -ENOMEM;
 	}
 	next = first + n;
@@ -147,6 +150,7 @@ static int tree(struct top_view *v, struct top_row *sel, size_t n)
 		map[i] = (struct pidx){ sel[i].t.pid, i };
 		first[i] = next[i] = last[i] = none;
 		depth[i] = 0;
+		sel[i].tree_last = false;
 	}
 	qsort(map, n, sizeof(*map), cmp_pidx);
 	/* Children lists in sort order. */
@@ -169,17 +173,25 @@ static int tree(struct top_view *v, struct top_row *sel, size_t n)
 	while (sp && !err) {
 		i = stack[--sp];
 		sel[i].depth = depth[i];
+		sel[i].tree_more = more[i];
 		err = push(v, &sel[i]);
 		for (kids = 0, c = first[i]; c != none; c = next[c])
 			kids++;
 		for (j = 0, c = first[i]; c != none; c = next[c], j++) {
 			depth[c] = depth[i] + 1;
+			sel[c].tree_last = next[c] == none;
+			/* below a child with siblings after it, a line goes on
+			 * down through its level */
+			more[c] = more[i];
+			if (depth[i] >= 1 && depth[i] < 32 && !sel[i].tree_last)
+				more[c] |= 1U << depth[i];
 			stack[sp + kids - 1 - j] = c;
 		}
 		sp += kids;
 	}
 	free(map);
 	free(first);
+	free(more);
 	return err;
 }
 
