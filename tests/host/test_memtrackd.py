@@ -19,6 +19,7 @@ import re
 import random
 import shutil
 import socket
+import struct
 import subprocess
 import sys
 import tempfile
@@ -644,8 +645,9 @@ def build_info():
 def tells_systemd_when_ready():
     """Type=notify: with $NOTIFY_SOCKET set (as systemd sets it), READY=1
     and a STATUS= line naming the version and the address come once
-    /metrics answers, nothing before, and STOPPING=1 on SIGTERM; the
-    aggregator's once its port accepts."""
+    /metrics answers, nothing before, from the process started (it never
+    forks, -f or not), and STOPPING=1 on SIGTERM; the aggregator's once
+    its port accepts."""
     version = open(os.path.join(mtdlib.ROOT, "VERSION")).read().strip()
     d = tempfile.mkdtemp()
     os.chmod(d, 0o711)      # the daemon tells it after dropping to nobody
@@ -654,6 +656,7 @@ def tells_systemd_when_ready():
     try:
         s.bind(sock_path)
         os.chmod(sock_path, 0o777)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
         s.settimeout(30)
         for aggregate in (False, True):
             port = mtdlib.free_port()
@@ -661,12 +664,19 @@ def tells_systemd_when_ready():
             with open(conf, "w") as f:
                 f.write(f"[memtrackd]\nsource = proc\nnode = n1\nport = {port}\n"
                         f"[aggregate]\nlisten = 127.0.0.1\nport = {port}\n")
-            p = subprocess.Popen([mtdlib.DAEMON, "-f", "-c", conf] +
+            # without -f: it must not fork (systemd takes READY=1 from the
+            # process it started only, NotifyAccess=main)
+            p = subprocess.Popen([mtdlib.DAEMON, "-c", conf] +
                                  (["--aggregate"] if aggregate else []),
                                  env={**os.environ, "NOTIFY_SOCKET": sock_path},
                                  stderr=subprocess.PIPE, text=True)
             try:
-                msg = s.recv(4096).decode().split("\n")
+                data, anc, _, _ = s.recvmsg(4096, socket.CMSG_SPACE(12))
+                msg = data.decode().split("\n")
+                creds = [struct.unpack("iII", d[:12]) for lvl, typ, d in anc
+                         if lvl == socket.SOL_SOCKET and typ == socket.SCM_CREDENTIALS]
+                check(creds and creds[0][0] == p.pid,
+                      f"READY=1 from {creds}, not memtrackd's pid {p.pid}")
                 if aggregate:
                     want = f"aggregating on 127.0.0.1 port {port} (max 4096 nodes)"
                     socket.create_connection(("127.0.0.1", port), timeout=5).close()

@@ -485,8 +485,7 @@ int mtd_aggregate_main(const struct mtd_config *c, bool foreground)
 		mtd_log(LOG_ERR, "dropping privileges: %s", err);
 		return 1;
 	}
-	if (mtd_detach(foreground))
-		return 1;
+	mtd_log_started(foreground);
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGTERM);
 	sigaddset(&sigs, SIGINT);

@@ -56,7 +56,7 @@ static void usage(FILE *f)
 		"memtrack's node daemon: a Prometheus exporter of every program's\n"
 		"memory, a relay to aggregators, or (--aggregate) an aggregator.\n"
 		"  -c, --config FILE  configuration (default " MTD_DEFAULT_CONFIG ")\n"
-		"  -f, --foreground   stay in the foreground, log to stderr\n"
+		"  -f, --foreground   log to stderr, not syslog (it never forks)\n"
 		"  -a, --aggregate    be an aggregator ([aggregate] section)\n"
 		"  -h, --help         this help\n"
 		"  -V, --version      the release\n");
@@ -314,8 +314,7 @@ int main(int argc, char **argv)
 	/* fail now, not at the first scrape */
 	if (sample_locked(&d))
 		return 1;
-	if (mtd_detach(foreground))
-		return 1;
+	mtd_log_started(foreground);
 	/* before any thread starts, so that only sigfd sees them */
 	sigprocmask(SIG_BLOCK, &sigs, NULL);
 	sigfd = signalfd(-1, &sigs, SFD_CLOEXEC);

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* memtrackd's messages (log.h): stderr in the foreground, syslog once detached. */
+/* memtrackd's messages (log.h): stderr with -f, else syslog once started. */
 #include <errno.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -35,16 +35,10 @@ void mtd_log(int prio, const char *fmt, ...)
 	va_end(ap);
 }
 
-int mtd_detach(bool foreground)
+void mtd_log_started(bool foreground)
 {
-	if (foreground)
-		return 0;
-	if (daemon(0, 0)) {
-		mtd_log(LOG_ERR, "daemon: %s", strerror(errno));
-		return -1;
-	}
-	mtd_log_init(false);
-	return 0;
+	if (!foreground)
+		mtd_log_init(false);
 }
 
 bool mtd_exit_signalled(int sigfd)

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * memtrackd's messages (log.c), of the node daemon and the aggregator
- * alike: stderr in the foreground, syslog once detached; going to the
- * background and the exit signal, which both log.
+ * alike: stderr with -f, else syslog once set up; the exit signal, which
+ * logs.
  */
 #ifndef MEMTRACK_NET_LOG_H
 #define MEMTRACK_NET_LOG_H
@@ -11,10 +11,11 @@
 
 void mtd_log_init(bool to_stderr);
 /*
- * Unless foreground, go to the background (daemon(3)) and log to syslog
- * from then on: 0, or -1 (logged).
+ * Set up: unless foreground (-f), log to syslog from now on.  The daemon
+ * never forks itself: systemd runs it (Type=notify, service.h), or
+ * start-stop-daemon --background; errors before this went to stderr.
  */
-int mtd_detach(bool foreground);
+void mtd_log_started(bool foreground);
 /*
  * Read one signal from a signalfd that is readable: true (logged) if it
  * asks the daemon to exit, anything but SIGHUP.
