@@ -380,6 +380,17 @@ def grower(*args):
     return g
 
 
+@contextlib.contextmanager
+def a_grower(*args):
+    """grower(*args), killed at the end of the with-block."""
+    g = grower(*args)
+    try:
+        yield g
+    finally:
+        g.kill()
+        g.wait()
+
+
 @test
 def growth_flag_needs_the_whole_window():
     """A leaking grower (2.5 MiB/s), a sawtooth (the same steps, all unmapped
@@ -644,10 +655,7 @@ def ui_narrow_terminal_keeps_growth_and_flag():
     expense, g the cgroup's CGROUP and LIMIT; at 200 columns every column
     of the batch header is back (CGROUP after the rest with the module)."""
     narrow = ["PID", "USER", "COMMAND", "RSS", "ANON", "GROWTH", "FLAG"]
-    g = subprocess.Popen([os.path.join(TESTBIN, "grower"), "256", "100"],
-                         stdout=subprocess.PIPE)
-    try:
-        check(readline(g.stdout).strip() == "ready", "grower did not start")
+    with a_grower(256, 100) as g:
         with Tmux() as tm:
             for flags, want in PATHS:
                 tm.tmux("resize-window", "-t", "t", "-x", "80", "-y", "24")
@@ -691,9 +699,6 @@ def ui_narrow_terminal_keeps_growth_and_flag():
                         f"{want}: titles at 200 columns, want {full}")
                 tm.keys("q")
                 tm.wait(lambda ls: not tm.alternate_on(), f"{want}: q")
-    finally:
-        g.kill()
-        g.wait()
 
 
 @test
@@ -817,10 +822,7 @@ def ui_colours_and_monochrome():
     """Colours as htop's: the Mem meter's used part green, the column titles
     black on green, a growing process's LEAK? flag red (bold); with -C, and
     with NO_COLOR set, no colour at all: titles and selection in reverse."""
-    g = subprocess.Popen([os.path.join(TESTBIN, "grower"), "256", "100"],
-                         stdout=subprocess.PIPE)
-    try:
-        check(readline(g.stdout).strip() == "ready", "grower did not start")
+    with a_grower(256, 100) as g:
         with Tmux() as tm:
             for env, flags, colour in (("", [], True), ("", ["-C"], False),
                                        ("NO_COLOR=1 ", [], False)):
@@ -846,9 +848,6 @@ def ui_colours_and_monochrome():
                     check(7 in codes[title], f"{what}: titles not reversed {codes[title]}")
                 tm.keys("q")
                 tm.wait(lambda ls: not tm.alternate_on(), f"{what}: q")
-    finally:
-        g.kill()
-        g.wait()
 
 
 @test
@@ -879,10 +878,7 @@ def ui_kernel_threads_hidden_until_K():
 def ui_command_line_after_c():
     """c: the full command line of each row after the columns (a grower's
     path and arguments exactly), COMMAND LINE in the titles; c again: gone."""
-    g = subprocess.Popen([os.path.join(TESTBIN, "grower"), "256", "100"],
-                         stdout=subprocess.PIPE)
-    try:
-        check(readline(g.stdout).strip() == "ready", "grower did not start")
+    with a_grower(256, 100) as g:
         want_cmd = f"{os.path.join(TESTBIN, 'grower')} 256 100"
         with Tmux() as tm:
             tm.tmux("resize-window", "-t", "t", "-x", "300", "-y", "50")
@@ -903,9 +899,6 @@ def ui_command_line_after_c():
                                            for line in ls), f"{want}: c again")
                 tm.keys("q")
                 tm.wait(lambda ls: not tm.alternate_on(), f"{want}: q")
-    finally:
-        g.kill()
-        g.wait()
 
 
 @test

@@ -311,18 +311,10 @@ static bool proc_kthread(int32_t pid)
 {
 	char path[32], buf[1024], *p;
 	unsigned int flags;
-	ssize_t n;
-	int fd;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (read_file(AT_FDCWD, path, buf, sizeof(buf)) <= 0)
 		return false;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	buf[n] = 0;
 	/* the comm may hold ") ": the fields start after the last one */
 	p = strrchr(buf, ')');
 	return p && sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %u", &flags) == 1 &&
