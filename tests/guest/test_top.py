@@ -819,9 +819,10 @@ def sgr_codes(lines_e):
 
 @test
 def ui_colours_and_monochrome():
-    """Colours as htop's: the Mem meter's used part green, the column titles
-    black on green, a growing process's LEAK? flag red (bold); with -C, and
-    with NO_COLOR set, no colour at all: titles and selection in reverse."""
+    """Colours as htop's: the Mem meter in its parts' colours, an empty Swp
+    meter unpainted, the column titles black on green, a growing process's
+    LEAK? flag red (bold); with -C, and with NO_COLOR set, no colour at
+    all: titles and selection in reverse."""
     with a_grower(256, 100) as g:
         with Tmux() as tm:
             for env, flags, colour in (("", [], True), ("", ["-C"], False),
@@ -841,7 +842,16 @@ def ui_colours_and_monochrome():
                 colours = {c for cs in codes for c in cs if 30 <= c <= 49}
                 if colour:
                     check({30, 42} <= codes[title], f"{what}: titles {codes[title]}")
-                    check(32 in codes[mem], f"{what}: Mem meter {codes[mem]}")
+                    # the meters' parts in their colours only (the used part
+                    # may be under a cell in a VM), never the empty rest
+                    check(codes[mem] - {0, 32, 33, 34, 39, 49} == set(),
+                          f"{what}: Mem meter {codes[mem]}")
+                    swp = mem + 1
+                    with open("/proc/meminfo") as f:
+                        swap = [int(line.split()[1]) for line in f
+                                if line.startswith("SwapTotal:")][0]
+                    check(swap or re.match(r"Swp \[ +\] ", plain[swp]),
+                          f"{what}: an empty Swp meter drawn full: {plain[swp]!r}")
                     check({1, 31} <= codes[flag], f"{what}: flag row {codes[flag]}")
                 else:
                     check(not colours - {39, 49}, f"{what}: colours {colours}")

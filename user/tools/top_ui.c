@@ -152,14 +152,19 @@ static double now_s(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* One part of a meter: n cells of c, in its colour if there are colours. */
+/*
+ * One part of a meter: n cells of c, or with colours of '|' in the part's
+ * colour (pair 0: the empty rest, blank either way).
+ */
 static void meter_part(int n, int pair, char c)
 {
-	if (colour)
+	bool paint = colour && pair;
+
+	if (paint)
 		attron(COLOR_PAIR(pair));
 	while (n-- > 0)
-		addch(colour ? '|' : c);
-	if (colour)
+		addch(paint ? '|' : c);
+	if (paint)
 		attroff(COLOR_PAIR(pair));
 }
 
