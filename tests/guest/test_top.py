@@ -1089,6 +1089,55 @@ def ui_tree_branches_keep_names_at_depth_12():
         p.wait()
 
 
+def pids_named(comm):
+    out = []
+    for pid in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{pid}/comm") as f:
+                if f.read().strip() == comm:
+                    out.append(int(pid))
+        except (FileNotFoundError, NotADirectoryError, ProcessLookupError):
+            pass
+    return out
+
+
+@test
+def ui_s_attaches_memtrack_leak():
+    """s on a leakdemo: memtrack-leak -p on it, its report in the pane (the
+    stacks through grab() at leakdemo.c:25, as memtrack-leak prints them);
+    without the module, its message saying so; s again stops it (no
+    memtrack-leak process left) and gives the events pane back."""
+    demo = subprocess.Popen([os.path.join(TESTBIN, "leakdemo"), "600"],
+                            stdout=subprocess.DEVNULL)
+    try:
+        with Tmux() as tm:
+            for flags, want in PATHS:
+                start_top(tm, flags)
+                set_filter(tm, "leakdemo")
+                tm.wait(lambda ls: [r["PID"] for r in table(ls) or []] == [str(demo.pid)],
+                        f"{want}: the leakdemo row")
+                tm.keys("s")
+                tm.wait(lambda ls: any(f"memtrack-leak -p {demo.pid}, a report every" in line
+                                       for line in ls), f"{want}: s: no pane")
+                if IN_VM:
+                    tm.wait(lambda ls: any(f"pid {demo.pid} report" in line for line in ls) and
+                            any("grab (" in line and "leakdemo.c:25)" in line for line in ls),
+                            f"{want}: no report in the pane", timeout=120)
+                    check(len(pids_named("memtrack-leak")) == 1, "memtrack-leak not running")
+                else:
+                    tm.wait(lambda ls: any("memtrack.ko is not loaded" in line for line in ls),
+                            f"{want}: no message without the module")
+                tm.keys("s")
+                tm.wait(lambda ls: any(line.startswith("EVENTS") for line in ls) and
+                        not any("memtrack-leak -p" in line for line in ls), f"{want}: s again")
+                check(pids_named("memtrack-leak") == [], f"{want}: memtrack-leak left running")
+                tm.keys("q")
+                tm.wait(lambda ls: not tm.alternate_on(), f"{want}: q")
+    finally:
+        demo.kill()
+        demo.wait()
+
+
 @test
 def ui_ctrl_c_and_crash_restore_the_terminal():
     with Tmux() as tm:

@@ -206,7 +206,8 @@ static int file_lines(const struct top_row *r, char (*out)[TOP_DETAIL_WIDTH],
 int top_detail_lines(const struct top_detail *d, const struct top_row *r,
 		     bool module, char (*out)[TOP_DETAIL_WIDTH], int max)
 {
-	if (max <= 0 || d->kind == TOP_DETAIL_NONE)
+	if (max <= 0 || d->kind == TOP_DETAIL_NONE ||
+	    d->kind == TOP_DETAIL_LEAK)
 		return 0;
 	if (!r || r->group) {
 		snprintf(out[0], TOP_DETAIL_WIDTH,

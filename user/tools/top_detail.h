@@ -20,6 +20,7 @@ enum top_detail_kind {
 	TOP_DETAIL_NONE,
 	TOP_DETAIL_MEMORY,		/* Enter */
 	TOP_DETAIL_FILES,		/* l */
+	TOP_DETAIL_LEAK,		/* s: memtrack-leak (top_leak.h) */
 };
 
 struct top_detail {

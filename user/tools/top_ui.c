@@ -20,6 +20,7 @@
 #include "top_cmdline.h"
 #include "top_columns.h"
 #include "top_detail.h"
+#include "top_leak.h"
 #include "top_cluster.h"
 #include "top_cluster_view.h"
 #include "top_view.h"
@@ -122,6 +123,7 @@ struct ui {
 	size_t hscroll;
 	bool cmdline;			/* c: the command line after the columns */
 	struct top_detail detail;	/* Enter, l: in place of the events */
+	struct top_leak leak;		/* s: memtrack-leak on a process */
 	struct top_layout layout;	/* the columns and their order (F2) */
 	const char *toprc;		/* F2 saves there */
 	char user_name[32];
@@ -265,6 +267,10 @@ static bool detail_open(const struct ui *u)
 
 static int pane_lines(const struct ui *u)
 {
+	/* a leak report's stacks want room: half the list's */
+	if (detail_open(u) && u->detail.kind == TOP_DETAIL_LEAK &&
+	    (LINES - HEADER_LINES) / 2 > DETAIL_LINES)
+		return (LINES - HEADER_LINES) / 2;
 	if (detail_open(u))
 		return LINES > HEADER_LINES + DETAIL_LINES + 4 ?
 		       DETAIL_LINES : 0;
@@ -272,17 +278,33 @@ static int pane_lines(const struct ui *u)
 	       EVENT_LINES : 0;
 }
 
+/* memtrack-leak's interval: the refresh delay, a second at least. */
+static double leak_interval(const struct ui *u)
+{
+	return u->delay < 1 ? 1 : u->delay;
+}
+
 static void draw_detail(struct ui *u)
 {
-	char lines[DETAIL_LINES][TOP_DETAIL_WIDTH];
-	int y = LINES - pane_lines(u), n, i, k;
+	char lines[TOP_LEAK_LINES][TOP_DETAIL_WIDTH];
+	int y = LINES - pane_lines(u), n, i, k, h = pane_lines(u);
 
-	if (!pane_lines(u))
+	if (!h)
 		return;
-	n = top_detail_lines(&u->detail, u->sel < u->view.n ?
-			     &u->view.rows[u->sel] : NULL, u->tb.si.module,
-			     lines, DETAIL_LINES);
-	for (i = 0; i < DETAIL_LINES; i++) {
+	if (u->detail.kind == TOP_DETAIL_LEAK) {
+		snprintf(lines[0], sizeof(lines[0]),
+			 "memtrack-leak -p %d, a report every %g s%s  (s: stop)",
+			 u->leak.target, leak_interval(u),
+			 u->leak.exited ? ", ended:" : "");
+		n = 1 + top_leak_lines(&u->leak, lines + 1,
+				       h - 1 < TOP_LEAK_LINES - 1 ? h - 1 :
+				       TOP_LEAK_LINES - 1);
+	} else {
+		n = top_detail_lines(&u->detail, u->sel < u->view.n ?
+				     &u->view.rows[u->sel] : NULL,
+				     u->tb.si.module, lines, DETAIL_LINES);
+	}
+	for (i = 0; i < h; i++) {
 		move(y + i, 0);
 		clrtoeol();
 		if (i >= n)
@@ -532,7 +554,8 @@ static const char *const help_text[] = {
 	"  e          events pane: OOM kills, reclaim stalls, RSS and growth alerts",
 	"  S          PSS and USS columns (smaps_rollup of the rows on screen)",
 	"  space      pause / resume",
-	"  d s        refresh interval (0.1..3600 s)",
+	"  d          refresh interval (0.1..3600 s)",
+	"  s          memtrack-leak on the selected process: its top stacks in the pane",
 	"  Up Down PgUp PgDn Home End  move the selection bar",
 	"  Left Right scroll sideways through every column",
 	"  F2         setup: columns, their order, sort key, delay (saved to toprc)",
@@ -735,6 +758,36 @@ static void renice_selected(struct ui *u, int delta)
 				  sizeof(u->message));
 }
 
+/* s: memtrack-leak on the selected process, or stopped. */
+static void leak_selected(struct ui *u)
+{
+	const struct top_row *r;
+	int err;
+
+	if (u->detail.kind == TOP_DETAIL_LEAK) {
+		top_leak_stop(&u->leak);
+		u->detail.kind = TOP_DETAIL_NONE;
+		return;
+	}
+	r = selected(u);
+	if (!r)
+		return;
+	err = top_leak_start(&u->leak, r->t.pid, leak_interval(u));
+	if (err) {
+		snprintf(u->message, sizeof(u->message), "memtrack-leak: %s",
+			 strerror(-err));
+		return;
+	}
+	u->detail.kind = TOP_DETAIL_LEAK;
+}
+
+/* Another pane in its place stops memtrack-leak. */
+static void detail(struct ui *u, enum top_detail_kind kind)
+{
+	top_leak_stop(&u->leak);
+	top_detail_toggle(&u->detail, kind);
+}
+
 /* F2: the setup screen edits the layout, the sort key and the delay. */
 static void setup(struct ui *u)
 {
@@ -772,9 +825,10 @@ static bool key(struct ui *u, int c)
 	case 'H': u->vo.threads = !u->vo.threads; break;
 	case 'K': u->vo.kthreads = !u->vo.kthreads; break;
 	case '\r': case '\n': case KEY_ENTER:
-		top_detail_toggle(&u->detail, TOP_DETAIL_MEMORY);
+		detail(u, TOP_DETAIL_MEMORY);
 		break;
-	case 'l': top_detail_toggle(&u->detail, TOP_DETAIL_FILES); break;
+	case 'l': detail(u, TOP_DETAIL_FILES); break;
+	case 's': leak_selected(u); break;
 	case KEY_F(2): setup(u); break;
 	case 't': case KEY_F(5): u->vo.tree = !u->vo.tree; break;
 	case 'p':
@@ -790,7 +844,7 @@ static bool key(struct ui *u, int c)
 	case 'N': toggle_cluster(u); break;
 	case 'S': u->smaps = !u->smaps; break;
 	case ' ': u->paused = !u->paused; break;
-	case 'd': case 's': ask_delay(u); break;
+	case 'd': ask_delay(u); break;
 	case 'h': case '?': case KEY_F(1): u->help = true; break;
 	case 'k': case KEY_F(9): signal_selected(u); break;
 	case KEY_F(7): renice_selected(u, -1); break;
@@ -863,15 +917,18 @@ int top_ui_run(struct mt_source *src, const struct top_ui_opts *o)
 					  &u.view.rows[u.sel] : NULL);
 		draw(&u);
 		left = u.paused ? 1 : next - now_s();
-		/* the cluster's answers come from a thread: look soon again */
-		if (u.cluster_view && left > 0.25)
+		/* the cluster's answers come from a thread, memtrack-leak's
+		 * reports from a pipe: look soon again */
+		if ((u.cluster_view || u.leak.target) && left > 0.25)
 			left = 0.25;
+		top_leak_poll(&u.leak);
 		timeout(left > 0 ? (int)(left * 1000) + 1 : 0);
 		c = getch();
 		if (c != ERR && !key(&u, c))
 			break;
 	}
 	endwin();
+	top_leak_stop(&u.leak);
 	top_cluster_free(u.cluster);
 	top_cluster_snap_free(&u.cs);
 	top_view_free(&u.view);
