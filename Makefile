@@ -106,7 +106,7 @@ man: $(MANS)
 build/man/%: doc/man/%.scd
 	@mkdir -p $(dir $@)
 	@command -v scdoc >/dev/null || { echo "scdoc is missing: scripts/install-deps (or apt-get install scdoc)" >&2; exit 1; }
-	scdoc <$< >$@
+	scdoc <$< >$@.tmp && mv $@.tmp $@
 
 install: module install-user install-memtrackd
 	install -D -m 0644 build/$(KVER)/memtrack.ko \

@@ -61,6 +61,8 @@ man_pages_render_clean() {
 	for m in build/man/*; do
 		MANWIDTH=80 man --warnings -l "$m" >"$tmp/out" 2>"$tmp/err"
 		[ ! -s "$tmp/err" ] || { echo "$m: $(head -5 "$tmp/err")"; return 1; }
+		# whole: a stray request in a paragraph ends the page early
+		grep -q "^SEE ALSO" "$tmp/out" || { echo "$m: cut short (no SEE ALSO)"; return 1; }
 		# its NAME section names it
 		n=${m##*/}
 		grep -A1 "^NAME" "$tmp/out" | grep -qE "^ +${n%.*} - " ||
