@@ -213,7 +213,7 @@ build_test() { # NAME TARGET...
 	if out=$(build "$@" 2>&1); then
 		! want "$name" || pass "$name"
 	else
-		fail "$name" "$(grep -E 'error|warning' <<<"$out" | head -5)"
+		fail "$name" "$(grep -iE 'error|warning' <<<"$out" | head -5)"
 		finish
 	fi
 }
@@ -221,7 +221,7 @@ build_test() { # NAME TARGET...
 need() { # TARGET...
 	local out
 	out=$(build "$@" 2>&1) && return 0
-	broken build "$(grep -E 'error|warning' <<<"$out" | head -5)"
+	broken build "$(grep -iE 'error|warning' <<<"$out" | head -5)"
 	finish
 }
 
