@@ -127,7 +127,8 @@ struct ui {
 	struct top_layout layout;	/* the columns and their order (F2) */
 	const char *toprc;		/* F2 saves there */
 	char user_name[32];
-	char message[128];		/* shown once on the status line */
+	char message[128];		/* on the status line: see show_message */
+	double message_until;		/* 0: not drawn yet */
 	/* the cluster view (N): NULL until first shown */
 	struct top_cluster *cluster;
 	const char *cluster_server;	/* --cluster; NULL: the config's */
@@ -145,6 +146,8 @@ static const char *const sort_titles[] = {
 	[TOP_SORT_PGALLOC] = "PGALLOC/s", [TOP_SORT_KMALLOC] = "KMALLOC/s",
 	[TOP_SORT_NONE] = "-",
 };
+
+#define MESSAGE_S	3
 
 static double now_s(void)
 {
@@ -241,6 +244,16 @@ static void draw_header(struct ui *u)
 		       (unsigned long long)s->oom_kills);
 	move(5, 0);
 	clrtoeol();
+	/*
+	 * A message stays until the next key, or MESSAGE_S after it was first
+	 * drawn: one refresh (the delay) is too short to read it.
+	 */
+	if (u->message[0] && u->message_until && now_s() >= u->message_until) {
+		u->message[0] = '\0';
+		u->message_until = 0;
+	}
+	if (u->message[0] && !u->message_until)
+		u->message_until = now_s() + MESSAGE_S;
 	if (u->cluster_view && !u->message[0]) {
 		char line[512];
 
@@ -249,7 +262,6 @@ static void draw_header(struct ui *u)
 		addnstr(line, COLS);
 	} else if (u->message[0]) {
 		printw("%s", u->message);
-		u->message[0] = '\0';
 	} else {
 		printw("filter: %s  user: %s  view: %s%s",
 		       u->vo.filter[0] ? u->vo.filter : "-",
@@ -924,8 +936,12 @@ int top_ui_run(struct mt_source *src, const struct top_ui_opts *o)
 		top_leak_poll(&u.leak);
 		timeout(left > 0 ? (int)(left * 1000) + 1 : 0);
 		c = getch();
-		if (c != ERR && !key(&u, c))
-			break;
+		if (c != ERR) {
+			u.message[0] = '\0';
+			u.message_until = 0;
+			if (!key(&u, c))
+				break;
+		}
 	}
 	endwin();
 	top_leak_stop(&u.leak);
