@@ -10,6 +10,7 @@ each on stdout:
              /proc/PID/status of the workload (this namespace's pids)
   metrics    {"text": the node's /metrics}
   kill       SIGKILL the node's memtrackd
+  term       SIGTERM it and wait for it to exit: {"status"}
   start      start it again (a new session)
   named HEX  start a sleeper whose comm is those bytes (prctl PR_SET_NAME):
              {"pid"}; not part of the workload
@@ -99,6 +100,10 @@ class Node:
             self.daemon.send_signal(signal.SIGKILL)
             self.daemon.wait()
 
+    def term(self):
+        self.daemon.send_signal(signal.SIGTERM)
+        return self.daemon.wait(timeout=60)
+
     def start_named(self, comm):
         p = subprocess.Popen([sys.executable, "-c", NAMED, comm],
                              stdout=subprocess.PIPE, text=True)
@@ -129,6 +134,8 @@ def main(argv):
             elif cmd == "kill":
                 n.kill()
                 out(ok=True)
+            elif cmd == "term":
+                out(status=n.term())
             elif cmd == "start":
                 n.start()
                 out(ok=True)

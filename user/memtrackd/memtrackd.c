@@ -36,6 +36,7 @@
 #include "privs.h"
 #include "relay.h"
 #include "relay_proto.h"
+#include "remote_write.h"
 #include "service.h"
 #include "snapshot.h"
 #include "state.h"
@@ -48,6 +49,7 @@ struct daemon_ctx {
 	struct mtd_state *st;
 	struct mtd_relay *relay;	/* NULL: no aggregators */
 	struct mtd_creds *creds;	/* the relay's, NULL without it */
+	struct mtd_rw *rw;		/* NULL: no remote_write */
 };
 
 static void usage(FILE *f)
@@ -78,6 +80,25 @@ static int sample_locked(struct daemon_ctx *d)
 	return err;
 }
 
+/* The relay's and remote write's own families, after the rest. */
+static int own_metrics(struct daemon_ctx *d, const struct mtd_expo_opts *o,
+		       struct mtd_buf *out)
+{
+	if (d->relay)
+		mtd_relay_metrics(d->relay, o, out);
+	if (d->rw)
+		mtd_rw_metrics(d->rw, o, out);
+	return out->oom ? -ENOMEM : 0;
+}
+
+static int64_t wall_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
 static int scrape(void *arg, struct mtd_buf *out)
 {
 	struct daemon_ctx *d = arg;
@@ -92,12 +113,29 @@ static int scrape(void *arg, struct mtd_buf *out)
 	err = sample_locked(d);
 	if (!err)
 		err = mtd_metrics_format(d->st, &o, out);
-	if (!err && d->relay) {
-		mtd_relay_metrics(d->relay, &o, out);
-		err = out->oom ? -ENOMEM : 0;
-	}
+	if (!err)
+		err = own_metrics(d, &o, out);
 	pthread_mutex_unlock(&d->lock);
 	return err;
+}
+
+/*
+ * The periodic sample to the remote write endpoints: the series of
+ * /metrics, through the sink; the caller holds the lock.
+ */
+static void remote_write(struct daemon_ctx *d)
+{
+	struct mtd_expo_opts o = {
+		.source = mtd_source_name(d->src),
+		.top_pids = d->cfg.top_pids,
+		.sink = mtd_rw_begin(d->rw, wall_ms()),
+	};
+	struct mtd_buf scratch = { 0 };	/* HELP and TYPE lines, unused */
+
+	if (!mtd_metrics_format(d->st, &o, &scratch))
+		own_metrics(d, &o, &scratch);
+	free(scratch.p);
+	mtd_rw_commit(d->rw);
 }
 
 /* The periodic sample to the aggregators; the caller holds the lock. */
@@ -207,6 +245,8 @@ static void run(struct daemon_ctx *d, int sigfd)
 			pthread_mutex_lock(&d->lock);
 			if (!sample_locked(d) && d->relay)
 				relay_snapshot(d);
+			if (d->rw && d->st->have_sample)
+				remote_write(d);
 			pthread_mutex_unlock(&d->lock);
 			next = now_ms() + d->cfg.sample_interval_ms;
 		}
@@ -306,6 +346,13 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
+	if (d.cfg.rw.nr_urls) {
+		d.rw = mtd_rw_new(&d.cfg, err, sizeof(err));
+		if (!d.rw) {
+			mtd_log(LOG_ERR, "remote write: %s", err);
+			return 1;
+		}
+	}
 	if (mtd_drop_privileges(d.cfg.user, d.cfg.keep_ptrace, err,
 				sizeof(err))) {
 		mtd_log(LOG_ERR, "dropping privileges: %s", err);
@@ -329,6 +376,10 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
+	if (d.rw && mtd_rw_start(d.rw)) {
+		mtd_log(LOG_ERR, "cannot start remote write");
+		return 1;
+	}
 	http = mtd_http_start(lfds, nlfd, scrape, &d);
 	if (!http) {
 		mtd_log(LOG_ERR, "cannot start the HTTP server");
@@ -346,6 +397,7 @@ int main(int argc, char **argv)
 	mtd_service_stopping();
 	mtd_http_stop(http);
 	mtd_relay_stop(d.relay);
+	mtd_rw_stop(d.rw);
 	mtd_creds_free(d.creds);
 	mtd_source_close(d.src);
 	mtd_state_free(d.st);

@@ -23,7 +23,11 @@
 #include "metrics.h"
 #include "state.h"
 
-void mtd_buf_label(struct mtd_buf *b, const char *str, size_t n)
+/*
+ * s as valid UTF-8 (U+FFFD for each bad sequence) into b, with \ " and
+ * newline escaped for the text format if escape.
+ */
+static void put_utf8(struct mtd_buf *b, const char *str, size_t n, bool escape)
 {
 	const unsigned char *s = (const unsigned char *)str;
 	size_t i = 0;
@@ -32,22 +36,27 @@ void mtd_buf_label(struct mtd_buf *b, const char *str, size_t n)
 		int len = mt_utf8_seq(s + i, n - i);
 
 		if (len < 0) {
-			mtd_buf_printf(b, "\xef\xbf\xbd");	/* U+FFFD */
+			mtd_buf_append(b, "\xef\xbf\xbd", 3);	/* U+FFFD */
 			i -= len;
-		} else if (s[i] == '\\') {
-			mtd_buf_printf(b, "\\\\");
+		} else if (escape && s[i] == '\\') {
+			mtd_buf_append(b, "\\\\", 2);
 			i++;
-		} else if (s[i] == '"') {
-			mtd_buf_printf(b, "\\\"");
+		} else if (escape && s[i] == '"') {
+			mtd_buf_append(b, "\\\"", 2);
 			i++;
-		} else if (s[i] == '\n') {
-			mtd_buf_printf(b, "\\n");
+		} else if (escape && s[i] == '\n') {
+			mtd_buf_append(b, "\\n", 2);
 			i++;
 		} else {
-			mtd_buf_printf(b, "%.*s", len, (const char *)s + i);
+			mtd_buf_append(b, s + i, len);
 			i += len;
 		}
 	}
+}
+
+void mtd_buf_label(struct mtd_buf *b, const char *s, size_t n)
+{
+	put_utf8(b, s, n, true);
 }
 
 void mtd_family(struct mtd_buf *b, const char *name, const char *type,
@@ -62,14 +71,53 @@ void mtd_series_begin(struct mtd_series *s, struct mtd_buf *b,
 {
 	s->b = b;
 	s->labels = false;
-	mtd_buf_printf(b, "%s", name);
+	s->sink = o->sink;
+	s->nlab = 0;
+	s->vlen = 0;
+	if (s->sink)
+		mtd_series_label(s, "__name__", name, strlen(name));
+	else
+		mtd_buf_printf(b, "%s", name);
 	if (o->node)
 		mtd_series_label(s, "node", o->node, strlen(o->node));
+}
+
+/*
+ * A label for the sink: its value made valid UTF-8 in s->vals.  Our label
+ * values are short (comm, pid, version, an address or URL); one that
+ * does not fit, or a label past the limit, is a bug: caught in the tests.
+ */
+static void sink_label(struct mtd_series *s, const char *key, const char *v,
+		       size_t len)
+{
+	struct mtd_buf tmp = { 0 };
+	size_t i;
+
+	/* ASCII, the usual case, as it is */
+	for (i = 0; i < len && v[i] && !(v[i] & 0x80); i++)
+		;
+	if (i == len || !v[i])
+		mtd_buf_append(&tmp, v, i);
+	else
+		put_utf8(&tmp, v, len, false);
+	if (s->nlab < MTD_SERIES_MAX_LABELS && !tmp.oom &&
+	    s->vlen + tmp.len < sizeof(s->vals)) {
+		memcpy(s->vals + s->vlen, tmp.p ? tmp.p : "", tmp.len);
+		s->vals[s->vlen + tmp.len] = '\0';
+		s->lab[s->nlab].name = key;
+		s->voff[s->nlab++] = s->vlen;
+		s->vlen += tmp.len + 1;
+	}
+	free(tmp.p);
 }
 
 void mtd_series_label(struct mtd_series *s, const char *key, const char *v,
 		      size_t len)
 {
+	if (s->sink) {
+		sink_label(s, key, v, len);
+		return;
+	}
 	mtd_buf_printf(s->b, "%c%s=\"", s->labels ? ',' : '{', key);
 	mtd_buf_label(s->b, v, len);
 	mtd_buf_printf(s->b, "\"");
@@ -79,7 +127,15 @@ void mtd_series_label(struct mtd_series *s, const char *key, const char *v,
 void mtd_series_value(struct mtd_series *s, uint64_t v, bool ns)
 {
 	const char *close = s->labels ? "}" : "";
+	size_t i;
 
+	if (s->sink) {
+		for (i = 0; i < s->nlab; i++)
+			s->lab[i].value = s->vals + s->voff[i];
+		s->sink->put(s->sink, s->lab, s->nlab,
+			     ns ? (double)v / 1e9 : (double)v);
+		return;
+	}
 	if (ns)
 		mtd_buf_printf(s->b, "%s %llu.%09llu\n", close,
 			       (unsigned long long)(v / 1000000000ULL),

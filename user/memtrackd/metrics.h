@@ -15,16 +15,31 @@
 
 struct mtd_state;
 
+/*
+ * Series as data rather than text, for remote write: each finished series
+ * is handed to put() with its labels, the metric name first as __name__,
+ * values valid UTF-8 (U+FFFD for what is not); ns values in seconds.
+ */
+struct mtd_label {
+	const char *name, *value;
+};
+
+struct mtd_series_sink {
+	void (*put)(struct mtd_series_sink *k, const struct mtd_label *l,
+		    size_t n, double v);
+};
+
 struct mtd_expo_opts {
 	const char *node;		/* the node label's value; NULL: none */
 	const char *source;
 	unsigned int top_pids;
+	struct mtd_series_sink *sink;	/* NULL: text into the buffer */
 };
 
 /* A label value with \ " and newline escaped, invalid UTF-8 as U+FFFD. */
 void mtd_buf_label(struct mtd_buf *b, const char *s, size_t len);
 
-/* A family's HELP and TYPE lines. */
+/* A family's HELP and TYPE lines (with a sink, the caller's scratch). */
 void mtd_family(struct mtd_buf *b, const char *name, const char *type,
 		const char *help);
 
@@ -32,9 +47,17 @@ void mtd_family(struct mtd_buf *b, const char *name, const char *type,
  * One sample line: begin (the name, and the node label if there is one),
  * labels, then the value (ns: nanoseconds, written in seconds).
  */
+#define MTD_SERIES_MAX_LABELS	8
+
 struct mtd_series {
 	struct mtd_buf *b;
 	bool labels;			/* a label written: braces to close */
+	/* with a sink: the labels so far, their values in vals */
+	struct mtd_series_sink *sink;
+	size_t nlab, vlen;
+	struct mtd_label lab[MTD_SERIES_MAX_LABELS];
+	size_t voff[MTD_SERIES_MAX_LABELS];
+	char vals[1024];
 };
 
 void mtd_series_begin(struct mtd_series *s, struct mtd_buf *b,

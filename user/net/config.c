@@ -27,6 +27,7 @@ void mtd_config_defaults(struct mtd_config *c)
 	strcpy(c->user, "nobody");
 	c->relay_buffer_kb = 4096;
 	mtd_agg_config_defaults(&c->agg);
+	mtd_rw_config_defaults(&c->rw);
 }
 
 struct parse_ctx {
@@ -117,12 +118,13 @@ static int handle_line(void *user, const char *section, const char *name,
 	struct parse_ctx *x = user;
 	struct mtd_config *c = x->c;
 	const char *why = "bad value";
+	int r;
 
 	if (x->failed)
 		return 0;
 	x->failed = true;
 	if (!strcmp(section, "aggregate")) {
-		int r = mtd_agg_config_key(&c->agg, name, value, &why);
+		r = mtd_agg_config_key(&c->agg, name, value, &why);
 
 		if (r > 0)
 			return 1;
@@ -138,6 +140,14 @@ static int handle_line(void *user, const char *section, const char *name,
 		snprintf(x->err, x->errlen, "unknown section [%s]", section);
 		return 0;
 	}
+	r = mtd_rw_config_key(&c->rw, name, value, &why);
+	if (r > 0) {
+		if (!c->rw_line)
+			c->rw_line = x->line;
+		return 1;
+	}
+	if (r == 0)
+		goto bad;
 	if (!strcmp(name, "node")) {
 		if (!copy_str(c->node, sizeof(c->node), value))
 			return 1;
@@ -237,6 +247,7 @@ bad_auth:
 		snprintf(x->err, x->errlen, "unknown key \"%s\"", name);
 		return 0;
 	}
+bad:
 	snprintf(x->err, x->errlen, "%s = \"%s\": %s", name, value, why);
 	return 0;
 }
@@ -257,9 +268,11 @@ static int handle(void *user, const char *section, const char *name,
 int mtd_config_load(const char *path, struct mtd_config *c,
 		    char *err, size_t errlen)
 {
-	char why[512] = "syntax error";
+	char whybuf[512] = "syntax error";
+	const char *why = whybuf;
 	struct parse_ctx x = {
-		.c = c, .err = why, .errlen = sizeof(why), .line_ended = true,
+		.c = c, .err = whybuf, .errlen = sizeof(whybuf),
+		.line_ended = true,
 	};
 	int line;
 
@@ -298,7 +311,18 @@ int mtd_config_load(const char *path, struct mtd_config *c,
 			 path, x.auth_line);
 		return -1;
 	}
-	/* the relay sends the periodic samples */
+	why = mtd_rw_config_check(&c->rw);
+	if (why) {
+		snprintf(err, errlen, "%s:%d: %s", path, c->rw_line, why);
+		return -1;
+	}
+	/* the relay and remote write send the periodic samples */
+	if (c->rw.nr_urls && !c->sample_interval_ms) {
+		snprintf(err, errlen,
+			 "%s:%d: remote_write needs sample_interval_ms > 0",
+			 path, c->rw_line);
+		return -1;
+	}
 	if (c->nr_aggregators && !c->sample_interval_ms) {
 		snprintf(err, errlen,
 			 "%s: aggregators need sample_interval_ms > 0", path);

@@ -40,6 +40,29 @@ void mtd_agg_config_defaults(struct mtd_agg_config *c);
 int mtd_agg_config_key(struct mtd_agg_config *c, const char *name,
 		       const char *value, const char **why);
 
+/* ---- rw_config.c: remote_write* keys of [memtrackd] ---- */
+#define MTD_MAX_REMOTE_WRITES	4
+
+struct mtd_rw_config {
+	unsigned int nr_urls;
+	char urls[MTD_MAX_REMOTE_WRITES][512];	/* http:// or https:// */
+	char node_label[64];		/* the node's label name ("node") */
+	unsigned int queue_samples;	/* per endpoint; past it: dropped */
+	unsigned int batch_samples;	/* at most this many a request */
+	unsigned int timeout_ms;	/* of one request */
+	/* TLS: the server's CA; a client certificate and its key */
+	char ca_file[256], cert_file[256], key_file[256];
+	/* basic auth (user and a password file) or a bearer token file */
+	char user[128], password_file[256], bearer_token_file[256];
+};
+
+void mtd_rw_config_defaults(struct mtd_rw_config *c);
+/* One key: 1 fine, 0 bad value (*why says why), -1 not a remote_write key. */
+int mtd_rw_config_key(struct mtd_rw_config *c, const char *name,
+		      const char *value, const char **why);
+/* The keys together (auth needs its parts): NULL, or why not. */
+const char *mtd_rw_config_check(const struct mtd_rw_config *c);
+
 /* ---- config.c: the [memtrackd] section, and the file ---- */
 enum mtd_source_kind { MTD_SOURCE_AUTO, MTD_SOURCE_MODULE, MTD_SOURCE_PROC };
 
@@ -67,6 +90,9 @@ struct mtd_config {
 	unsigned int relay_buffer_kb;
 	/* how relay peers prove who they are (conn.h) */
 	struct mtd_auth_config auth;
+	/* Prometheus remote write endpoints (rw_config.c) */
+	struct mtd_rw_config rw;
+	int rw_line;			/* the first remote_write* line */
 	/* memtrackd --aggregate: section [aggregate] (agg_config.c) */
 	struct mtd_agg_config agg;
 };

@@ -4,26 +4,21 @@
  * its privileges, and kept in memory (GnuTLS's own PSK file reader would
  * reopen the file at every handshake, when it can no longer be read).
  *
- * A secret (the PSK file, the private key) must be a regular file that no
- * one but its owner may read or write; otherwise it is refused, as ssh
- * refuses an unprotected private key: whoever else could read it can be
- * this node.
+ * A secret (the PSK file, the private key) must be readable by its owner
+ * only (secret.c).
  */
 #define _GNU_SOURCE
 #include <ctype.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/stat.h>
 
 #include <gnutls/gnutls.h>
 
 #include "conn_int.h"
-
-#define SECRET_MAX	(64 << 10)
+#include "secret.h"
 
 /* TLS 1.3 only; a PSK handshake always adds an (EC)DHE exchange. */
 #define PRIO_PSK	"NORMAL:-VERS-ALL:+VERS-TLS1.3:-KX-ALL:+ECDHE-PSK:+DHE-PSK"
@@ -39,65 +34,6 @@ static int init_prio(struct mtd_creds *c, const char *prio, char *err,
 		return -1;
 	}
 	return 0;
-}
-
-/* A secret file, NUL-terminated: 0, or -1 with err set. */
-static int read_secret(const char *key, const char *path, char **out,
-		       char *err, size_t errlen)
-{
-	struct stat st;
-	ssize_t n;
-	char *buf;
-	int fd;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		snprintf(err, errlen, "%s %s: %s", key, path, strerror(errno));
-		return -1;
-	}
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-		snprintf(err, errlen, "%s %s: not a regular file", key, path);
-		goto fail;
-	}
-	if (st.st_mode & 077) {
-		snprintf(err, errlen,
-			 "%s %s: permissions %04o are too open: it must be readable by its owner only (chmod 600)",
-			 key, path, (unsigned int)(st.st_mode & 07777));
-		goto fail;
-	}
-	if (st.st_size > SECRET_MAX) {
-		snprintf(err, errlen, "%s %s: larger than %d bytes", key, path,
-			 SECRET_MAX);
-		goto fail;
-	}
-	buf = malloc(st.st_size + 1);
-	if (!buf) {
-		snprintf(err, errlen, "out of memory");
-		goto fail;
-	}
-	n = read(fd, buf, st.st_size);
-	if (n != st.st_size) {
-		snprintf(err, errlen, "%s %s: %s", key, path,
-			 n < 0 ? strerror(errno) : "changed while read");
-		explicit_bzero(buf, st.st_size);
-		free(buf);
-		goto fail;
-	}
-	buf[n] = '\0';
-	close(fd);
-	*out = buf;
-	return 0;
-fail:
-	close(fd);
-	return -1;
-}
-
-static void free_secret(char *s)
-{
-	if (s) {
-		explicit_bzero(s, strlen(s));
-		free(s);
-	}
 }
 
 /* One "identity:hexkey" line (psktool's format) into p. */
@@ -132,7 +68,7 @@ static int load_psk(struct mtd_creds *c, const char *path, char *err,
 	unsigned int lineno = 0;
 	const char *why = NULL;
 
-	if (read_secret("psk_file", path, &text, err, errlen))
+	if (mtd_read_secret("psk_file", path, &text, err, errlen))
 		return -1;
 	for (line = text; line && *line; line = next) {
 		struct mtd_psk one, *p;
@@ -157,7 +93,7 @@ static int load_psk(struct mtd_creds *c, const char *path, char *err,
 		if (why)
 			break;
 	}
-	free_secret(text);
+	mtd_free_secret(text);
 	if (why) {
 		snprintf(err, errlen, "psk_file %s line %u: %s", path, lineno,
 			 why);
@@ -259,7 +195,7 @@ static int setup_cert(struct mtd_creds *c, const struct mtd_auth_config *a,
 			 gnutls_strerror(ret));
 		return -1;
 	}
-	if (read_secret("key_file", a->key_file, &keytext, err, errlen)) {
+	if (mtd_read_secret("key_file", a->key_file, &keytext, err, errlen)) {
 		gnutls_free(cert.data);
 		return -1;
 	}
@@ -268,7 +204,7 @@ static int setup_cert(struct mtd_creds *c, const struct mtd_auth_config *a,
 	ret = gnutls_certificate_set_x509_key_mem(c->cert, &cert, &key,
 						  GNUTLS_X509_FMT_PEM);
 	gnutls_free(cert.data);
-	free_secret(keytext);
+	mtd_free_secret(keytext);
 	if (ret < 0) {
 		snprintf(err, errlen, "cert_file %s, key_file %s: %s",
 			 a->cert_file, a->key_file, gnutls_strerror(ret));

@@ -1,0 +1,562 @@
+#!/usr/bin/env python3
+"""Host tests of memtrackd's Prometheus remote write (remote_write = URL):
+three nodes, each memtrackd in /proc mode in its own network and pid
+namespace (tests/host/cluster_node.py, as test_cluster.py runs them) with
+copies of memload of known sizes, writing to Debian's real Prometheus
+(--web.enable-remote-write-receiver) in a fourth namespace; and a fake
+receiver on loopback that answers what a test tells it to.
+
+Asserts: PromQL over Prometheus's HTTP API gives, per node and summed,
+exactly each node's own /metrics for the workload's series, and every
+family of /metrics under the node's label; Prometheus stopped for 10 s and
+started again: no sample missing (the raw samples of a series have no gap
+of more than an interval and a half), nothing dropped or failed, retries
+counted, and at the end samples in = sent + failed + dropped + not sent
+with sent equal to the samples Prometheus holds; against the fake: the
+headers of the spec, a batch answered 500, 429 or garbage sent again
+byte for byte, a 400 counted failed and not sent again; a full queue
+counted dropped exactly; basic auth and a bearer token on the wire, TLS
+with a client certificate, a server of another CA never sent to; bad
+configuration refused with its line.
+
+Needs root, iproute2, util-linux, curl, prometheus.  Run with
+tests/lib/harness.py: test names as arguments run only those, --list
+prints them; PASS/FAIL lines; exits 1 if any failed."""
+import base64
+import http.server
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import ssl
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [os.path.join(HERE, "..", "guest"), os.path.join(HERE, "..", "lib")]
+from mtdlib import parse, value  # noqa: E402
+from tls_keys import Keys  # noqa: E402
+from harness import Netns, check, main, sh, test  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(HERE))
+DAEMON = os.path.join(ROOT, "build", "bin", "memtrackd")
+SUFFIX = str(os.getpid())
+PROM_NS = f"mtrp{SUFFIX}"
+PROM_PORT = 9090
+NODE_PORT = 9471
+INTERVAL_MS = 500
+COMM = "mtdrw"
+MiB = 1 << 20
+SIZES = [[12 * MiB, 20 * MiB], [14 * MiB, 22 * MiB, 30 * MiB],
+         [16 * MiB, 18 * MiB, 24 * MiB, 28 * MiB]]
+NODES = [f"rw-node-{i}" for i in range(len(SIZES))]
+NETNS = Netns()
+ACCOUNT = re.compile(r"remote write (\S+): samples in (\d+), sent (\d+), failed (\d+), "
+                     r"dropped (\d+), not sent (\d+)")
+
+
+def node_ns(i):
+    return f"mtrn{i}{SUFFIX}"
+
+
+def node_ip(i):
+    return f"10.215.{i}.1", f"10.215.{i}.2"
+
+
+def netns_setup():
+    NETNS.add(PROM_NS)
+    for i in range(len(NODES)):
+        ns = NETNS.add(node_ns(i))
+        NETNS.veth((ns, f"vrn{i}{SUFFIX}"[:15], node_ip(i)[0]),
+                   (PROM_NS, f"vrp{i}{SUFFIX}"[:15], node_ip(i)[1]))
+
+
+class Prometheus:
+    """Debian's prometheus in PROM_NS, a remote write receiver, no scrapes;
+    stop() and start() keep its data."""
+
+    def __init__(self):
+        self.dir = tempfile.mkdtemp(prefix="mtdprom.")
+        with open(os.path.join(self.dir, "prom.yml"), "w") as f:
+            f.write("global:\n  scrape_interval: 1h\n")
+        self.p = None
+        self.start()
+
+    def start(self):
+        self.err = open(os.path.join(self.dir, "log"), "a")
+        self.p = subprocess.Popen(NETNS.cmd(PROM_NS, "prometheus",
+                                            f"--config.file={self.dir}/prom.yml",
+                                            f"--storage.tsdb.path={self.dir}/data",
+                                            f"--web.listen-address=0.0.0.0:{PROM_PORT}",
+                                            "--web.enable-remote-write-receiver"),
+                                  stdout=subprocess.DEVNULL, stderr=self.err)
+        deadline = time.time() + 60
+        while not self.ready():
+            if self.p.poll() is not None or time.time() > deadline:
+                raise RuntimeError(f"prometheus did not start: {self.log()[-2000:]}")
+            time.sleep(0.2)
+
+    def ready(self):
+        r = subprocess.run(NETNS.cmd(PROM_NS, "curl", "-sf",
+                                     f"http://127.0.0.1:{PROM_PORT}/-/ready"),
+                           capture_output=True)
+        return r.returncode == 0
+
+    def log(self):
+        with open(os.path.join(self.dir, "log")) as f:
+            return f.read()
+
+    def stop(self):
+        if self.p and self.p.poll() is None:
+            self.p.terminate()
+            self.p.wait(timeout=60)
+        self.err.close()
+
+    def query(self, q, at=None):
+        """The result of an instant query (a list of {metric, value})."""
+        args = ["curl", "-sf", "-G", f"http://127.0.0.1:{PROM_PORT}/api/v1/query",
+                "--data-urlencode", f"query={q}"]
+        if at is not None:
+            args += ["--data-urlencode", f"time={at}"]
+        r = subprocess.run(NETNS.cmd(PROM_NS, *args), capture_output=True, text=True,
+                           timeout=30)
+        check(r.returncode == 0, f"query {q}: curl {r.returncode}")
+        body = json.loads(r.stdout)
+        check(body["status"] == "success", f"query {q}: {body}")
+        return body["data"]["result"]
+
+    def scalar(self, q):
+        res = self.query(q)
+        check(len(res) == 1, f"{q}: {len(res)} results {res}")
+        return float(res[0]["value"][1])
+
+    def close(self):
+        self.stop()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+class Node:
+    """cluster_node.py in node i's namespaces, writing to Prometheus."""
+
+    def __init__(self, i, extra=""):
+        self.i, self.name = i, NODES[i]
+        self.dir = tempfile.mkdtemp(prefix="mtdrwn.")
+        self.conf = os.path.join(self.dir, "node.conf")
+        with open(self.conf, "w") as f:
+            f.write("[memtrackd]\n"
+                    f"node = {self.name}\nport = {NODE_PORT}\nsource = proc\n"
+                    f"sample_interval_ms = {INTERVAL_MS}\nuser = root\n"
+                    f"remote_write = http://{node_ip(i)[1]}:{PROM_PORT}/api/v1/write\n"
+                    + extra)
+        self.p = subprocess.Popen(NETNS.cmd(node_ns(i), "unshare", "--pid", "--fork",
+                                            "--mount-proc", sys.executable,
+                                            os.path.join(HERE, "cluster_node.py"), self.conf,
+                                            str(NODE_PORT), COMM,
+                                            ",".join(map(str, SIZES[i]))),
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                                  bufsize=1)
+        r = self.cmd(None)
+        check(r.get("ev") == "ready", f"{self.name}: {r}")
+
+    def cmd(self, c):
+        if c:
+            self.p.stdin.write(c + "\n")
+            self.p.stdin.flush()
+        line = self.p.stdout.readline()
+        if not line:
+            raise RuntimeError(f"{self.name}: runner died: {self.stderr()}")
+        return json.loads(line)
+
+    def stderr(self):
+        try:
+            with open(self.conf + ".stderr") as f:
+                return f.read()
+        except OSError:
+            return ""
+
+    def metrics(self):
+        return parse(self.cmd("metrics")["text"])
+
+    def account(self):
+        """SIGTERM memtrackd: its last word on each URL, as ints."""
+        check(self.cmd("term") == {"status": 0}, f"{self.name}: exit {self.stderr()}")
+        got = ACCOUNT.findall(self.stderr())
+        check(len(got) == 1, f"{self.name}: account lines {got}")
+        return dict(zip(("in", "sent", "failed", "dropped", "pending"),
+                        map(int, got[0][1:])))
+
+    def close(self):
+        if self.p.poll() is None:
+            try:
+                self.p.stdin.write("quit\n")
+                self.p.stdin.flush()
+                self.p.wait(timeout=20)
+            except (OSError, subprocess.TimeoutExpired):
+                self.p.kill()
+                self.p.wait()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+class Setup:
+    def __init__(self):
+        self.prom = Prometheus()
+        self.nodes = []
+        try:
+            for i in range(len(NODES)):
+                self.nodes.append(Node(i))
+        except Exception:
+            self.close()
+            raise
+
+    def close(self):
+        for n in self.nodes:
+            n.close()
+        self.prom.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def wait_for(pred, timeout, what):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        v = pred()
+        if v:
+            return v
+        time.sleep(0.25)
+    raise AssertionError(f"not within {timeout} s: {what}")
+
+
+WORK = ["memtrack_program_processes", "memtrack_program_rss_anon_bytes",
+        "memtrack_program_rss_file_bytes", "memtrack_program_rss_shmem_bytes",
+        "memtrack_program_swap_bytes"]
+
+
+def all_seen(prom):
+    res = prom.query(f'memtrack_program_processes{{comm="{COMM}"}}')
+    got = {r["metric"].get("node"): int(r["value"][1]) for r in res}
+    return got == {n: len(s) for n, s in zip(NODES, SIZES)}
+
+
+@test
+def prometheus_holds_each_nodes_metrics():
+    with Setup() as s:
+        wait_for(lambda: all_seen(s.prom), 60, "every node's workload in Prometheus")
+        for fam in WORK:
+            total = 0
+            for n in s.nodes:
+                m = n.metrics()
+                want = value(m, fam, comm=COMM)
+                check(want is not None, f"{n.name}: no {fam} in /metrics")
+                got = s.prom.scalar(f'{fam}{{comm="{COMM}",node="{n.name}"}}')
+                check(got == want, f"{n.name} {fam}: Prometheus {got}, /metrics {want}")
+                total += want
+            got = s.prom.scalar(f'sum({fam}{{comm="{COMM}"}})')
+            check(got == total, f"sum {fam}: Prometheus {got}, the nodes' {total}")
+        # every family of /metrics, under the node's label and no other
+        for n in s.nodes:
+            names = set(n.metrics())
+            res = s.prom.query(f'count by (__name__) ({{node="{n.name}"}})')
+            held = {r["metric"]["__name__"] for r in res}
+            check(names == held, f"{n.name}: only in /metrics {sorted(names - held)}, "
+                  f"only in Prometheus {sorted(held - names)}")
+            res = s.prom.query(f'memtrack_build_info{{node="{n.name}"}}')
+            check(len(res) == 1 and res[0]["metric"] == {
+                "__name__": "memtrack_build_info", "node": n.name, "source": "proc",
+                "version": open(os.path.join(ROOT, "VERSION")).read().strip()},
+                f"{n.name}: build_info {res}")
+
+
+def raw_times(prom, node, seconds):
+    """The timestamps (s) of memtrack_build_info's samples of the node."""
+    res = prom.query(f'memtrack_build_info{{node="{node}"}}[{seconds}s]')
+    check(len(res) == 1, f"{node}: {len(res)} series")
+    return [float(t) for t, _ in res[0]["values"]]
+
+
+@test
+def prometheus_down_10s_loses_nothing():
+    with Setup() as s:
+        wait_for(lambda: all_seen(s.prom), 60, "every node's workload in Prometheus")
+        time.sleep(2)
+        s.prom.stop()
+        down = time.time()
+        time.sleep(10)
+        s.prom.start()
+        up = time.time()
+
+        def drained():
+            return all(value(n.metrics(), "memtrack_remote_write_samples_pending") == 0
+                       for n in s.nodes)
+        wait_for(drained, 60, "every queue empty")
+        time.sleep(1)
+        for n in s.nodes:
+            m = n.metrics()
+            check(value(m, "memtrack_remote_write_retries_total") > 0,
+                  f"{n.name}: no retry counted")
+            check(value(m, "memtrack_remote_write_samples_dropped_total") == 0 and
+                  value(m, "memtrack_remote_write_samples_failed_total") == 0,
+                  f"{n.name}: dropped or failed")
+            times = raw_times(s.prom, n.name, int(time.time() - down) + 30)
+            gaps = [b - a for a, b in zip(times, times[1:])]
+            check(times[0] < down - 1 and times[-1] > up and
+                  max(gaps) < 1.5 * INTERVAL_MS / 1000,
+                  f"{n.name}: samples {times[0]:.1f}..{times[-1]:.1f} around the outage "
+                  f"{down:.1f}..{up:.1f}, largest gap {max(gaps):.3f} s")
+            assert "connect" in n.stderr().lower() or "retrying" in n.stderr(), n.stderr()
+        # the account at the end, and every sent sample in Prometheus
+        for n in s.nodes:
+            a = n.account()
+            check(a["in"] == a["sent"] + a["failed"] + a["dropped"] + a["pending"] and
+                  a["pending"] == 0 and a["dropped"] == 0 and a["failed"] == 0,
+                  f"{n.name}: {a}")
+            held = sum(len(r["values"]) for r in s.prom.query(f'{{node="{n.name}"}}[1h]'))
+            check(held == a["sent"], f"{n.name}: Prometheus holds {held}, sent {a['sent']}")
+
+
+class Fake:
+    """A receiver on 127.0.0.1 answering from a script: each request takes
+    the next answer (an HTTP status, or "garbage"), the last one repeated;
+    it keeps each request's headers and body."""
+
+    def __init__(self, answers, tls=None, auth=None):
+        self.answers, self.requests = list(answers), []
+        fake = self
+
+        class H(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *a):
+                pass
+
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                peer = (self.connection.getpeercert()
+                        if isinstance(self.connection, ssl.SSLSocket) else None)
+                fake.requests.append((dict(self.headers), body, peer))
+                a = fake.answers.pop(0) if len(fake.answers) > 1 else fake.answers[0]
+                if auth and self.headers.get("Authorization") != auth:
+                    a = 401
+                if a == "garbage":
+                    self.wfile.write(b"\x00\x01 not http at all\r\n\r\n")
+                    self.close_connection = True
+                    return
+                self.send_response(a)
+                self.send_header("Content-Length", "4")
+                self.end_headers()
+                self.wfile.write(b"why\n")
+
+        class S(http.server.ThreadingHTTPServer):
+            def handle_error(self, *a):
+                pass    # the garbage answer's connection, reset by curl
+
+        self.srv = S(("127.0.0.1", 0), H)
+        if tls:
+            self.srv.socket = tls.wrap_socket(self.srv.socket, server_side=True)
+        self.port = self.srv.server_address[1]
+        threading.Thread(target=self.srv.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.srv.shutdown()
+        self.srv.server_close()
+
+
+class Local:
+    """memtrackd on the host's loopback, /proc mode, its log kept."""
+
+    def __init__(self, url, extra="", port=19473):
+        self.dir = tempfile.mkdtemp(prefix="mtdrwl.")
+        self.conf = os.path.join(self.dir, "c.conf")
+        self.port = port
+        with open(self.conf, "w") as f:
+            f.write(f"[memtrackd]\nnode = local\nlisten = 127.0.0.1:{port}\nsource = proc\n"
+                    f"sample_interval_ms = {INTERVAL_MS}\nuser = root\n"
+                    f"remote_write = {url}\n" + extra)
+        self.log = os.path.join(self.dir, "log")
+        with open(self.log, "w") as err:
+            self.p = subprocess.Popen([DAEMON, "-f", "-c", self.conf],
+                                      stdout=subprocess.DEVNULL, stderr=err)
+
+    def stderr(self):
+        with open(self.log) as f:
+            return f.read()
+
+    def account(self):
+        self.p.send_signal(signal.SIGTERM)
+        check(self.p.wait(timeout=60) == 0, f"exit {self.p.returncode}: {self.stderr()}")
+        got = ACCOUNT.findall(self.stderr())
+        check(len(got) == 1, f"account lines {got}: {self.stderr()}")
+        return dict(zip(("in", "sent", "failed", "dropped", "pending"),
+                        map(int, got[0][1:])))
+
+    def close(self):
+        if self.p.poll() is None:
+            self.p.kill()
+            self.p.wait()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+@test
+def receiver_errors_retried_or_counted():
+    fake = Fake([500, 429, "garbage", 204, 400, 204])
+    d = Local(f"http://127.0.0.1:{fake.port}/api/v1/write")
+    try:
+        wait_for(lambda: len(fake.requests) >= 7, 60, "7 requests")
+        a = d.account()
+        reqs = fake.requests
+        h = reqs[0][0]
+        check(h.get("Content-Encoding") == "snappy" and
+              h.get("Content-Type") == "application/x-protobuf" and
+              h.get("X-Prometheus-Remote-Write-Version") == "0.1.0" and
+              h.get("User-Agent", "").startswith("memtrackd/"), f"headers {h}")
+        # 500, 429 and garbage: the same batch again, byte for byte
+        check(reqs[0][1] == reqs[1][1] == reqs[2][1] == reqs[3][1],
+              "a retried batch was not the same")
+        check(reqs[4][1] != reqs[3][1] and reqs[5][1] != reqs[4][1],
+              "the batch after a 204 or a 400 was sent again")
+        log = d.stderr()
+        # a failure logged once, then its end; the 400 with what it cost
+        check(re.search(r"HTTP 500: why; retrying \(\d+ samples queued\)\n"
+                        r".*: sending again\n.*HTTP 400: why; \d+ samples lost\n", log),
+              log)
+        lost = int(re.search(r"HTTP 400: why; (\d+) samples lost", log).group(1))
+        check(a["failed"] == lost and lost > 0, f"{a}, lost {lost}")
+        check(a["in"] == a["sent"] + a["failed"] + a["dropped"] + a["pending"] and
+              a["dropped"] == 0, f"{a}")
+    finally:
+        d.close()
+        fake.close()
+
+
+@test
+def full_queue_counted_dropped():
+    fake = Fake([503])
+    d = Local(f"http://127.0.0.1:{fake.port}/w", "remote_write_queue_samples = 1000\n"
+              "remote_write_timeout = 1s\n")
+    try:
+        wait_for(lambda: "dropped" in d.stderr() or len(fake.requests) >= 5, 60,
+                 "retries")
+        time.sleep(3)
+        a = d.account()
+        check(a["sent"] == 0 and a["failed"] == 0 and a["dropped"] > 0 and
+              0 < a["pending"] <= 1000 and
+              a["in"] == a["dropped"] + a["pending"], f"{a}")
+    finally:
+        d.close()
+        fake.close()
+
+
+def tls_keys():
+    k = Keys(tempfile.mkdtemp(prefix="mtdrwk."))
+    k.ca("ca", "memtrack test CA")
+    k.ca("ca2", "another CA")
+    k.cert("server", "127.0.0.1")
+    k.cert("client", "rw-client")
+    return k
+
+
+def server_ctx(k):
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(k.path("server.pem"), k.path("server.key"))
+    ctx.load_verify_locations(k.path("ca.pem"))
+    ctx.verify_mode = ssl.CERT_REQUIRED
+    return ctx
+
+
+@test
+def basic_auth_bearer_and_tls_client_certificate():
+    k = tls_keys()
+    pw = k.path("pw")
+    with open(pw, "w") as f:
+        f.write("s3cret\n")
+    os.chmod(pw, 0o600)
+    tok = k.path("token")
+    with open(tok, "w") as f:
+        f.write("tok-123\n")
+    os.chmod(tok, 0o600)
+    basic = "Basic " + base64.b64encode(b"rwuser:s3cret").decode()
+    cases = [
+        (f"remote_write_user = rwuser\nremote_write_password_file = {pw}\n", basic),
+        (f"remote_write_bearer_token_file = {tok}\n", "Bearer tok-123"),
+    ]
+    tls = (f"remote_write_ca_file = {k.path('ca.pem')}\n"
+           f"remote_write_cert_file = {k.path('client.pem')}\n"
+           f"remote_write_key_file = {k.path('client.key')}\n")
+    try:
+        for extra, want in cases:
+            fake = Fake([204], tls=server_ctx(k), auth=want)
+            d = Local(f"https://127.0.0.1:{fake.port}/w", extra + tls)
+            try:
+                wait_for(lambda: len(fake.requests) >= 2, 60, "2 requests")
+                a = d.account()
+                h, _, peer = fake.requests[0]
+                check(h.get("Authorization") == want, f"Authorization {h.get('Authorization')}")
+                subject = dict(x[0] for x in peer["subject"])
+                check(subject.get("commonName") == "rw-client", f"client certificate {peer}")
+                check(a["sent"] > 0 and a["failed"] == 0, f"{a}")
+            finally:
+                d.close()
+                fake.close()
+        # a server whose certificate another CA signed: never sent to
+        fake = Fake([204], tls=server_ctx(k))
+        d = Local(f"https://127.0.0.1:{fake.port}/w",
+                  f"remote_write_ca_file = {k.path('ca2.pem')}\n")
+        try:
+            wait_for(lambda: "retrying" in d.stderr(), 30, "a refused handshake")
+            a = d.account()
+            check(not fake.requests and a["sent"] == 0, f"{a}, {len(fake.requests)} requests")
+        finally:
+            d.close()
+            fake.close()
+    finally:
+        shutil.rmtree(k.dir, ignore_errors=True)
+
+
+@test
+def bad_configuration_refused_with_its_line():
+    d = tempfile.mkdtemp(prefix="mtdrwc.")
+    key = os.path.join(d, "k")
+    with open(key, "w") as f:
+        f.write("x")
+    os.chmod(key, 0o644)
+    base = "[memtrackd]\nsource = proc\nlisten = 127.0.0.1:19474\nuser = root\n"
+    cases = [
+        ("remote_write = ftp://x/\n", 2, r":5: remote_write = \"ftp://x/\": must be an http"),
+        ("remote_write = http://u:p@h/w\n", 2, r":5: .*must not hold credentials"),
+        ("remote_write = http:///w\n", 2, r":5: .*has no host"),
+        ("remote_write_queue_samples = 5\n", 2, r":5: .*must be 100\.\.10000000"),
+        ("remote_write_node_label = __x\n", 2, r":5: .*must be a label name"),
+        ("remote_write_timeout = 10\n", 2, r":5: .*duration"),
+        ("remote_write_password_file = relative\n", 2, r":5: .*absolute path"),
+        ("remote_write = http://h/w\nremote_write_user = u\n", 2,
+         r":5: remote_write_user and remote_write_password_file go together"),
+        ("remote_write_user = u\n", 2, r":5: remote_write options without a remote_write URL"),
+        ("sample_interval_ms = 0\nremote_write = http://h/w\n", 2,
+         r":6: remote_write needs sample_interval_ms > 0"),
+        (f"remote_write = http://h/w\nremote_write_cert_file = {key}\n"
+         f"remote_write_key_file = {key}\n", 1,
+         r"remote_write_key_file .*permissions 0644 are too open"),
+    ]
+    try:
+        for body, code, want in cases:
+            conf = os.path.join(d, "c.conf")
+            with open(conf, "w") as f:
+                f.write(base + body)
+            r = subprocess.run([DAEMON, "-f", "-c", conf], capture_output=True, text=True,
+                               timeout=30)
+            check(r.returncode == code and re.search(want, r.stderr),
+                  f"{body!r}: exit {r.returncode}, {r.stderr.strip()!r}, want {want}")
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv, setup=netns_setup, cleanup=NETNS.delete, root="memtrackd-remote-write"))

@@ -1,0 +1,150 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The remote_write keys of [memtrackd]: where memtrackd sends every sample
+ * as Prometheus remote write (memtrackd/remote_write.c), and how it proves
+ * who it is there.  Like Prometheus's remote_write block, but one set of
+ * options for every URL.  Credentials never go in a URL: a password or a
+ * token is read from a file readable by its owner only, at start.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "config.h"
+
+void mtd_rw_config_defaults(struct mtd_rw_config *c)
+{
+	memset(c, 0, sizeof(*c));
+	strcpy(c->node_label, "node");
+	/* Prometheus's queue: 10,000 samples a shard; ours is one shard */
+	c->queue_samples = 100000;
+	c->batch_samples = 2000;
+	c->timeout_ms = 10000;
+}
+
+/* http(s)://HOST[:PORT]/..., no user:password@, no spaces. */
+static const char *check_url(const char *v)
+{
+	const char *host, *end;
+
+	if (!strncasecmp(v, "http://", 7))
+		host = v + 7;
+	else if (!strncasecmp(v, "https://", 8))
+		host = v + 8;
+	else
+		return "must be an http:// or https:// URL";
+	end = host + strcspn(host, "/?#");
+	if (end == host)
+		return "has no host";
+	if (memchr(host, '@', end - host))
+		return "must not hold credentials: use remote_write_user and remote_write_password_file, or remote_write_bearer_token_file";
+	if (strpbrk(v, " \t\"\\"))
+		return "must not hold spaces, quotes or backslashes";
+	return NULL;
+}
+
+/* A Prometheus label name: [a-zA-Z_][a-zA-Z0-9_]*, not __reserved. */
+static bool label_name(const char *v)
+{
+	size_t i;
+
+	if (!v[0] || (v[0] >= '0' && v[0] <= '9') || !strncmp(v, "__", 2))
+		return false;
+	for (i = 0; v[i]; i++)
+		if (!(v[i] == '_' || (v[i] >= 'a' && v[i] <= 'z') ||
+		      (v[i] >= 'A' && v[i] <= 'Z') || (v[i] >= '0' && v[i] <= '9')))
+			return false;
+	return true;
+}
+
+static int copy(char *dst, size_t size, const char *v)
+{
+	if (!v[0] || strlen(v) >= size)
+		return -1;
+	strcpy(dst, v);
+	return 0;
+}
+
+int mtd_rw_config_key(struct mtd_rw_config *c, const char *name,
+		      const char *value, const char **why)
+{
+	if (strncmp(name, "remote_write", 12))
+		return -1;
+	name += 12;
+	if (!*name) {
+		if (c->nr_urls == MTD_MAX_REMOTE_WRITES) {
+			*why = "at most 4 remote_write URLs";
+			return 0;
+		}
+		*why = check_url(value);
+		if (!*why && copy(c->urls[c->nr_urls], sizeof(c->urls[0]), value))
+			*why = "must be at most 511 characters";
+		if (*why)
+			return 0;
+		c->nr_urls++;
+		return 1;
+	}
+	if (!strcmp(name, "_node_label")) {
+		if (strlen(value) < sizeof(c->node_label) && label_name(value)) {
+			strcpy(c->node_label, value);
+			return 1;
+		}
+		*why = "must be a label name ([a-zA-Z_][a-zA-Z0-9_]*, not starting with __, at most 63 characters)";
+		return 0;
+	}
+	if (!strcmp(name, "_queue_samples")) {
+		*why = "must be 100..10000000";
+		return !mtd_parse_uint(value, 100, 10000000, &c->queue_samples);
+	}
+	if (!strcmp(name, "_batch_samples")) {
+		*why = "must be 1..100000";
+		return !mtd_parse_uint(value, 1, 100000, &c->batch_samples);
+	}
+	if (!strcmp(name, "_timeout")) {
+		*why = "must be a duration of 100ms..5m with its unit (ms, s, m)";
+		return !mtd_parse_duration_ms(value, 100, 300000, &c->timeout_ms);
+	}
+	if (!strcmp(name, "_user")) {
+		*why = "must be 1..127 characters, no colon";
+		return !strchr(value, ':') && !copy(c->user, sizeof(c->user), value);
+	}
+	{
+		static const struct {
+			const char *key;
+			size_t off;
+		} files[] = {
+			{ "_ca_file", offsetof(struct mtd_rw_config, ca_file) },
+			{ "_cert_file", offsetof(struct mtd_rw_config, cert_file) },
+			{ "_key_file", offsetof(struct mtd_rw_config, key_file) },
+			{ "_password_file",
+			  offsetof(struct mtd_rw_config, password_file) },
+			{ "_bearer_token_file",
+			  offsetof(struct mtd_rw_config, bearer_token_file) },
+		};
+		size_t i;
+
+		for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+			if (strcmp(name, files[i].key))
+				continue;
+			*why = "must be an absolute path of at most 255 characters";
+			return value[0] == '/' &&
+			       !copy((char *)c + files[i].off, 256, value);
+		}
+	}
+	return -1;
+}
+
+const char *mtd_rw_config_check(const struct mtd_rw_config *c)
+{
+	if (!c->nr_urls && (c->ca_file[0] || c->cert_file[0] ||
+			    c->key_file[0] || c->user[0] ||
+			    c->password_file[0] || c->bearer_token_file[0]))
+		return "remote_write options without a remote_write URL";
+	if (!c->cert_file[0] != !c->key_file[0])
+		return "remote_write_cert_file and remote_write_key_file go together";
+	if (!c->user[0] != !c->password_file[0])
+		return "remote_write_user and remote_write_password_file go together";
+	if (c->user[0] && c->bearer_token_file[0])
+		return "basic auth (remote_write_user) or a bearer token, not both";
+	return NULL;
+}
