@@ -204,12 +204,13 @@ class Node:
 
 
 class Setup:
-    def __init__(self):
+    def __init__(self, extra=lambda i: ""):
+        """extra(i): node i's further configuration lines."""
         self.prom = Prometheus()
         self.nodes = []
         try:
             for i in range(len(NODES)):
-                self.nodes.append(Node(i))
+                self.nodes.append(Node(i, extra(i)))
         except Exception:
             self.close()
             raise
@@ -325,6 +326,86 @@ def prometheus_down_10s_loses_nothing():
             check(held == a["sent"], f"{n.name}: Prometheus holds {held}, sent {a['sent']}")
 
 
+AGG_PORT = 9472
+QUERY = os.path.join(ROOT, "build", "bin", "memtrack-query")
+TOP = os.path.join(ROOT, "build", "bin", "memtrack-top")
+
+
+def ask(*args):
+    """memtrack-query in PROM_NS: (exit status, JSON or None, stderr)."""
+    r = subprocess.run(NETNS.cmd(PROM_NS, QUERY, "-t", "10000", "--json", *args),
+                       capture_output=True, text=True, timeout=60)
+    return r.returncode, json.loads(r.stdout) if r.returncode == 0 else None, r.stderr
+
+
+@test
+def prometheus_backend_answers_as_the_aggregator():
+    """The nodes relay to an aggregator and remote-write to Prometheus;
+    with the workload constant, each query gets the same answer, rows in
+    the same order, from both (memtrack-query -s and -P; memtrack-top -b
+    --cluster HOST:PORT and prometheus:URL)."""
+    agg_dir = tempfile.mkdtemp(prefix="mtdrwa.")
+    conf = os.path.join(agg_dir, "agg.conf")
+    with open(conf, "w") as f:
+        f.write(f"[aggregate]\nlisten = 0.0.0.0\nport = {AGG_PORT}\n")
+    agg = subprocess.Popen(NETNS.cmd(PROM_NS, DAEMON, "-f", "--aggregate", "-c", conf),
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server = ["-s", f"127.0.0.1:{AGG_PORT}"]
+    prom = ["-P", f"http://127.0.0.1:{PROM_PORT}"]
+    try:
+        with Setup(lambda i: f"aggregators = {node_ip(i)[1]}:{AGG_PORT}\ntop_pids = 20\n") as s:
+            wait_for(lambda: all_seen(s.prom), 60, "every node's workload in Prometheus")
+
+            def agg_seen():
+                rc, rows, _ = ask(*server, "sum", "nproc", "by", "node", "where", f"comm={COMM}")
+                return rc == 0 and {r["node"]: r["nproc"] for r in rows} == {
+                    n: len(sz) for n, sz in zip(NODES, SIZES)}
+            wait_for(agg_seen, 60, "every node's workload in the aggregator")
+            queries = [
+                ["sum", "rss,anon,file,shmem,swap,nproc", "by", "node", "where", f"comm={COMM}"],
+                ["sum", "rss,nproc", "by", "comm", "where", f"comm={COMM}"],
+                ["sum", "anon,rss", "where", f"comm={COMM}"],
+                ["sum", "rss", "by", "node,comm", "where", f"comm={COMM}"],
+                ["sum", "nproc", "by", "node"],
+                ["top", "5", "where", f"comm={COMM}"],
+                ["top", "3", "by", "anon", "where", f"comm={COMM}", "and", f"node={NODES[2]}"],
+                ["sum", "rss", "where", "comm=nosuchprogram"],
+            ]
+            for q in queries:
+                a, p = ask(*server, *q), ask(*prom, *q)
+                check(a[0] == 0 and a[1], f"{q}: aggregator {a}")
+                check(p == a, f"{q}: Prometheus {p}, aggregator {a}")
+            a, p = ask(*server, "nodes"), ask(*prom, "nodes")
+            pick = [{k: r[k] for k in ("node", "state")} for r in a[1]]
+            check(sorted(pick, key=lambda r: r["node"]) ==
+                  sorted(({k: r[k] for k in ("node", "state")} for r in p[1]),
+                         key=lambda r: r["node"]) and len(pick) == 3, f"nodes: {p} {a}")
+            check(all(r["processes"] > len(sz) for r, sz in
+                      zip(sorted(p[1], key=lambda r: r["node"]), SIZES)), f"nodes: {p}")
+            # refused the same way, events not at all
+            for q in (["sum", "bogus"], ["top", "0"], ["frobnicate"]):
+                a, p = ask(*server, *q), ask(*prom, *q)
+                check(a[0] == p[0] == 2 and a[2] == p[2], f"{q}: {p} {a}")
+            rc, _, err = ask(*prom, "events", NODES[0])
+            check(rc == 2 and "aggregator" in err, f"events: {rc} {err}")
+            # memtrack-top's cluster batch: the workload's rows alike
+            tops = []
+            for target in (f"127.0.0.1:{AGG_PORT}", f"prometheus:http://127.0.0.1:{PROM_PORT}"):
+                r = subprocess.run(NETNS.cmd(PROM_NS, TOP, "-b", "-n", "1", "--json",
+                                             "--cluster", target),
+                                   capture_output=True, text=True, timeout=60)
+                check(r.returncode == 0, f"memtrack-top --cluster {target}: {r.stderr}")
+                lines = [json.loads(x) for x in r.stdout.splitlines()]
+                check(lines[0]["nodes_up"] == 3, f"{target}: {lines[0]}")
+                tops.append([x for x in lines[1:] if x.get("comm") == COMM])
+            check(tops[0] == tops[1] and len(tops[0]) == 1 + sum(map(len, SIZES)),
+                  f"memtrack-top: {tops}")
+    finally:
+        agg.terminate()
+        agg.wait(timeout=30)
+        shutil.rmtree(agg_dir, ignore_errors=True)
+
+
 class Fake:
     """A receiver on 127.0.0.1 answering from a script: each request takes
     the next answer (an HTTP status, or "garbage"), the last one repeated;
@@ -372,10 +453,18 @@ class Fake:
         self.srv.server_close()
 
 
+def free_port():
+    """A loopback port nobody listens on now (another suite may run)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
 class Local:
     """memtrackd on the host's loopback, /proc mode, its log kept."""
 
-    def __init__(self, url, extra="", port=19473):
+    def __init__(self, url, extra=""):
+        port = free_port()
         self.dir = tempfile.mkdtemp(prefix="mtdrwl.")
         self.conf = os.path.join(self.dir, "c.conf")
         self.port = port
@@ -538,7 +627,7 @@ def bad_configuration_refused_with_its_line():
     with open(key, "w") as f:
         f.write("x")
     os.chmod(key, 0o644)
-    base = "[memtrackd]\nsource = proc\nlisten = 127.0.0.1:19474\nuser = root\n"
+    base = f"[memtrackd]\nsource = proc\nlisten = 127.0.0.1:{free_port()}\nuser = root\n"
     cases = [
         ("remote_write = ftp://x/\n", 2, r":5: remote_write = \"ftp://x/\": must be an http"),
         ("remote_write = http://u:p@h/w\n", 2, r":5: .*must not hold credentials"),

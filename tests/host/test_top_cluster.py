@@ -304,8 +304,11 @@ def bad_aggregators_are_reported():
     for server, rc, words in ((f"127.0.0.1:{SLOW_PORT + 1}", 1, "refused"),
                               (f"localhost:{SLOW_PORT + 1}", 1, "refused"),
                               ("no.such.host.invalid:9472", 1, "no.such.host.invalid port 9472: "),
-                              ("nohost", 2, "HOST:PORT expected"),
-                              ("127.0.0.1:0", 2, "HOST:PORT expected")):
+                              ("nohost", 2, "HOST:PORT (IPv6 in []) or prometheus:"),
+                              ("127.0.0.1:0", 2, "HOST:PORT (IPv6 in []) or prometheus:"),
+                              ("prometheus:ftp://x", 2, "or prometheus:http(s)://... expected"),
+                              (f"prometheus:http://127.0.0.1:{SLOW_PORT + 1}", 1,
+                               "couldn't connect")):
         r = subprocess.run([TOP, "-b", "-n", "1", "--cluster", server],
                            capture_output=True, text=True, timeout=30)
         check(r.returncode == rc and words.lower() in r.stderr.lower() and not r.stdout,

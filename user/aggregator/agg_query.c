@@ -9,8 +9,9 @@
  *   events NODE [LAST]
  *
  * FIELD: rss anon file shmem swap (bytes; rss = anon + file + shmem),
- * nproc (sum only); COND: comm=VALUE or node=VALUE.  sum and top read
- * the latest snapshot of the nodes that are up: a down node's figures are
+ * nproc (sum only); COND: comm=VALUE or node=VALUE (query_parse.c reads
+ * them; query_prom.c asks Prometheus the same).  sum and top read the
+ * latest snapshot of the nodes that are up: a down node's figures are
  * stale, and `nodes` says which are down.  Rows come sorted by the first
  * field, largest first.  A query that does not parse gets an error
  * RESULT naming what is wrong, and the connection stays open.
@@ -25,29 +26,12 @@
 
 #include "agg.h"
 #include "frame_io.h"
-
-#define MAX_TOKENS	32
-#define MAX_TOP		10000
-#define MAX_FIELDS	6
-
-enum field { F_RSS, F_ANON, F_FILE, F_SHMEM, F_SWAP, F_NPROC, NR_FIELDS };
-
-static const char *const field_names[NR_FIELDS] = {
-	"rss", "anon", "file", "shmem", "swap", "nproc"
-};
-
-struct query {
-	enum { Q_NODES, Q_SUM, Q_TOP, Q_EVENTS } kind;
-	enum field fields[MAX_FIELDS];
-	unsigned int nfields;
-	bool by_node, by_comm;
-	unsigned long n;		/* top N, events LAST (0: all) */
-	const char *comm, *node;	/* where, NULL: any */
-};
+#include "query_parse.h"
 
 static void fail(struct mtd_buf *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/* An error RESULT in place of what b holds. */
 static void fail(struct mtd_buf *b, const char *fmt, ...)
 {
 	char msg[512];
@@ -61,207 +45,25 @@ static void fail(struct mtd_buf *b, const char *fmt, ...)
 	mtd_buf_append(b, msg, strlen(msg));
 }
 
-static int field_of(const char *s, bool nproc_ok)
-{
-	int i;
-
-	for (i = 0; i < NR_FIELDS; i++)
-		if (!strcmp(s, field_names[i]))
-			return i == F_NPROC && !nproc_ok ? -1 : i;
-	return -1;
-}
-
-static int parse_number(const char *s, unsigned long max, unsigned long *out)
-{
-	char *end;
-
-	if (*s < '0' || *s > '9')
-		return -1;
-	errno = 0;
-	*out = strtoul(s, &end, 10);
-	return errno || *end || *out > max ? -1 : 0;
-}
-
-/* where COND [and COND]...: tokens from t[i]. */
-static int parse_where(char **t, int nt, int i, struct query *q,
-		       struct mtd_buf *b)
-{
-	if (i == nt)
-		return 0;
-	if (strcmp(t[i], "where") || i + 1 == nt) {
-		fail(b, "expected \"where COND\" at \"%s\"", t[i]);
-		return -1;
-	}
-	for (i++; i < nt; i++) {
-		const char **dst;
-
-		if (!strncmp(t[i], "comm=", 5))
-			dst = &q->comm;
-		else if (!strncmp(t[i], "node=", 5))
-			dst = &q->node;
-		else {
-			fail(b, "bad condition \"%s\" (comm=VALUE or node=VALUE)",
-			     t[i]);
-			return -1;
-		}
-		if (*dst || !t[i][5]) {
-			fail(b, "\"%s\": empty or given twice", t[i]);
-			return -1;
-		}
-		*dst = t[i] + 5;
-		if (i + 1 < nt && (strcmp(t[i + 1], "and") || i + 2 == nt)) {
-			fail(b, "expected \"and COND\" at \"%s\"", t[i + 1]);
-			return -1;
-		}
-		i++;
-	}
-	return 0;
-}
-
-static int parse_sum(char **t, int nt, struct query *q, struct mtd_buf *b)
-{
-	char *save = NULL, *f;
-	int i = 2;
-
-	if (nt < 2) {
-		fail(b, "sum: which field? (rss anon file shmem swap nproc)");
-		return -1;
-	}
-	for (f = strtok_r(t[1], ",", &save); f; f = strtok_r(NULL, ",", &save)) {
-		int k = field_of(f, true);
-
-		if (k < 0 || q->nfields == MAX_FIELDS) {
-			fail(b, "sum: unknown field \"%s\" (rss anon file shmem swap nproc)",
-			     f);
-			return -1;
-		}
-		q->fields[q->nfields++] = k;
-	}
-	if (!q->nfields) {
-		fail(b, "sum: which field?");
-		return -1;
-	}
-	if (i < nt && !strcmp(t[i], "by")) {
-		if (i + 1 == nt)
-			goto bad_by;
-		if (!strcmp(t[i + 1], "comm"))
-			q->by_comm = true;
-		else if (!strcmp(t[i + 1], "node"))
-			q->by_node = true;
-		else if (!strcmp(t[i + 1], "node,comm"))
-			q->by_node = q->by_comm = true;
-		else
-			goto bad_by;
-		i += 2;
-	}
-	return parse_where(t, nt, i, q, b);
-bad_by:
-	fail(b, "sum: by comm, node or node,comm");
-	return -1;
-}
-
-static int parse_top(char **t, int nt, struct query *q, struct mtd_buf *b)
-{
-	int i = 2;
-
-	if (nt < 2 || parse_number(t[1], MAX_TOP, &q->n) || !q->n) {
-		fail(b, "top: N must be 1..%d", MAX_TOP);
-		return -1;
-	}
-	q->fields[0] = F_RSS;
-	q->nfields = 1;
-	if (i < nt && !strcmp(t[i], "by")) {
-		int k = i + 1 < nt ? field_of(t[i + 1], false) : -1;
-
-		if (k < 0) {
-			fail(b, "top: by rss, anon, file, shmem or swap");
-			return -1;
-		}
-		q->fields[0] = k;
-		i += 2;
-	}
-	return parse_where(t, nt, i, q, b);
-}
-
-static int parse(char *text, struct query *q, struct mtd_buf *b)
-{
-	char *t[MAX_TOKENS], *save = NULL, *tok;
-	int nt = 0;
-
-	memset(q, 0, sizeof(*q));
-	for (tok = strtok_r(text, " \t\n", &save); tok;
-	     tok = strtok_r(NULL, " \t\n", &save)) {
-		if (nt == MAX_TOKENS) {
-			fail(b, "query too long (%d words at most)", MAX_TOKENS);
-			return -1;
-		}
-		t[nt++] = tok;
-	}
-	if (!nt) {
-		fail(b, "empty query");
-		return -1;
-	}
-	if (!strcmp(t[0], "nodes")) {
-		q->kind = Q_NODES;
-		if (nt == 1)
-			return 0;
-		fail(b, "nodes takes nothing more");
-		return -1;
-	}
-	if (!strcmp(t[0], "sum")) {
-		q->kind = Q_SUM;
-		return parse_sum(t, nt, q, b);
-	}
-	if (!strcmp(t[0], "top")) {
-		q->kind = Q_TOP;
-		return parse_top(t, nt, q, b);
-	}
-	if (!strcmp(t[0], "events")) {
-		q->kind = Q_EVENTS;
-		if (nt >= 2 && nt <= 3 &&
-		    (nt == 2 || !parse_number(t[2], 1000000, &q->n))) {
-			q->node = t[1];
-			return 0;
-		}
-		fail(b, "usage: events NODE [LAST]");
-		return -1;
-	}
-	fail(b, "unknown query \"%.64s\" (nodes, sum, top, events)", t[0]);
-	return -1;
-}
-
 /* ---- results ---- */
-
-static void put_str(struct mtd_buf *b, const char *s, char sep)
-{
-	const unsigned char *c = (const unsigned char *)s;
-
-	for (; *c; c++) {
-		if (*c < 0x20 || *c == '\\' || *c == 0x7f)
-			mtd_buf_printf(b, "\\%03o", *c);
-		else
-			mtd_buf_append(b, c, 1);
-	}
-	mtd_buf_append(b, &sep, 1);
-}
 
 static void put_num(struct mtd_buf *b, uint64_t v, char sep)
 {
 	mtd_buf_printf(b, "%llu%c", (unsigned long long)v, sep);
 }
 
-static uint64_t figure(const struct agg_row *r, enum field f)
+static uint64_t figure(const struct agg_row *r, enum mtd_query_field f)
 {
 	switch (f) {
-	case F_RSS:
+	case MTD_QF_RSS:
 		return r->anon + r->file + r->shmem;
-	case F_ANON:
+	case MTD_QF_ANON:
 		return r->anon;
-	case F_FILE:
+	case MTD_QF_FILE:
 		return r->file;
-	case F_SHMEM:
+	case MTD_QF_SHMEM:
 		return r->shmem;
-	case F_SWAP:
+	case MTD_QF_SWAP:
 		return r->swap;
 	default:
 		return r->nproc;
@@ -306,8 +108,8 @@ static void q_nodes(struct agg *a, struct mtd_buf *b)
 		struct agg_node *n = v[i];
 
 		pthread_mutex_lock(&n->lock);
-		put_str(b, n->name, '\t');
-		put_str(b, node_up(a, n, now) ? "up" : "down", '\t');
+		mtd_result_put_str(b, n->name, '\t');
+		mtd_result_put_str(b, node_up(a, n, now) ? "up" : "down", '\t');
 		put_num(b, now - n->last_seen_ms, '\t');
 		put_num(b, n->last_seen_real_ms, '\t');
 		put_num(b, n->conns, '\t');
@@ -330,7 +132,7 @@ static void q_nodes(struct agg *a, struct mtd_buf *b)
 struct group {
 	const char *node;		/* NULL: not grouped by node */
 	char comm[MEMTRACK_COMM_LEN];	/* "": not grouped by comm */
-	uint64_t v[NR_FIELDS];
+	uint64_t v[MTD_QF_COUNT];
 	bool used;
 };
 
@@ -401,7 +203,7 @@ static struct group *group_of(struct groups *gs, const char *node,
 static int by_field_desc(const void *x, const void *y, void *arg)
 {
 	const struct group *a = x, *b = y;
-	const enum field *f = arg;
+	const enum mtd_query_field *f = arg;
 	uint64_t va = a->v[*f], vb = b->v[*f];
 	int c = a->node && b->node ? strcmp(a->node, b->node) : 0;
 
@@ -410,7 +212,7 @@ static int by_field_desc(const void *x, const void *y, void *arg)
 	return c ? c : strcmp(a->comm, b->comm);
 }
 
-static void q_sum(struct agg *a, const struct query *q, struct mtd_buf *b)
+static void q_sum(struct agg *a, const struct mtd_query *q, struct mtd_buf *b)
 {
 	int64_t now = mtd_mono_ms();
 	struct groups gs = { 0 };
@@ -442,7 +244,7 @@ static void q_sum(struct agg *a, const struct query *q, struct mtd_buf *b)
 				pthread_mutex_unlock(&n->lock);
 				goto oom;
 			}
-			for (f = 0; f < NR_FIELDS; f++)
+			for (f = 0; f < MTD_QF_COUNT; f++)
 				g->v[f] += figure(r, f);
 		}
 		pthread_mutex_unlock(&n->lock);
@@ -456,14 +258,14 @@ static void q_sum(struct agg *a, const struct query *q, struct mtd_buf *b)
 	if (q->by_comm)
 		mtd_buf_printf(b, "comm:s\t");
 	for (j = 0; j < q->nfields; j++)
-		mtd_buf_printf(b, "%s:n%c", field_names[q->fields[j]],
+		mtd_buf_printf(b, "%s:n%c", mtd_query_fields[q->fields[j]],
 			       j + 1 < q->nfields ? '\t' : '\n');
 	/* node names stay valid: nodes are never freed */
 	for (i = 0; i < out; i++) {
 		if (q->by_node)
-			put_str(b, gs.g[i].node, '\t');
+			mtd_result_put_str(b, gs.g[i].node, '\t');
 		if (q->by_comm)
-			put_str(b, gs.g[i].comm, '\t');
+			mtd_result_put_str(b, gs.g[i].comm, '\t');
 		for (j = 0; j < q->nfields; j++)
 			put_num(b, gs.g[i].v[q->fields[j]],
 				j + 1 < q->nfields ? '\t' : '\n');
@@ -526,7 +328,7 @@ static int top_desc(const void *x, const void *y)
 	return c ? c : a->r.pid - b->r.pid;
 }
 
-static void q_top(struct agg *a, const struct query *q, struct mtd_buf *b)
+static void q_top(struct agg *a, const struct mtd_query *q, struct mtd_buf *b)
 {
 	int64_t now = mtd_mono_ms();
 	struct top_row *h;
@@ -566,10 +368,10 @@ static void q_top(struct agg *a, const struct query *q, struct mtd_buf *b)
 	for (i = 0; i < n; i++) {
 		const struct agg_row *r = &h[i].r;
 
-		put_str(b, h[i].node, '\t');
+		mtd_result_put_str(b, h[i].node, '\t');
 		put_num(b, r->pid, '\t');
-		put_str(b, r->comm, '\t');
-		put_num(b, figure(r, F_RSS), '\t');
+		mtd_result_put_str(b, r->comm, '\t');
+		put_num(b, figure(r, MTD_QF_RSS), '\t');
 		put_num(b, r->anon, '\t');
 		put_num(b, r->file, '\t');
 		put_num(b, r->shmem, '\t');
@@ -584,7 +386,7 @@ oom:
 	b->oom = true;
 }
 
-static void q_events(struct agg *a, const struct query *q, struct mtd_buf *b)
+static void q_events(struct agg *a, const struct mtd_query *q, struct mtd_buf *b)
 {
 	struct agg_node **v, *n = NULL;
 	size_t nn, i, from, size;
@@ -625,8 +427,8 @@ static void q_events(struct agg *a, const struct query *q, struct mtd_buf *b)
 
 void agg_query(struct agg *a, const char *text, size_t len, struct mtd_buf *b)
 {
-	char *q = malloc(len + 1);
-	struct query qu;
+	char *q = malloc(len + 1), why[512];
+	struct mtd_query qu;
 
 	if (!q) {
 		b->oom = true;
@@ -639,19 +441,23 @@ void agg_query(struct agg *a, const char *text, size_t len, struct mtd_buf *b)
 		goto out;
 	}
 	mtd_buf_append(b, "\0\0", 2);		/* ok, table: changed below */
-	if (b->oom || parse(q, &qu, b))
+	if (b->oom)
 		goto out;
+	if (mtd_query_parse(q, &qu, why, sizeof(why))) {
+		fail(b, "%s", why);
+		goto out;
+	}
 	switch (qu.kind) {
-	case Q_NODES:
+	case MTD_Q_NODES:
 		q_nodes(a, b);
 		break;
-	case Q_SUM:
+	case MTD_Q_SUM:
 		q_sum(a, &qu, b);
 		break;
-	case Q_TOP:
+	case MTD_Q_TOP:
 		q_top(a, &qu, b);
 		break;
-	case Q_EVENTS:
+	case MTD_Q_EVENTS:
 		q_events(a, &qu, b);
 		break;
 	}

@@ -190,6 +190,19 @@ static int parse_table(const char *p, const char *end,
 	return 0;
 }
 
+int mtd_query_result_table(const char *body, size_t len,
+			   struct mtd_query_result *res)
+{
+	int r;
+
+	memset(res, 0, sizeof(*res));
+	res->ok = true;
+	r = parse_table(body, body + len, res);
+	if (r)
+		mtd_query_result_free(res);
+	return r;
+}
+
 int mtd_query_run(struct mtd_query_client *q, const char *query,
 		  int timeout_ms, struct mtd_query_result *res, char *err,
 		  size_t errlen)

@@ -48,6 +48,13 @@ int mtd_query_run(struct mtd_query_client *q, const char *query,
 		  int timeout_ms, struct mtd_query_result *res, char *err,
 		  size_t errlen);
 void mtd_query_close(struct mtd_query_client *q);
+/*
+ * A table in the RESULT body's form (relay_proto.h: a "name:s|n" header
+ * line, then rows, fields tab-separated, escaped) into *res, ok: 0, or
+ * -EBADMSG/-ENOMEM.  The Prometheus backend (query_prom.c) answers in it.
+ */
+int mtd_query_result_table(const char *body, size_t len,
+			   struct mtd_query_result *res);
 void mtd_query_result_free(struct mtd_query_result *res);
 
 /* A cell by column name, NULL if there is no such column. */

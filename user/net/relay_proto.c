@@ -1,8 +1,25 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Frame headers of the relay protocol (relay_proto.h), strictly checked. */
+/*
+ * Frame headers of the relay protocol (relay_proto.h), strictly checked,
+ * and the escaping of a table RESULT's strings.
+ */
 #include <errno.h>
 
+#include "buf.h"
 #include "relay_proto.h"
+
+void mtd_result_put_str(struct mtd_buf *b, const char *s, char sep)
+{
+	const unsigned char *c = (const unsigned char *)s;
+
+	for (; *c; c++) {
+		if (*c < 0x20 || *c == '\\' || *c == 0x7f)
+			mtd_buf_printf(b, "\\%03o", *c);
+		else
+			mtd_buf_append(b, c, 1);
+	}
+	mtd_buf_append(b, &sep, 1);
+}
 
 void mtd_put_be64(uint8_t *p, uint64_t v)
 {

@@ -87,6 +87,11 @@ void mtd_relay_hdr(uint8_t *out, uint8_t type, uint32_t len);
  */
 int mtd_relay_parse_hdr(const uint8_t *in, uint8_t *type, uint32_t *len);
 
+struct mtd_buf;
+
+/* A table RESULT's string field, escaped, then sep (tab or newline). */
+void mtd_result_put_str(struct mtd_buf *b, const char *s, char sep);
+
 void mtd_put_be64(uint8_t *p, uint64_t v);
 uint64_t mtd_get_be64(const uint8_t *p);
 void mtd_put_be32(uint8_t *p, uint32_t v);

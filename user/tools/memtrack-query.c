@@ -22,18 +22,25 @@
 #include "memtrack.h"
 #include "conn.h"
 #include "query_client.h"
+#include "query_prom.h"
 #include "query_target.h"
 #include "relay_proto.h"
 
 #define DEFAULT_TIMEOUT_MS	10000
+/* remote write every 10 s, a few batches late: down after a minute */
+#define DEFAULT_DOWN_AFTER_MS	60000
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: memtrack-query [-c CONF] [-s HOST:PORT] [-t MS] [--json] QUERY...\n"
-		"Ask a memtrackd aggregator about the cluster's nodes, programs and\n"
-		"processes, or a node's relayed events.\n"
+	fprintf(f, "usage: memtrack-query [-c CONF] [-s HOST:PORT | -P URL] [-t MS] [--json] QUERY...\n"
+		"Ask a memtrackd aggregator, or a Prometheus-compatible store the nodes\n"
+		"remote-write to, about the cluster's nodes, programs and processes, or\n"
+		"(the aggregator) a node's relayed events.\n"
 		"  -c, --config CONF      memtrackd.conf: authentication, aggregator address\n"
 		"  -s, --server HOST:PORT the aggregator (IPv6 as [ADDR]:PORT)\n"
+		"  -P, --prometheus URL   a Prometheus-compatible API instead (PromQL)\n"
+		"      --down-after MS    with -P: a node is down when its last sample is\n"
+		"                         older (default %d)\n"
 		"  -t, --timeout MS       give up after MS milliseconds (default %d)\n"
 		"  -j, --json             JSON instead of a table\n"
 		"  -h, --help             this help\n"
@@ -44,7 +51,7 @@ static void usage(FILE *f)
 		"  top N [by FIELD] [where COND [and COND]...]\n"
 		"  events NODE [LAST]\n"
 		"  FIELD: rss anon file shmem swap nproc; COND: comm=VALUE, node=VALUE\n",
-		DEFAULT_TIMEOUT_MS);
+		DEFAULT_DOWN_AFTER_MS, DEFAULT_TIMEOUT_MS);
 }
 
 static void print_json(const struct mtd_query_result *r)
@@ -153,6 +160,60 @@ static int print_records(const struct mtd_query_result *r, bool json)
 	return 0;
 }
 
+/* An option's milliseconds, 1..max: 0, or -1 with a message. */
+static int parse_ms(const char *opt, const char *arg, long max, long *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtol(arg, &end, 10);
+	if (errno || end == arg || *end || *out < 1 || *out > max) {
+		fprintf(stderr, "memtrack-query: %s: milliseconds, 1..%ld: '%s'\n",
+			opt, max, arg);
+		return -1;
+	}
+	return 0;
+}
+
+static int print_result(const struct mtd_query_result *res, bool json)
+{
+	if (res->records)
+		return print_records(res, json);
+	if (json)
+		print_json(res);
+	else
+		print_table(res);
+	return 0;
+}
+
+/* The same query, answered by a Prometheus-compatible API (query_prom.h). */
+static int ask_prometheus(const char *url, long down_after, const char *query,
+			  long timeout, bool json)
+{
+	struct mtd_query_result res;
+	struct mtd_prom *p;
+	char err[512];
+	int ret;
+
+	p = mtd_prom_new(url, down_after, err, sizeof(err));
+	if (!p) {
+		fprintf(stderr, "memtrack-query: --prometheus: %s\n", err);
+		return 2;
+	}
+	if (mtd_prom_query(p, query, timeout, &res, err, sizeof(err))) {
+		fprintf(stderr, "memtrack-query: %s\n", err);
+		ret = 1;
+	} else if (!res.ok) {
+		fprintf(stderr, "memtrack-query: %s\n", res.error);
+		ret = 2;
+	} else {
+		ret = print_result(&res, json);
+	}
+	mtd_query_result_free(&res);
+	mtd_prom_free(p);
+	return ret;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -160,22 +221,24 @@ int main(int argc, char **argv)
 		{ "server", required_argument, NULL, 's' },
 		{ "timeout", required_argument, NULL, 't' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "prometheus", required_argument, NULL, 'P' },
+		{ "down-after", required_argument, NULL, 'D' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
-	const char *cfgpath = NULL, *server = NULL;
+	const char *cfgpath = NULL, *server = NULL, *prom_url = NULL;
+	long down_after = DEFAULT_DOWN_AFTER_MS;
 	struct mtd_query_result res;
 	struct mtd_query_client *q;
 	struct mtd_query_target t;
 	struct mtd_creds *creds;
 	char err[512], query[MTD_RELAY_MAX_QUERY + 1] = "";
 	long timeout = DEFAULT_TIMEOUT_MS;
-	char *end;
 	bool json = false;
 	int opt, i, ret;
 
-	while ((opt = getopt_long(argc, argv, "+c:s:t:jhV", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+c:s:t:jP:hV", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'c':
 			cfgpath = optarg;
@@ -184,17 +247,18 @@ int main(int argc, char **argv)
 			server = optarg;
 			break;
 		case 't':
-			errno = 0;
-			timeout = strtol(optarg, &end, 10);
-			if (errno || end == optarg || *end || timeout < 1 ||
-			    timeout > 3600000) {
-				fprintf(stderr, "memtrack-query: --timeout: milliseconds, 1..3600000: '%s'\n",
-					optarg);
+			if (parse_ms("--timeout", optarg, 3600000, &timeout))
 				return 2;
-			}
 			break;
 		case 'j':
 			json = true;
+			break;
+		case 'P':
+			prom_url = optarg;
+			break;
+		case 'D':
+			if (parse_ms("--down-after", optarg, 86400000, &down_after))
+				return 2;
 			break;
 		case 'h':
 			usage(stdout);
@@ -220,6 +284,12 @@ int main(int argc, char **argv)
 		snprintf(query + n, sizeof(query) - n, "%s%s", n ? " " : "",
 			 argv[i]);
 	}
+	if (prom_url && server) {
+		fprintf(stderr, "memtrack-query: --server or --prometheus, not both\n");
+		return 2;
+	}
+	if (prom_url)
+		return ask_prometheus(prom_url, down_after, query, timeout, json);
 	switch (mtd_query_target(cfgpath, server, &t, err, sizeof(err))) {
 	case 0:
 		break;
@@ -243,15 +313,11 @@ int main(int argc, char **argv)
 	} else if (!res.ok) {
 		fprintf(stderr, "memtrack-query: %s\n", res.error);
 		ret = 2;
-	} else if (res.records) {
-		ret = print_records(&res, json);
 	} else {
-		if (json)
-			print_json(&res);
-		else
-			print_table(&res);
 		ret = 0;
 	}
+	if (!ret)
+		ret = print_result(&res, json);
 	mtd_query_result_free(&res);
 	mtd_query_close(q);
 	mtd_creds_free(creds);

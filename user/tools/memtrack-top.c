@@ -5,10 +5,10 @@
  * /proc otherwise.
  *
  *   memtrack-top [-d SECONDS] [-o SORT] [--pss] [--proc]       interactive
- *                [--cluster HOST:PORT]
+ *                [--cluster HOST:PORT|prometheus:URL]
  *   memtrack-top -b [-n ITERATIONS] [-d SECONDS] [--json] [-o SORT]
  *                   [--top ROWS] [--pss] [--proc]
- *   memtrack-top -b --cluster HOST:PORT [-n ITERATIONS] [-d SECONDS]
+ *   memtrack-top -b --cluster HOST:PORT|prometheus:URL [-n ITERATIONS] [-d SECONDS]
  *                   [--json] [--top ROWS]
  */
 #include <errno.h>
@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 #include "top.h"
@@ -34,10 +35,11 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: memtrack-top [-d SECONDS] [-o SORT] [--pss] [--proc] [-C]\n"
-		"                    [--cluster HOST:PORT]\n"
+		"                    [--cluster HOST:PORT|prometheus:URL]\n"
 		"       memtrack-top -b [-n ITERATIONS] [-d SECONDS] [--json] [-o SORT]\n"
 		"                       [--top ROWS] [--pss] [--proc]\n"
-		"       memtrack-top -b --cluster HOST:PORT [-n ITERATIONS] [-d SECONDS]\n"
+		"       memtrack-top -b --cluster HOST:PORT|prometheus:URL [-n ITERATIONS]\n"
+		"                       [-d SECONDS]\n"
 		"                       [--json] [--top ROWS]\n"
 		"  (interactive: h for the keys)\n"
 		"  -b, --batch        print samples as text (like top -b), no terminal\n"
@@ -49,10 +51,11 @@ static void usage(FILE *f)
 		"      --pss          PSS and USS columns, from /proc/PID/smaps_rollup of\n"
 		"                     the rows shown only (key S in the interactive view)\n"
 		"      --proc         read /proc even when the memtrack module is loaded\n"
-		"      --cluster HOST:PORT\n"
+		"      --cluster HOST:PORT|prometheus:URL\n"
 		"                     every node's processes and the programs summed\n"
 		"                     across nodes, from a memtrackd aggregator (key N;\n"
-		"                     authentication from memtrackd.conf); -b: the\n"
+		"                     authentication from memtrackd.conf) or from a\n"
+		"                     Prometheus API the nodes remote-write to; -b: the\n"
 		"                     --top ROWS largest processes (default 100)\n"
 		"      --growth-window SEC\n"
 		"                     the growth flag (FLAG, LEAK?+RATE/s): RSS's low\n"
@@ -234,8 +237,12 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			char addr[256];
 			unsigned int port;
 
-			if (mtd_parse_hostport(optarg, addr, sizeof(addr), &port)) {
-				fprintf(stderr, "memtrack-top: --cluster: HOST:PORT expected (IPv6 in []): %s\n", optarg);
+			/* an aggregator, or a Prometheus API (top_cluster.c) */
+			if (!strncmp(optarg, "prometheus:", 11) ?
+			    strncasecmp(optarg + 11, "http://", 7) &&
+			    strncasecmp(optarg + 11, "https://", 8) :
+			    mtd_parse_hostport(optarg, addr, sizeof(addr), &port)) {
+				fprintf(stderr, "memtrack-top: --cluster: HOST:PORT (IPv6 in []) or prometheus:http(s)://... expected: %s\n", optarg);
 				return 2;
 			}
 			o->cluster = optarg;

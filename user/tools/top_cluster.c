@@ -2,7 +2,8 @@
 /*
  * The cluster view's data (top_cluster.h): three queries to a memtrackd
  * aggregator per refresh over one connection, kept open between refreshes
- * and made again after any failure.
+ * and made again after any failure; or the same three queries to a
+ * Prometheus-compatible API (prometheus:URL, query_prom.h).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -13,15 +14,20 @@
 
 #include "conn.h"
 #include "query_client.h"
+#include "query_prom.h"
 #include "query_target.h"
 #include "top_cluster.h"
 
 #define CONNECT_TIMEOUT_MS	3000
+#define PROM_PREFIX		"prometheus:"
+/* as memtrack-query's default: remote write every 10 s, a few late */
+#define PROM_DOWN_AFTER_MS	60000
 
 struct top_cluster {
 	char name[80];
 	struct mtd_query_target target;
 	struct mtd_query_client *q;	/* NULL: connect at the next ask */
+	struct mtd_prom *prom;		/* prometheus:URL, else NULL */
 	size_t max_procs;
 	/* the thread's, under lock */
 	pthread_t thread;
@@ -50,13 +56,23 @@ struct top_cluster *top_cluster_new(const char *server, const char *cfgpath,
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
-	if (mtd_query_target(cfgpath, server, &c->target, err, errlen)) {
+	if (server && !strncmp(server, PROM_PREFIX, strlen(PROM_PREFIX))) {
+		c->prom = mtd_prom_new(server + strlen(PROM_PREFIX),
+				       PROM_DOWN_AFTER_MS, err, errlen);
+		if (!c->prom) {
+			free(c);
+			return NULL;
+		}
+		snprintf(c->name, sizeof(c->name), "%.79s", server);
+	} else if (mtd_query_target(cfgpath, server, &c->target, err, errlen)) {
 		free(c);
 		return NULL;
+	} else {
+		snprintf(c->name, sizeof(c->name), "%s%s%s:%u",
+			 strchr(c->target.addr, ':') ? "[" : "",
+			 c->target.addr, strchr(c->target.addr, ':') ? "]" : "",
+			 c->target.port);
 	}
-	snprintf(c->name, sizeof(c->name), "%s%s%s:%u",
-		 strchr(c->target.addr, ':') ? "[" : "", c->target.addr,
-		 strchr(c->target.addr, ':') ? "]" : "", c->target.port);
 	c->max_procs = max_procs;
 	pthread_mutex_init(&c->lock, NULL);
 	pthread_cond_init(&c->wake, NULL);
@@ -99,6 +115,12 @@ static int ask(struct top_cluster *c, const char *query, int timeout_ms,
 {
 	char err[512];
 
+	if (c->prom) {
+		if (mtd_prom_query(c->prom, query, timeout_ms, res, err,
+				   sizeof(err)))
+			goto fail;
+		goto answered;
+	}
 	if (!c->q) {
 		c->q = mtd_query_connect(c->target.addr, c->target.port,
 					 c->target.creds, timeout_ms, err,
@@ -111,6 +133,7 @@ static int ask(struct top_cluster *c, const char *query, int timeout_ms,
 		c->q = NULL;
 		goto fail;
 	}
+answered:
 	if (!res->ok || res->records) {
 		snprintf(s->error, sizeof(s->error), "%.32s: %.200s", query,
 			 res->ok ? "records instead of rows" : res->error);
@@ -313,6 +336,7 @@ void top_cluster_free(struct top_cluster *c)
 		pthread_join(c->thread, NULL);
 	}
 	mtd_query_close(c->q);
+	mtd_prom_free(c->prom);
 	mtd_creds_free(c->target.creds);
 	top_cluster_snap_free(&c->latest);
 	pthread_mutex_destroy(&c->lock);

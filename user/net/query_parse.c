@@ -1,0 +1,213 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The cluster queries' words (query_parse.h): a query that does not parse
+ * gets a message naming what is wrong.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "query_parse.h"
+
+#define MAX_TOKENS	32
+
+const char *const mtd_query_fields[MTD_QF_COUNT] = {
+	"rss", "anon", "file", "shmem", "swap", "nproc"
+};
+
+/* where a parse error goes */
+struct perr {
+	char *msg;
+	size_t len;
+};
+
+static void fail(struct perr *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void fail(struct perr *b, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(b->msg, b->len, fmt, ap);
+	va_end(ap);
+}
+
+static int field_of(const char *s, bool nproc_ok)
+{
+	int i;
+
+	for (i = 0; i < MTD_QF_COUNT; i++)
+		if (!strcmp(s, mtd_query_fields[i]))
+			return i == MTD_QF_NPROC && !nproc_ok ? -1 : i;
+	return -1;
+}
+
+static int parse_number(const char *s, unsigned long max, unsigned long *out)
+{
+	char *end;
+
+	if (*s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	*out = strtoul(s, &end, 10);
+	return errno || *end || *out > max ? -1 : 0;
+}
+
+/* where COND [and COND]...: tokens from t[i]. */
+static int parse_where(char **t, int nt, int i, struct mtd_query *q,
+		       struct perr *b)
+{
+	if (i == nt)
+		return 0;
+	if (strcmp(t[i], "where") || i + 1 == nt) {
+		fail(b, "expected \"where COND\" at \"%s\"", t[i]);
+		return -1;
+	}
+	for (i++; i < nt; i++) {
+		const char **dst;
+
+		if (!strncmp(t[i], "comm=", 5))
+			dst = &q->comm;
+		else if (!strncmp(t[i], "node=", 5))
+			dst = &q->node;
+		else {
+			fail(b, "bad condition \"%s\" (comm=VALUE or node=VALUE)",
+			     t[i]);
+			return -1;
+		}
+		if (*dst || !t[i][5]) {
+			fail(b, "\"%s\": empty or given twice", t[i]);
+			return -1;
+		}
+		*dst = t[i] + 5;
+		if (i + 1 < nt && (strcmp(t[i + 1], "and") || i + 2 == nt)) {
+			fail(b, "expected \"and COND\" at \"%s\"", t[i + 1]);
+			return -1;
+		}
+		i++;
+	}
+	return 0;
+}
+
+static int parse_sum(char **t, int nt, struct mtd_query *q, struct perr *b)
+{
+	char *save = NULL, *f;
+	int i = 2;
+
+	if (nt < 2) {
+		fail(b, "sum: which field? (rss anon file shmem swap nproc)");
+		return -1;
+	}
+	for (f = strtok_r(t[1], ",", &save); f; f = strtok_r(NULL, ",", &save)) {
+		int k = field_of(f, true);
+
+		if (k < 0 || q->nfields == MTD_QUERY_MAX_FIELDS) {
+			fail(b, "sum: unknown field \"%s\" (rss anon file shmem swap nproc)",
+			     f);
+			return -1;
+		}
+		q->fields[q->nfields++] = k;
+	}
+	if (!q->nfields) {
+		fail(b, "sum: which field?");
+		return -1;
+	}
+	if (i < nt && !strcmp(t[i], "by")) {
+		if (i + 1 == nt)
+			goto bad_by;
+		if (!strcmp(t[i + 1], "comm"))
+			q->by_comm = true;
+		else if (!strcmp(t[i + 1], "node"))
+			q->by_node = true;
+		else if (!strcmp(t[i + 1], "node,comm"))
+			q->by_node = q->by_comm = true;
+		else
+			goto bad_by;
+		i += 2;
+	}
+	return parse_where(t, nt, i, q, b);
+bad_by:
+	fail(b, "sum: by comm, node or node,comm");
+	return -1;
+}
+
+static int parse_top(char **t, int nt, struct mtd_query *q, struct perr *b)
+{
+	int i = 2;
+
+	if (nt < 2 || parse_number(t[1], MTD_QUERY_MAX_TOP, &q->n) || !q->n) {
+		fail(b, "top: N must be 1..%d", MTD_QUERY_MAX_TOP);
+		return -1;
+	}
+	q->fields[0] = MTD_QF_RSS;
+	q->nfields = 1;
+	if (i < nt && !strcmp(t[i], "by")) {
+		int k = i + 1 < nt ? field_of(t[i + 1], false) : -1;
+
+		if (k < 0) {
+			fail(b, "top: by rss, anon, file, shmem or swap");
+			return -1;
+		}
+		q->fields[0] = k;
+		i += 2;
+	}
+	return parse_where(t, nt, i, q, b);
+}
+
+static int parse(char *text, struct mtd_query *q, struct perr *b)
+{
+	char *t[MAX_TOKENS], *save = NULL, *tok;
+	int nt = 0;
+
+	memset(q, 0, sizeof(*q));
+	for (tok = strtok_r(text, " \t\n", &save); tok;
+	     tok = strtok_r(NULL, " \t\n", &save)) {
+		if (nt == MAX_TOKENS) {
+			fail(b, "query too long (%d words at most)", MAX_TOKENS);
+			return -1;
+		}
+		t[nt++] = tok;
+	}
+	if (!nt) {
+		fail(b, "empty query");
+		return -1;
+	}
+	if (!strcmp(t[0], "nodes")) {
+		q->kind = MTD_Q_NODES;
+		if (nt == 1)
+			return 0;
+		fail(b, "nodes takes nothing more");
+		return -1;
+	}
+	if (!strcmp(t[0], "sum")) {
+		q->kind = MTD_Q_SUM;
+		return parse_sum(t, nt, q, b);
+	}
+	if (!strcmp(t[0], "top")) {
+		q->kind = MTD_Q_TOP;
+		return parse_top(t, nt, q, b);
+	}
+	if (!strcmp(t[0], "events")) {
+		q->kind = MTD_Q_EVENTS;
+		if (nt >= 2 && nt <= 3 &&
+		    (nt == 2 || !parse_number(t[2], 1000000, &q->n))) {
+			q->node = t[1];
+			return 0;
+		}
+		fail(b, "usage: events NODE [LAST]");
+		return -1;
+	}
+	fail(b, "unknown query \"%.64s\" (nodes, sum, top, events)", t[0]);
+	return -1;
+}
+
+int mtd_query_parse(char *text, struct mtd_query *q, char *err,
+		    size_t errlen)
+{
+	struct perr b = { err, errlen };
+
+	return parse(text, q, &b);
+}

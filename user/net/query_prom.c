@@ -1,0 +1,536 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The cluster queries over Prometheus's HTTP API (query_prom.h).  Each
+ * query becomes one or a few PromQL instant queries, all at the same
+ * evaluation time, over the families memtrackd exports (metrics.c):
+ *
+ *   sum FIELDS by comm     sum by (comm) (FIELD_EXPR and on (node) UP)
+ *   top N by FIELD         topk(N, PROC_EXPR and on (node) UP), then each
+ *                          figure of exactly those processes
+ *   nodes                  max by (node) (timestamp(memtrack_build_info))
+ *
+ * UP is (time() - timestamp(memtrack_build_info) <= down_after): as the
+ * aggregator sums only the nodes that are up, the store sums only nodes
+ * whose latest sample is that recent.  rss is anon + file + shmem, as the
+ * aggregator has it.  Rows come sorted as the aggregator sorts them.
+ *
+ * top reads the per-process series (memtrack_process_*), which a node
+ * exports for its top_pids largest processes: exact when top_pids >= N.
+ * events has no series: it needs the aggregator.
+ *
+ * The HTTP client is libcurl, the JSON parser jansson.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include <curl/curl.h>
+#include <jansson.h>
+
+#include "buf.h"
+#include "memtrack.h"
+#include "query_client.h"
+#include "query_parse.h"
+#include "query_prom.h"
+#include "relay_proto.h"
+
+#define ANSWER_MAX	(64 << 20)
+
+struct mtd_prom {
+	CURL *curl;
+	char url[1024];			/* .../api/v1/query */
+	unsigned int down_after_ms;
+	double now;			/* the evaluation time of a query */
+	char err[1536];
+};
+
+struct mtd_prom *mtd_prom_new(const char *url, unsigned int down_after_ms,
+			      char *err, size_t errlen)
+{
+	struct mtd_prom *p;
+	size_t n = strlen(url);
+
+	if (strncasecmp(url, "http://", 7) && strncasecmp(url, "https://", 8)) {
+		snprintf(err, errlen, "%s: not an http:// or https:// URL", url);
+		return NULL;
+	}
+	while (n && url[n - 1] == '/')
+		n--;
+	if (n + sizeof("/api/v1/query") > sizeof(p->url)) {
+		snprintf(err, errlen, "URL too long");
+		return NULL;
+	}
+	p = calloc(1, sizeof(*p));
+	if (!p || curl_global_init(CURL_GLOBAL_DEFAULT) ||
+	    !(p->curl = curl_easy_init())) {
+		snprintf(err, errlen, "out of memory");
+		free(p);
+		return NULL;
+	}
+	snprintf(p->url, sizeof(p->url), "%.*s/api/v1/query", (int)n, url);
+	p->down_after_ms = down_after_ms;
+	return p;
+}
+
+void mtd_prom_free(struct mtd_prom *p)
+{
+	if (!p)
+		return;
+	curl_easy_cleanup(p->curl);
+	curl_global_cleanup();
+	free(p);
+}
+
+static size_t keep(char *d, size_t size, size_t n, void *arg)
+{
+	struct mtd_buf *b = arg;
+
+	if (b->len + size * n > ANSWER_MAX)
+		return 0;		/* curl fails the transfer */
+	mtd_buf_append(b, d, size * n);
+	return b->oom ? 0 : size * n;
+}
+
+/*
+ * One PromQL instant query at p->now: its result vector (a new
+ * reference), or NULL with p->err set.
+ */
+static json_t *instant(struct mtd_prom *p, const char *promql, int timeout_ms)
+{
+	struct mtd_buf ans = { 0 }, form = { 0 };
+	json_t *root = NULL, *res = NULL;
+	char *esc = NULL;
+	long code = 0;
+	CURLcode rc;
+
+	esc = curl_easy_escape(p->curl, promql, 0);
+	if (!esc) {
+		snprintf(p->err, sizeof(p->err), "out of memory");
+		return NULL;
+	}
+	mtd_buf_printf(&form, "query=%s&time=%.3f", esc, p->now);
+	curl_free(esc);
+	curl_easy_setopt(p->curl, CURLOPT_URL, p->url);
+	curl_easy_setopt(p->curl, CURLOPT_POSTFIELDS, form.p);
+	curl_easy_setopt(p->curl, CURLOPT_POSTFIELDSIZE, (long)form.len);
+	curl_easy_setopt(p->curl, CURLOPT_TIMEOUT_MS, (long)timeout_ms);
+	curl_easy_setopt(p->curl, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(p->curl, CURLOPT_WRITEFUNCTION, keep);
+	curl_easy_setopt(p->curl, CURLOPT_WRITEDATA, &ans);
+	curl_easy_setopt(p->curl, CURLOPT_USERAGENT, "memtrack/" MEMTRACK_VERSION);
+	rc = form.oom ? CURLE_OUT_OF_MEMORY : curl_easy_perform(p->curl);
+	if (rc != CURLE_OK) {
+		snprintf(p->err, sizeof(p->err), "%s: %s", p->url,
+			 curl_easy_strerror(rc));
+		goto out;
+	}
+	curl_easy_getinfo(p->curl, CURLINFO_RESPONSE_CODE, &code);
+	root = json_loadb(ans.p ? ans.p : "", ans.len, 0, NULL);
+	if (!root || !json_is_object(root)) {
+		snprintf(p->err, sizeof(p->err), "%s: HTTP %ld, not a Prometheus API answer",
+			 p->url, code);
+		goto out;
+	}
+	if (strcmp(json_string_value(json_object_get(root, "status")) ?: "",
+		   "success")) {
+		snprintf(p->err, sizeof(p->err), "%s: HTTP %ld: %s: %.300s",
+			 p->url, code,
+			 json_string_value(json_object_get(root, "errorType")) ?: "error",
+			 json_string_value(json_object_get(root, "error")) ?: "");
+		goto out;
+	}
+	res = json_object_get(json_object_get(root, "data"), "result");
+	if (!json_is_array(res) ||
+	    strcmp(json_string_value(json_object_get(json_object_get(root, "data"),
+						     "resultType")) ?: "", "vector")) {
+		snprintf(p->err, sizeof(p->err), "%s: the answer is not a vector", p->url);
+		res = NULL;
+		goto out;
+	}
+	json_incref(res);
+out:
+	json_decref(root);
+	free(ans.p);
+	free(form.p);
+	return res;
+}
+
+/* A label of a result element, "" if it has none. */
+static const char *label(json_t *el, const char *name)
+{
+	const char *v = json_string_value(json_object_get(json_object_get(el, "metric"),
+							  name));
+
+	return v ? v : "";
+}
+
+/* Its value, a whole number of bytes or processes. */
+static unsigned long long number(json_t *el)
+{
+	const char *v = json_string_value(json_array_get(json_object_get(el, "value"), 1));
+	double d = v ? strtod(v, NULL) : 0;
+
+	return d > 0 && isfinite(d) ? (unsigned long long)llround(d) : 0;
+}
+
+/* A PromQL string literal of s: quotes and backslashes escaped. */
+static void promql_str(struct mtd_buf *b, const char *s)
+{
+	mtd_buf_append(b, "\"", 1);
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			mtd_buf_append(b, "\\", 1);
+		if (*s == '\n')
+			mtd_buf_append(b, "\\n", 2);
+		else
+			mtd_buf_append(b, s, 1);
+	}
+	mtd_buf_append(b, "\"", 1);
+}
+
+/* {comm="..",node=".."} of the where clause, "" for none. */
+static void matchers(struct mtd_buf *b, const struct mtd_query *q)
+{
+	if (!q->comm && !q->node)
+		return;
+	mtd_buf_append(b, "{", 1);
+	if (q->comm) {
+		mtd_buf_printf(b, "comm=");
+		promql_str(b, q->comm);
+	}
+	if (q->node) {
+		mtd_buf_printf(b, "%snode=", q->comm ? "," : "");
+		promql_str(b, q->node);
+	}
+	mtd_buf_append(b, "}", 1);
+}
+
+static const char *const family[MTD_QF_COUNT] = {
+	[MTD_QF_ANON] = "rss_anon_bytes", [MTD_QF_FILE] = "rss_file_bytes",
+	[MTD_QF_SHMEM] = "rss_shmem_bytes", [MTD_QF_SWAP] = "swap_bytes",
+};
+
+/* A field of programs (level "program") or processes ("process"). */
+static void field_expr(struct mtd_buf *b, const char *level,
+		       enum mtd_query_field f, const struct mtd_query *q)
+{
+	if (f == MTD_QF_RSS) {
+		mtd_buf_printf(b, "(");
+		field_expr(b, level, MTD_QF_ANON, q);
+		mtd_buf_printf(b, " + ");
+		field_expr(b, level, MTD_QF_FILE, q);
+		mtd_buf_printf(b, " + ");
+		field_expr(b, level, MTD_QF_SHMEM, q);
+		mtd_buf_printf(b, ")");
+		return;
+	}
+	if (f == MTD_QF_NPROC)
+		mtd_buf_printf(b, "memtrack_program_processes");
+	else
+		mtd_buf_printf(b, "memtrack_%s_%s", level, family[f]);
+	matchers(b, q);
+}
+
+/* "and on (node) UP": only the nodes whose last sample is recent */
+static void up_only(struct mtd_buf *b, const struct mtd_prom *p)
+{
+	mtd_buf_printf(b, " and on (node) (time() - timestamp(memtrack_build_info) <= %.3f)",
+		       p->down_after_ms / 1000.0);
+}
+
+/* ---- sum ---- */
+
+struct row {
+	char node[256], comm[64];
+	int pid;
+	unsigned long long v[MTD_QF_COUNT];
+	unsigned long long key;
+};
+
+struct rows {
+	struct row *r;
+	size_t n, cap;
+};
+
+static struct row *row_of(struct rows *rs, const char *node, const char *comm,
+			  int pid)
+{
+	size_t i;
+
+	for (i = 0; i < rs->n; i++)
+		if (!strcmp(rs->r[i].node, node) && !strcmp(rs->r[i].comm, comm) &&
+		    rs->r[i].pid == pid)
+			return &rs->r[i];
+	if (rs->n == rs->cap) {
+		size_t cap = rs->cap ? rs->cap * 2 : 64;
+		struct row *n = realloc(rs->r, cap * sizeof(*n));
+
+		if (!n)
+			return NULL;
+		rs->r = n;
+		rs->cap = cap;
+	}
+	memset(&rs->r[rs->n], 0, sizeof(rs->r[0]));
+	snprintf(rs->r[rs->n].node, sizeof(rs->r[0].node), "%s", node);
+	snprintf(rs->r[rs->n].comm, sizeof(rs->r[0].comm), "%s", comm);
+	rs->r[rs->n].pid = pid;
+	return &rs->r[rs->n++];
+}
+
+/* largest key first, then node, comm and pid: the aggregator's order */
+static int row_cmp(const void *x, const void *y)
+{
+	const struct row *a = x, *b = y;
+	int c;
+
+	if (a->key != b->key)
+		return a->key < b->key ? 1 : -1;
+	c = strcmp(a->node, b->node);
+	if (!c)
+		c = strcmp(a->comm, b->comm);
+	return c ? c : (a->pid > b->pid) - (a->pid < b->pid);
+}
+
+/* Each element of a vector into its row: field f. */
+static int fold(struct rows *rs, json_t *vec, enum mtd_query_field f,
+		bool by_node, bool by_comm, bool by_pid)
+{
+	size_t i;
+	json_t *el;
+
+	json_array_foreach(vec, i, el) {
+		struct row *r = row_of(rs, by_node ? label(el, "node") : "",
+				       by_comm ? label(el, "comm") : "",
+				       by_pid ? atoi(label(el, "pid")) : 0);
+
+		if (!r)
+			return -ENOMEM;
+		r->v[f] = number(el);
+	}
+	return 0;
+}
+
+static int q_sum(struct mtd_prom *p, const struct mtd_query *q, int timeout_ms,
+		 struct mtd_buf *out)
+{
+	struct rows rs = { 0 };
+	unsigned int k;
+	size_t i;
+	int err = 0;
+
+	/* no group at all: one row even when nothing matches */
+	if (!q->by_node && !q->by_comm && !row_of(&rs, "", "", 0))
+		return -ENOMEM;
+	for (k = 0; k < q->nfields && !err; k++) {
+		struct mtd_buf e = { 0 };
+		json_t *vec;
+
+		mtd_buf_printf(&e, "sum%s%s%s%s (",
+			       q->by_node || q->by_comm ? " by (" : "",
+			       q->by_node ? "node" : "",
+			       q->by_node && q->by_comm ? ", " : "",
+			       q->by_comm ? "comm)" : q->by_node ? ")" : "");
+		field_expr(&e, "program", q->fields[k], q);
+		up_only(&e, p);
+		mtd_buf_printf(&e, ")");
+		vec = e.oom ? NULL : instant(p, e.p, timeout_ms);
+		free(e.p);
+		if (!vec)
+			err = -EIO;
+		else
+			err = fold(&rs, vec, q->fields[k], q->by_node, q->by_comm,
+				   false);
+		json_decref(vec);
+	}
+	if (err)
+		goto out;
+	for (i = 0; i < rs.n; i++)
+		rs.r[i].key = rs.r[i].v[q->fields[0]];
+	qsort(rs.r, rs.n, sizeof(*rs.r), row_cmp);
+	if (q->by_node)
+		mtd_buf_printf(out, "node:s\t");
+	if (q->by_comm)
+		mtd_buf_printf(out, "comm:s\t");
+	for (k = 0; k < q->nfields; k++)
+		mtd_buf_printf(out, "%s:n%c", mtd_query_fields[q->fields[k]],
+			       k + 1 < q->nfields ? '\t' : '\n');
+	for (i = 0; i < rs.n; i++) {
+		if (q->by_node)
+			mtd_result_put_str(out, rs.r[i].node, '\t');
+		if (q->by_comm)
+			mtd_result_put_str(out, rs.r[i].comm, '\t');
+		for (k = 0; k < q->nfields; k++)
+			mtd_buf_printf(out, "%llu%c", rs.r[i].v[q->fields[k]],
+				       k + 1 < q->nfields ? '\t' : '\n');
+	}
+out:
+	free(rs.r);
+	return err;
+}
+
+/* ---- top ---- */
+
+static int q_top(struct mtd_prom *p, const struct mtd_query *q, int timeout_ms,
+		 struct mtd_buf *out)
+{
+	static const enum mtd_query_field figs[] = {
+		MTD_QF_ANON, MTD_QF_FILE, MTD_QF_SHMEM, MTD_QF_SWAP
+	};
+	struct mtd_buf sel = { 0 };
+	struct rows rs = { 0 };
+	unsigned int k;
+	size_t i;
+	int err = 0;
+
+	/* the N largest processes of the nodes that are up */
+	mtd_buf_printf(&sel, "topk(%lu, ", q->n);
+	field_expr(&sel, "process", q->fields[0], q);
+	up_only(&sel, p);
+	mtd_buf_printf(&sel, ")");
+	if (sel.oom)
+		return -ENOMEM;
+	for (k = 0; k < MT_ARRAY_SIZE(figs) && !err; k++) {
+		struct mtd_buf e = { 0 };
+		json_t *vec;
+
+		field_expr(&e, "process", figs[k], q);
+		mtd_buf_printf(&e, " and on (node, pid) %s", sel.p);
+		vec = e.oom ? NULL : instant(p, e.p, timeout_ms);
+		free(e.p);
+		if (!vec)
+			err = -EIO;
+		else
+			err = fold(&rs, vec, figs[k], true, true, true);
+		json_decref(vec);
+	}
+	free(sel.p);
+	if (err)
+		goto out;
+	for (i = 0; i < rs.n; i++) {
+		struct row *r = &rs.r[i];
+
+		r->v[MTD_QF_RSS] = r->v[MTD_QF_ANON] + r->v[MTD_QF_FILE] +
+				   r->v[MTD_QF_SHMEM];
+		r->key = r->v[q->fields[0]];
+	}
+	/* the aggregator's order: key, node, pid (comm ties with pid) */
+	qsort(rs.r, rs.n, sizeof(*rs.r), row_cmp);
+	mtd_buf_printf(out, "node:s\tpid:n\tcomm:s\trss:n\tanon:n\tfile:n\tshmem:n\tswap:n\n");
+	for (i = 0; i < rs.n && i < q->n; i++) {
+		const struct row *r = &rs.r[i];
+
+		mtd_result_put_str(out, r->node, '\t');
+		mtd_buf_printf(out, "%d\t", r->pid);
+		mtd_result_put_str(out, r->comm, '\t');
+		mtd_buf_printf(out, "%llu\t%llu\t%llu\t%llu\t%llu\n",
+			       r->v[MTD_QF_RSS], r->v[MTD_QF_ANON],
+			       r->v[MTD_QF_FILE], r->v[MTD_QF_SHMEM],
+			       r->v[MTD_QF_SWAP]);
+	}
+out:
+	free(rs.r);
+	return err;
+}
+
+/* ---- nodes ---- */
+
+static int q_nodes(struct mtd_prom *p, int timeout_ms, struct mtd_buf *out)
+{
+	struct rows rs = { 0 };
+	json_t *seen, *procs, *el;
+	size_t i;
+	int err = 0;
+
+	seen = instant(p, "max by (node) (timestamp(memtrack_build_info))",
+		       timeout_ms);
+	if (!seen)
+		return -EIO;
+	procs = instant(p, "sum by (node) (memtrack_program_processes)",
+			timeout_ms);
+	if (!procs) {
+		json_decref(seen);
+		return -EIO;
+	}
+	json_array_foreach(seen, i, el) {
+		const char *v = json_string_value(json_array_get(json_object_get(el, "value"), 1));
+		struct row *r = row_of(&rs, label(el, "node"), "", 0);
+
+		if (!r) {
+			err = -ENOMEM;
+			goto out;
+		}
+		/* the last sample's time, in ms */
+		r->key = v ? (unsigned long long)llround(strtod(v, NULL) * 1000) : 0;
+	}
+	json_array_foreach(procs, i, el) {
+		size_t j;
+
+		for (j = 0; j < rs.n; j++)
+			if (!strcmp(rs.r[j].node, label(el, "node")))
+				rs.r[j].v[MTD_QF_NPROC] = number(el);
+	}
+	mtd_buf_printf(out, "node:s\tstate:s\tlast_seen_ms_ago:n\tlast_seen_unix_ms:n\tprocesses:n\n");
+	for (i = 0; i < rs.n; i++) {
+		const struct row *r = &rs.r[i];
+		long long ago = llround(p->now * 1000) - (long long)r->key;
+
+		if (ago < 0)
+			ago = 0;
+		mtd_result_put_str(out, r->node, '\t');
+		mtd_result_put_str(out, ago <= p->down_after_ms ? "up" : "down", '\t');
+		mtd_buf_printf(out, "%lld\t%llu\t%llu\n", ago, r->key,
+			       r->v[MTD_QF_NPROC]);
+	}
+out:
+	json_decref(seen);
+	json_decref(procs);
+	free(rs.r);
+	return err;
+}
+
+int mtd_prom_query(struct mtd_prom *p, const char *query, int timeout_ms,
+		   struct mtd_query_result *res, char *err, size_t errlen)
+{
+	struct mtd_buf out = { 0 };
+	char *text = strdup(query), why[512];
+	struct mtd_query q;
+	struct timespec ts;
+	int r = 0;
+
+	memset(res, 0, sizeof(*res));
+	if (!text) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	if (mtd_query_parse(text, &q, why, sizeof(why)) ||
+	    (q.kind == MTD_Q_EVENTS &&
+	     snprintf(why, sizeof(why), "events: a node's records are in the aggregator, not in Prometheus") > 0)) {
+		res->ok = false;
+		snprintf(res->error, sizeof(res->error), "%s", why);
+		free(text);
+		return 0;
+	}
+	clock_gettime(CLOCK_REALTIME, &ts);
+	p->now = ts.tv_sec + ts.tv_nsec / 1e9;
+	p->err[0] = '\0';
+	if (q.kind == MTD_Q_NODES)
+		r = q_nodes(p, timeout_ms, &out);
+	else if (q.kind == MTD_Q_SUM)
+		r = q_sum(p, &q, timeout_ms, &out);
+	else
+		r = q_top(p, &q, timeout_ms, &out);
+	free(text);
+	if (!r && out.oom)
+		r = -ENOMEM;
+	if (!r)
+		r = mtd_query_result_table(out.p, out.len, res);
+	if (r)
+		snprintf(err, errlen, "%s", p->err[0] ? p->err :
+			 r == -ENOMEM ? "out of memory" : "bad answer");
+	free(out.p);
+	return r;
+}
