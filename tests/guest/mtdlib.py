@@ -2,6 +2,7 @@
 guest suite (module mode): run the daemon with a config, fetch and parse
 /metrics, run copies of memload under a chosen comm."""
 import gzip
+import json
 import os
 import re
 import shutil
@@ -22,6 +23,23 @@ def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+DASHBOARD = os.path.join(ROOT, "packaging", "grafana-dashboard.json")
+
+
+def dashboard_queries():
+    """Every PromQL expression of the Grafana dashboard, its $variables
+    given a value that matches anything (the JSON must load)."""
+    with open(DASHBOARD) as f:
+        dash = json.load(f)
+    return [t["expr"].replace("$node", ".*") for p in dash["panels"]
+            for t in p["targets"]]
+
+
+def dashboard_metrics():
+    """The metric names those expressions read."""
+    return {m for e in dashboard_queries() for m in re.findall(r"\bmemtrack_[a-z0-9_]+", e)}
 
 
 class Daemon:

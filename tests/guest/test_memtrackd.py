@@ -189,6 +189,19 @@ def promtool(text):
 
 
 @test
+def grafana_dashboard_names_exported_metrics():
+    """Every metric packaging/grafana-dashboard.json queries is a family
+    of the module-mode /metrics (remote write configured: its account's
+    families too)."""
+    names = mtdlib.dashboard_metrics()
+    check(len(names) >= 15, f"dashboard names {sorted(names)}")
+    with Daemon(source="module", sample_interval_ms=1000,
+                remote_write="http://127.0.0.1:9/w") as d:
+        families = set(d.metrics())
+    check(names <= families, f"not in /metrics: {sorted(names - families)}")
+
+
+@test
 def unprivileged_daemon_sees_what_proc_shows():
     """Without keep_ptrace the daemon (nobody) gets event counters of its
     own user's processes only; sizes and faults of everyone's."""

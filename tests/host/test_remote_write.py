@@ -40,7 +40,7 @@ import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [os.path.join(HERE, "..", "guest"), os.path.join(HERE, "..", "lib")]
-from mtdlib import parse, value  # noqa: E402
+from mtdlib import dashboard_queries, parse, value  # noqa: E402
 from tls_keys import Keys  # noqa: E402
 from harness import Netns, check, main, sh, test  # noqa: E402
 
@@ -271,10 +271,28 @@ def prometheus_holds_each_nodes_metrics():
             check(names == held, f"{n.name}: only in /metrics {sorted(names - held)}, "
                   f"only in Prometheus {sorted(held - names)}")
             res = s.prom.query(f'memtrack_build_info{{node="{n.name}"}}')
+            check(len(res) == 1, f"{n.name}: build_info {res}")
             check(len(res) == 1 and res[0]["metric"] == {
                 "__name__": "memtrack_build_info", "node": n.name, "source": "proc",
                 "version": open(os.path.join(ROOT, "VERSION")).read().strip()},
                 f"{n.name}: build_info {res}")
+
+
+@test
+def grafana_dashboard_queries_run():
+    """Every query of packaging/grafana-dashboard.json is PromQL that
+    Prometheus evaluates (over the range the panels use), and the memory
+    panels' have an answer per program and per node."""
+    with Setup() as s:
+        wait_for(lambda: all_seen(s.prom), 60, "every node's workload in Prometheus")
+        time.sleep(2)
+        for q in dashboard_queries():
+            s.prom.query(q)     # a parse or evaluation error fails here
+        qs = dashboard_queries()
+        comms = {r["metric"].get("comm") for r in s.prom.query(qs[0])}
+        check(COMM in comms, f"memory by program: {comms}")
+        by_node = {r["metric"].get("node") for r in s.prom.query(qs[2])}
+        check(set(NODES) <= by_node, f"memory by node: {by_node}")
 
 
 def raw_times(prom, node, seconds):
