@@ -2,9 +2,12 @@
 /*
  * memtrackd --aggregate: the aggregator's shared types, inside
  * user/aggregator (its entry point is aggregate.h).  aggregate.c
- * accepts connections (a thread each, small stacks) and keeps the node
- * table; agg_node.c stores what nodes send; snapshot_parse.c reads their
- * snapshots; agg_query.c answers queries; agg_config.c reads [aggregate].
+ * accepts connections, authenticates them and reads their HELLO (a
+ * thread each, at most MAX_OPENING at once), serves query clients (a
+ * thread each: their queries are long and their answers large), hands
+ * nodes' connections to agg_loop.c's event loops (a few threads for all
+ * of them), and keeps the node table; agg_node.c stores what nodes send;
+ * snapshot_parse.c reads their snapshots; agg_query.c answers queries.
  */
 #ifndef MEMTRACK_AGGREGATOR_AGG_H
 #define MEMTRACK_AGGREGATOR_AGG_H
@@ -61,6 +64,8 @@ struct agg_node {
 	uint64_t recs_dropped;		/* pushed out of the ring */
 };
 
+struct agg_loops;
+
 struct agg {
 	const struct mtd_agg_config *cfg;
 	struct mtd_creds *creds;
@@ -69,6 +74,37 @@ struct agg {
 	struct agg_node **nodes;	/* max_nodes slots, nnodes used */
 	size_t nnodes;
 	unsigned int conns;
+	unsigned int opening;		/* handshake or HELLO under way */
+	struct agg_loops *loops;	/* nodes' connections (agg_loop.c) */
+};
+
+/* A connection, from accept to close. */
+struct agg_conn {
+	struct agg *a;
+	int fd;
+	char peer[300];			/* address, then who it proved to be */
+	struct mtd_conn *c;
+};
+
+/*
+ * A node's connection after WELCOME, served by an event loop: the frame
+ * being read and the deadlines are agg_loop.c's, the rest aggregate.c's.
+ */
+struct agg_node_conn {
+	struct agg_conn x;
+	char name[MTD_RELAY_MAX_NODE + 1];
+	uint64_t session, oldest;
+	struct agg_node *n;		/* NULL until its first valid DATA */
+	/* agg_loop.c */
+	uint8_t hdr[MTD_RELAY_HDR_LEN];
+	size_t got;			/* bytes of hdr, then of body */
+	uint8_t type;
+	uint32_t len;
+	uint8_t *body;
+	int64_t frame_by;		/* the frame begun must end by; 0 none */
+	int64_t idle_by;		/* the next frame must begin by */
+	struct agg_node_conn *prev, *next;
+	struct agg_loop *loop;
 };
 
 int64_t agg_real_ms(void);
@@ -90,6 +126,28 @@ int agg_records_check(uint8_t kind, const uint8_t *data, size_t len,
  */
 int agg_node_store(struct agg *a, struct agg_node *n, const uint8_t *data,
 		   size_t len, char *err, size_t errlen);
+
+/* aggregate.c: the peer, what of its connection, why: a warning. */
+void agg_conn_log(const struct agg_conn *x, const char *what,
+		  const char *why);
+/*
+ * aggregate.c: one whole frame of a node's connection (the body is the
+ * callee's to free): 0 to go on, -1 to close the connection (logged).
+ */
+int agg_node_frame(struct agg_node_conn *nc, uint8_t type, uint8_t *body,
+		   uint32_t len);
+/* aggregate.c: the connection is closed: its counts, its memory. */
+void agg_node_conn_end(struct agg_node_conn *nc);
+
+/*
+ * agg_loop.c: nthreads event loops (epoll), started before the first node
+ * connects; NULL on failure.  agg_loops_add hands nc over (its socket
+ * made non-blocking for reads; sends wait at most SEND_MS): 0, or -errno
+ * and nc is still the caller's.
+ */
+#define AGG_LOOP_SEND_MS	200
+struct agg_loops *agg_loops_start(struct agg *a, unsigned int nthreads);
+int agg_loops_add(struct agg_loops *l, struct agg_node_conn *nc);
 
 /* agg_query.c: the RESULT body for query text q into b. */
 void agg_query(struct agg *a, const char *q, size_t len, struct mtd_buf *b);

@@ -2,8 +2,12 @@
 #define _GNU_SOURCE
 /*
  * memtrackd --aggregate: accepts node and query connections on one port
- * (relay_proto.h), a thread each with a small stack; the main thread
- * accepts, logs nodes going down, and exits on SIGTERM/SIGINT.
+ * (relay_proto.h).  A new connection gets a thread with a small stack for
+ * its opening (the TLS handshake and HELLO, at most MAX_OPENING at once:
+ * past that the kernel's backlog holds them); a query client keeps it
+ * (its queries are long, its answers large), a node's connection goes to
+ * the event loops (agg_loop.c), a few threads for every node.  The main
+ * thread accepts, logs nodes going down, and exits on SIGTERM/SIGINT.
  *
  * Every connection starts with HELLO within HELLO_MS.  A node's connection
  * then carries DATA and HEARTBEAT frames, each acknowledged once stored; a
@@ -41,15 +45,11 @@
 #define THREAD_STACK		(256 * 1024)
 #define LISTEN_BACKLOG		4096
 #define TICK_MS			250
+#define MAX_OPENING		256
+/* event loops for the nodes' connections: ingest is light (bench/aggregate) */
+#define LOOPS			4
 
-struct conn_ctx {
-	struct agg *a;
-	int fd;
-	char peer[300];
-	struct mtd_conn *c;
-};
-
-static void conn_log(struct conn_ctx *x, const char *what, const char *why)
+void agg_conn_log(const struct agg_conn *x, const char *what, const char *why)
 {
 	mtd_log(LOG_WARNING, "aggregate: peer %s: %s: %s", x->peer, what, why);
 }
@@ -65,7 +65,7 @@ static const char *errstr(int err)
 	return strerror(-err);
 }
 
-static void send_ack(struct conn_ctx *x, uint8_t type, uint64_t seq, int *err)
+static void send_ack(const struct agg_conn *x, uint8_t type, uint64_t seq, int *err)
 {
 	uint8_t b[8];
 
@@ -126,105 +126,154 @@ static int check_data(const uint8_t *body, uint32_t len,
  * made-up names (and heartbeats) holds a connection slot, bounded by
  * max_conns and idle_timeout_ms, but never a node slot.
  */
-static void node_loop(struct conn_ctx *x, const char *name, uint64_t session,
-		      uint64_t oldest)
+int agg_node_frame(struct agg_node_conn *nc, uint8_t type, uint8_t *body,
+		   uint32_t len)
 {
+	struct agg_snapshot snap = { 0 };
+	struct agg_conn *x = &nc->x;
 	struct agg *a = x->a;
-	struct agg_node *n = agg_node_find(a, name);
+	const char *name = nc->name;
+	struct agg_node *n = nc->n;
+	uint64_t seq, ack;
 	char why[256];
 	int err;
 
-	send_ack(x, MTD_RELAY_WELCOME, n ? attach(n, session, oldest) : 0, &err);
-	while (!err) {
-		struct agg_snapshot snap = { 0 };
-		uint8_t type, *body;
-		uint32_t len;
-		uint64_t seq, ack;
-
-		err = mtd_frame_read(x->c, &type, &body, &len,
-				     mtd_mono_ms() + a->cfg->idle_timeout_ms, 0,
-				     FRAME_MS);
+	if (type == MTD_RELAY_HEARTBEAT && !n)
+		goto done;	/* nothing to update yet */
+	if (type == MTD_RELAY_DATA) {
+		err = check_data(body, len, &snap, why, sizeof(why));
 		if (err) {
-			if (err != -ECONNRESET)
-				conn_log(x, name, errstr(err));
-			break;
+			agg_conn_log(x, name, why);
+			goto fail;
 		}
-		if (type == MTD_RELAY_HEARTBEAT && !n)
-			continue;	/* nothing to update yet */
-		if (type == MTD_RELAY_DATA) {
-			err = check_data(body, len, &snap, why, sizeof(why));
-			if (err) {
-				free(body);
-				conn_log(x, name, why);
-				break;
-			}
-			if (!n) {
-				n = agg_node_get(a, name);
-				if (!n) {
-					free(body);
-					agg_snapshot_free(&snap);
-					conn_log(x, name,
-						 "refused: too many nodes (max_nodes)");
-					break;
-				}
-				/* new, or another connection's by now */
-				attach(n, session, oldest);
-			}
-		}
-		seq = type == MTD_RELAY_DATA ? mtd_get_be64(body) : 0;
 		if (!n) {
-			free(body);
-			conn_log(x, name, "unexpected frame type");
-			break;
-		}
-		pthread_mutex_lock(&n->lock);
-		n->last_seen_ms = mtd_mono_ms();
-		n->last_seen_real_ms = agg_real_ms();
-		if (type == MTD_RELAY_HEARTBEAT) {
-			pthread_mutex_unlock(&n->lock);
-			continue;
-		}
-		if (type != MTD_RELAY_DATA || n->session != session) {
-			pthread_mutex_unlock(&n->lock);
-			free(body);
-			agg_snapshot_free(&snap);
-			conn_log(x, name, type != MTD_RELAY_DATA ?
-				 "unexpected frame type" :
-				 "superseded by a new session");
-			break;
-		}
-		if (seq >= n->want) {
-			if (body[8] == MTD_RELAY_SNAPSHOT)
-				agg_snapshot_swap(&n->snap, &snap);
-			else
-				err = agg_node_store(a, n, body + 9, len - 9,
-						     why, sizeof(why));
-			if (!err) {
-				n->gaps += seq - n->want;
-				n->want = seq + 1;
-				n->received++;
-				if (!n->first_seq)
-					n->first_seq = seq;
+			n = agg_node_get(a, name);
+			if (!n) {
+				agg_conn_log(x, name,
+					     "refused: too many nodes (max_nodes)");
+				goto fail;
 			}
-		}	/* else a copy of one stored: acknowledge it again */
-		ack = n->want - 1;
-		pthread_mutex_unlock(&n->lock);
-		free(body);
-		agg_snapshot_free(&snap);	/* the old one, or unused */
-		if (err) {
-			conn_log(x, name, why);
-			break;
+			/* new, or another connection's by now */
+			attach(n, nc->session, nc->oldest);
+			nc->n = n;
 		}
-		send_ack(x, MTD_RELAY_ACK, ack, &err);
 	}
-	if (n) {
-		pthread_mutex_lock(&n->lock);
-		n->conns--;
+	seq = type == MTD_RELAY_DATA ? mtd_get_be64(body) : 0;
+	if (!n) {
+		agg_conn_log(x, name, "unexpected frame type");
+		goto fail;
+	}
+	pthread_mutex_lock(&n->lock);
+	n->last_seen_ms = mtd_mono_ms();
+	n->last_seen_real_ms = agg_real_ms();
+	if (type == MTD_RELAY_HEARTBEAT) {
 		pthread_mutex_unlock(&n->lock);
+		goto done;
 	}
+	if (type != MTD_RELAY_DATA || n->session != nc->session) {
+		pthread_mutex_unlock(&n->lock);
+		agg_conn_log(x, name, type != MTD_RELAY_DATA ?
+			     "unexpected frame type" :
+			     "superseded by a new session");
+		goto fail;
+	}
+	err = 0;
+	if (seq >= n->want) {
+		if (body[8] == MTD_RELAY_SNAPSHOT)
+			agg_snapshot_swap(&n->snap, &snap);
+		else
+			err = agg_node_store(a, n, body + 9, len - 9, why,
+					     sizeof(why));
+		if (!err) {
+			n->gaps += seq - n->want;
+			n->want = seq + 1;
+			n->received++;
+			if (!n->first_seq)
+				n->first_seq = seq;
+		}
+	}	/* else a copy of one stored: acknowledge it again */
+	ack = n->want - 1;
+	pthread_mutex_unlock(&n->lock);
+	if (err) {
+		agg_conn_log(x, name, why);
+		goto fail;
+	}
+	send_ack(x, MTD_RELAY_ACK, ack, &err);
+	if (err) {
+		agg_conn_log(x, name, err == -EAGAIN || err == -ETIMEDOUT ?
+			     "does not read its acknowledgements" : errstr(err));
+		goto fail;
+	}
+done:
+	free(body);
+	agg_snapshot_free(&snap);	/* the old one, or unused */
+	return 0;
+fail:
+	free(body);
+	agg_snapshot_free(&snap);
+	return -1;
 }
 
-static void query_loop(struct conn_ctx *x)
+/* The end of a connection: its counts, its memory. */
+static void conn_end(struct agg_conn *x)
+{
+	struct agg *a = x->a;
+
+	if (x->c)
+		mtd_conn_close(x->c);
+	else if (x->fd >= 0)
+		close(x->fd);
+	pthread_mutex_lock(&a->lock);
+	a->conns--;
+	pthread_mutex_unlock(&a->lock);
+}
+
+void agg_node_conn_end(struct agg_node_conn *nc)
+{
+	if (nc->n) {
+		pthread_mutex_lock(&nc->n->lock);
+		nc->n->conns--;
+		pthread_mutex_unlock(&nc->n->lock);
+	}
+	conn_end(&nc->x);
+	free(nc);
+}
+
+/* WELCOME, then the event loops have it: 0, or -1 (still ours, logged). */
+static int node_welcome(struct agg_conn *x, const char *name, uint64_t session,
+			uint64_t oldest)
+{
+	struct agg_node_conn *nc = calloc(1, sizeof(*nc));
+	int err;
+
+	if (!nc) {
+		agg_conn_log(x, name, "out of memory");
+		return -1;
+	}
+	nc->x = *x;
+	snprintf(nc->name, sizeof(nc->name), "%s", name);
+	nc->session = session;
+	nc->oldest = oldest;
+	nc->n = agg_node_find(x->a, name);
+	send_ack(x, MTD_RELAY_WELCOME,
+		 nc->n ? attach(nc->n, session, oldest) : 0, &err);
+	if (!err)
+		err = agg_loops_add(x->a->loops, nc);
+	if (err) {
+		if (err != -ECONNRESET)
+			agg_conn_log(x, name, errstr(err));
+		if (nc->n) {
+			pthread_mutex_lock(&nc->n->lock);
+			nc->n->conns--;
+			pthread_mutex_unlock(&nc->n->lock);
+		}
+		free(nc);
+		return -1;
+	}
+	return 0;
+}
+
+static void query_loop(struct agg_conn *x)
 {
 	struct agg *a = x->a;
 	int err = 0;
@@ -240,19 +289,19 @@ static void query_loop(struct conn_ctx *x)
 				     FRAME_MS);
 		if (err) {
 			if (err != -ECONNRESET)
-				conn_log(x, "query client", errstr(err));
+				agg_conn_log(x, "query client", errstr(err));
 			break;
 		}
 		if (type != MTD_RELAY_QUERY) {
 			free(body);
-			conn_log(x, "query client", "unexpected frame type");
+			agg_conn_log(x, "query client", "unexpected frame type");
 			break;
 		}
 		agg_query(a, (const char *)body, len, &b);
 		free(body);
 		if (b.oom) {
 			free(b.p);
-			conn_log(x, "query client", "out of memory");
+			agg_conn_log(x, "query client", "out of memory");
 			break;
 		}
 		err = mtd_frame_write(x->c, MTD_RELAY_RESULT, b.p, b.len);
@@ -283,7 +332,7 @@ static int parse_hello(const uint8_t *b, uint32_t len, uint64_t *session,
  * certificate CN), or it could pass for another node: a mismatch is logged,
  * and refused with require_identity_match.  Whom it proved is logged.
  */
-static bool identity_refused(struct conn_ctx *x, const char *name)
+static bool identity_refused(struct agg_conn *x, const char *name)
 {
 	const char *id = mtd_conn_peer_name(x->c);
 	char why[600];
@@ -296,7 +345,7 @@ static bool identity_refused(struct conn_ctx *x, const char *name)
 			 x->a->cfg->require_identity_match ? "refused: " : "",
 			 id, x->a->cfg->require_identity_match ?
 			 " (require_identity_match)" : "");
-		conn_log(x, name, why);
+		agg_conn_log(x, name, why);
 		if (x->a->cfg->require_identity_match)
 			return true;
 	}
@@ -305,19 +354,29 @@ static bool identity_refused(struct conn_ctx *x, const char *name)
 	return false;
 }
 
+/* The opening is over (HELLO read, or failed): another may begin. */
+static void opened(struct agg *a)
+{
+	pthread_mutex_lock(&a->lock);
+	a->opening--;
+	pthread_mutex_unlock(&a->lock);
+}
+
 static void *conn_main(void *arg)
 {
-	struct conn_ctx *x = arg;
+	struct agg_conn *x = arg;
 	struct agg *a = x->a;
 	char err[256], name[MTD_RELAY_MAX_NODE + 1];
 	uint64_t session, oldest;
 	uint8_t type, *body = NULL;
 	uint32_t len;
+	bool open = true;
 	int r;
 
 	x->c = mtd_conn_open(a->creds, x->fd, err, sizeof(err));
 	if (!x->c) {
-		conn_log(x, "refused", err);
+		x->fd = -1;	/* closed with it */
+		agg_conn_log(x, "refused", err);
 		goto out;
 	}
 	if (mtd_conn_peer(x->c)[0]) {
@@ -329,28 +388,33 @@ static void *conn_main(void *arg)
 	r = mtd_frame_read(x->c, &type, &body, &len, mtd_mono_ms() + HELLO_MS,
 			   mtd_mono_ms() + HELLO_MS, 0);
 	if (r) {
-		conn_log(x, "before HELLO", errstr(r));
+		agg_conn_log(x, "before HELLO", errstr(r));
 		goto out;
 	}
 	if (type != MTD_RELAY_HELLO) {
-		conn_log(x, "refused", "the first frame is not HELLO");
+		agg_conn_log(x, "refused", "the first frame is not HELLO");
 		goto out;
 	}
 	if (parse_hello(body, len, &session, &oldest, name)) {
-		conn_log(x, "refused", "malformed HELLO");
+		agg_conn_log(x, "refused", "malformed HELLO");
 		goto out;
 	}
-	if (!session)
+	opened(a);
+	open = false;
+	if (!session) {
 		query_loop(x);
-	else if (!identity_refused(x, name))
-		node_loop(x, name, session, oldest);
+	} else if (!identity_refused(x, name) &&
+		   !node_welcome(x, name, session, oldest)) {
+		/* the event loops have it now */
+		free(body);
+		free(x);
+		return NULL;
+	}
 out:
+	if (open)
+		opened(a);
 	free(body);
-	if (x->c)
-		mtd_conn_close(x->c);
-	pthread_mutex_lock(&a->lock);
-	a->conns--;
-	pthread_mutex_unlock(&a->lock);
+	conn_end(x);
 	free(x);
 	return NULL;
 }
@@ -379,7 +443,7 @@ static void accept_one(struct agg *a, int lfd, pthread_attr_t *attr)
 {
 	struct sockaddr_storage ss;
 	socklen_t sl = sizeof(ss);
-	struct conn_ctx *x;
+	struct agg_conn *x;
 	pthread_t t;
 	int fd, one = 1;
 	bool full;
@@ -403,19 +467,22 @@ static void accept_one(struct agg *a, int lfd, pthread_attr_t *attr)
 	peer_name(&ss, x->peer, sizeof(x->peer));
 	pthread_mutex_lock(&a->lock);
 	full = a->conns >= a->cfg->max_conns;
-	if (!full)
+	if (!full) {
 		a->conns++;
+		a->opening++;
+	}
 	pthread_mutex_unlock(&a->lock);
 	if (full) {
-		conn_log(x, "refused", "too many connections (max_conns)");
+		agg_conn_log(x, "refused", "too many connections (max_conns)");
 		goto drop;
 	}
 	mtd_set_timeouts(fd, SEND_TIMEOUT_S * 1000);
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	if (pthread_create(&t, attr, conn_main, x)) {
-		conn_log(x, "refused", "cannot start a thread");
+		agg_conn_log(x, "refused", "cannot start a thread");
 		pthread_mutex_lock(&a->lock);
 		a->conns--;
+		a->opening--;
 		pthread_mutex_unlock(&a->lock);
 		goto drop;
 	}
@@ -506,11 +573,20 @@ int mtd_aggregate_main(const struct mtd_config *c, bool foreground)
 		 c->agg.max_nodes);
 	mtd_log(LOG_INFO, "%s", err);
 	mtd_service_ready(err);
+	a.loops = agg_loops_start(&a, LOOPS);
+	if (!a.loops)
+		return 1;
 	for (;;) {
 		struct pollfd pfd[2] = {
 			{ .fd = sigfd, .events = POLLIN },
 			{ .fd = lfd, .events = POLLIN },
 		};
+
+		/* no more openings at once than MAX_OPENING: the backlog waits */
+		pthread_mutex_lock(&a.lock);
+		if (a.opening >= MAX_OPENING)
+			pfd[1].fd = -1;
+		pthread_mutex_unlock(&a.lock);
 
 		if (poll(pfd, 2, TICK_MS) < 0 && errno != EINTR) {
 			mtd_log(LOG_ERR, "poll: %s", strerror(errno));
