@@ -592,6 +592,11 @@ def ghosts(port, count):
     stop.set()
 
 
+def threads(pid):
+    with open(f"/proc/{pid}/status") as f:
+        return int(next(line for line in f if line.startswith("Threads:")).split()[1])
+
+
 @test
 def hellos_alone_take_no_node_slot():
     with Aggregator(max_nodes=len(NODES)) as a:
@@ -608,6 +613,10 @@ def hellos_alone_take_no_node_slot():
                 check(sorted(nodes_by_name()) == NODES, f"nodes: {sorted(nodes_by_name())}")
                 check("too many nodes" not in a.stderr(), "a node was refused")
                 check(g.poll() is None, "the ghosts were dropped")
+                # 23 node connections, no query under way: the main thread
+                # and the 4 event loops, not a thread a connection
+                wait_for(lambda: threads(a.p.pid) == 5, 10,
+                         f"5 threads for 23 connections (has {threads(a.p.pid)})")
         finally:
             g.stdin.close()
             g.wait(timeout=30)
