@@ -279,12 +279,16 @@ struct mtd_series_sink *mtd_rw_begin(struct mtd_rw *rw, int64_t ts_ms)
 
 void mtd_rw_commit(struct mtd_rw *rw)
 {
-	struct rw_block *b = calloc(1, sizeof(*b));
+	struct rw_block *b;
 	size_t i;
 
-	if (b && rw->nbuilt)
+	if (!rw->nbuilt)
+		return;		/* nothing to send (never: build_info is one) */
+	b = calloc(1, sizeof(*b));
+
+	if (b)
 		b->s = malloc(rw->nbuilt * sizeof(*b->s));
-	if (!b || (rw->nbuilt && !b->s) || rw->oom || rw->arena.oom) {
+	if (!b || !b->s || rw->oom || rw->arena.oom) {
 		/* not even a sample to count: say so */
 		mtd_log(LOG_WARNING, "remote write: out of memory; a sample of %zu series lost",
 			rw->nbuilt);
