@@ -451,10 +451,12 @@ class Fake:
                     self.wfile.write(b"\x00\x01 not http at all\r\n\r\n")
                     self.close_connection = True
                     return
+                # a 204 has no body (one would be read as the next answer)
+                body = b"" if a == 204 else b"why\n"
                 self.send_response(a)
-                self.send_header("Content-Length", "4")
+                self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
-                self.wfile.write(b"why\n")
+                self.wfile.write(body)
 
         class S(http.server.ThreadingHTTPServer):
             def handle_error(self, *a):

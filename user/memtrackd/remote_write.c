@@ -314,8 +314,9 @@ void mtd_rw_commit(struct mtd_rw *rw)
 		struct rw_ent *e;
 
 		ep->in += b->n;
-		if (ep->pending + b->n > rw->queue ||
-		    !(e = calloc(1, sizeof(*e)))) {
+		e = ep->pending + b->n > rw->queue ? NULL :
+		    calloc(1, sizeof(*e));
+		if (!e) {
 			ep->dropped += b->n;
 			continue;
 		}

@@ -17,6 +17,7 @@
 #include <curl/curl.h>
 #include <snappy-c.h>
 
+#include "memtrack.h"
 #include "remote_write.pb-c.h"
 #include "rw_request.h"
 
@@ -67,7 +68,7 @@ struct rw_client *rw_client_new(const char *url,
 	c->curl = curl_easy_init();
 	if (!c->curl)
 		goto fail;
-	for (i = 0; i < sizeof(hdrs) / sizeof(hdrs[0]); i++) {
+	for (i = 0; i < MT_ARRAY_SIZE(hdrs); i++) {
 		struct curl_slist *h = curl_slist_append(c->headers, hdrs[i]);
 
 		if (!h)

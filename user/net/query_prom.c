@@ -65,9 +65,15 @@ struct mtd_prom *mtd_prom_new(const char *url, unsigned int down_after_ms,
 		return NULL;
 	}
 	p = calloc(1, sizeof(*p));
-	if (!p || curl_global_init(CURL_GLOBAL_DEFAULT) ||
-	    !(p->curl = curl_easy_init())) {
+	if (!p || curl_global_init(CURL_GLOBAL_DEFAULT)) {
 		snprintf(err, errlen, "out of memory");
+		free(p);
+		return NULL;
+	}
+	p->curl = curl_easy_init();
+	if (!p->curl) {
+		snprintf(err, errlen, "out of memory");
+		curl_global_cleanup();
 		free(p);
 		return NULL;
 	}

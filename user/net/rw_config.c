@@ -11,6 +11,7 @@
 #include <strings.h>
 
 #include "config.h"
+#include "memtrack.h"
 
 void mtd_rw_config_defaults(struct mtd_rw_config *c)
 {
@@ -123,7 +124,7 @@ int mtd_rw_config_key(struct mtd_rw_config *c, const char *name,
 		};
 		size_t i;
 
-		for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		for (i = 0; i < MT_ARRAY_SIZE(files); i++) {
 			if (strcmp(name, files[i].key))
 				continue;
 			*why = "must be an absolute path of at most 255 characters";
