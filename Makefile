@@ -134,6 +134,8 @@ install-user: user man
 	install -m 0644 $(addprefix completions/bash/,$(TOOLS) memtrackd) \
 		$(DESTDIR)$(COMPLETIONSDIR)/
 	install -D -m 0644 README.md $(DESTDIR)$(DOCDIR)/README.md
+	install -D -m 0644 packaging/grafana-dashboard.json \
+		$(DESTDIR)$(DOCDIR)/grafana-dashboard.json
 
 # memtrackd: systemd units and a config (an existing one is kept).
 install-memtrackd:
@@ -172,6 +174,7 @@ uninstall:
 		$(DESTDIR)$(LIBDIR)/libmemtrack-preload.so \
 		$(addprefix $(DESTDIR)$(COMPLETIONSDIR)/,$(TOOLS) memtrackd) \
 		$(DESTDIR)$(DOCDIR)/README.md \
+		$(DESTDIR)$(DOCDIR)/grafana-dashboard.json \
 		$(addprefix $(DESTDIR)$(UNITDIR)/,$(UNITS)) \
 		$(DESTDIR)/etc/udev/rules.d/99-memtrack.rules \
 		$(DESTDIR)/etc/modules-load.d/memtrack.conf \

@@ -35,6 +35,7 @@ expected_user_files() {
 	echo usr/local/share/man/man4/memtrack.4
 	echo usr/local/lib/memtrack/libmemtrack-preload.so
 	echo usr/local/share/doc/memtrack/README.md
+	echo usr/local/share/doc/memtrack/grafana-dashboard.json
 }
 
 expected_files() {
