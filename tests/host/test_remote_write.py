@@ -574,6 +574,31 @@ def full_queue_counted_dropped():
         fake.close()
 
 
+@test
+def two_urls_two_queues():
+    """Two remote_write lines: one receiver accepts, the other answers 503;
+    each URL has its own queue and account, the good one loses nothing."""
+    good, bad = Fake([204]), Fake([503])
+    d = Local(f"http://127.0.0.1:{good.port}/w",
+              f"remote_write = http://127.0.0.1:{bad.port}/w\n")
+    try:
+        wait_for(lambda: len(good.requests) >= 4 and len(bad.requests) >= 4, 60,
+                 "requests to both")
+        d.p.send_signal(signal.SIGTERM)
+        check(d.p.wait(timeout=60) == 0, f"exit: {d.stderr()}")
+        acc = {u: dict(zip(("in", "sent", "failed", "dropped", "pending"), map(int, r)))
+               for u, *r in ACCOUNT.findall(d.stderr())}
+        g, b = acc[f"http://127.0.0.1:{good.port}/w"], acc[f"http://127.0.0.1:{bad.port}/w"]
+        check(g["in"] == b["in"] > 0, f"both offered the same: {acc}")
+        check(g["sent"] + g["pending"] == g["in"] and g["failed"] == g["dropped"] == 0,
+              f"good: {g}")
+        check(b["sent"] == 0 and b["pending"] == b["in"], f"503: {b}")
+    finally:
+        d.close()
+        good.close()
+        bad.close()
+
+
 def tls_keys():
     k = Keys(tempfile.mkdtemp(prefix="mtdrwk."))
     k.ca("ca", "memtrack test CA")
