@@ -186,6 +186,30 @@ static int print_result(const struct mtd_query_result *res, bool json)
 	return 0;
 }
 
+/*
+ * What a query got (rc from mtd_query_run or mtd_prom_query), printed; the
+ * exit status: 0, 1 (no answer), 2 (the query refused).  res is freed.
+ */
+static int answer(int rc, struct mtd_query_result *res, const char *err,
+		  bool json)
+{
+	int ret = 0;
+
+	if (rc) {
+		fprintf(stderr, "memtrack-query: %s\n", err);
+		mtd_query_result_free(res);
+		return 1;
+	}
+	if (!res->ok) {
+		fprintf(stderr, "memtrack-query: %s\n", res->error);
+		ret = 2;
+	} else {
+		ret = print_result(res, json);
+	}
+	mtd_query_result_free(res);
+	return ret;
+}
+
 /* The same query, answered by a Prometheus-compatible API (query_prom.h). */
 static int ask_prometheus(const char *url, long down_after, const char *query,
 			  long timeout, bool json)
@@ -200,16 +224,8 @@ static int ask_prometheus(const char *url, long down_after, const char *query,
 		fprintf(stderr, "memtrack-query: --prometheus: %s\n", err);
 		return 2;
 	}
-	if (mtd_prom_query(p, query, timeout, &res, err, sizeof(err))) {
-		fprintf(stderr, "memtrack-query: %s\n", err);
-		ret = 1;
-	} else if (!res.ok) {
-		fprintf(stderr, "memtrack-query: %s\n", res.error);
-		ret = 2;
-	} else {
-		ret = print_result(&res, json);
-	}
-	mtd_query_result_free(&res);
+	ret = answer(mtd_prom_query(p, query, timeout, &res, err, sizeof(err)),
+		     &res, err, json);
 	mtd_prom_free(p);
 	return ret;
 }
@@ -307,18 +323,8 @@ int main(int argc, char **argv)
 		mtd_creds_free(creds);
 		return 1;
 	}
-	if (mtd_query_run(q, query, timeout, &res, err, sizeof(err))) {
-		fprintf(stderr, "memtrack-query: %s\n", err);
-		ret = 1;
-	} else if (!res.ok) {
-		fprintf(stderr, "memtrack-query: %s\n", res.error);
-		ret = 2;
-	} else {
-		ret = 0;
-	}
-	if (!ret)
-		ret = print_result(&res, json);
-	mtd_query_result_free(&res);
+	ret = answer(mtd_query_run(q, query, timeout, &res, err, sizeof(err)),
+		     &res, err, json);
 	mtd_query_close(q);
 	mtd_creds_free(creds);
 	return ret;
