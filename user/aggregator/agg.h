@@ -6,7 +6,8 @@
  * thread each, at most MAX_OPENING at once), serves query clients (a
  * thread each: their queries are long and their answers large), hands
  * nodes' connections to agg_loop.c's event loops (a few threads for all
- * of them), and keeps the node table; agg_node.c stores what nodes send;
+ * of them; agg_conn.c handles their frames), and keeps the node table;
+ * agg_node.c stores what nodes send;
  * snapshot_parse.c reads their snapshots; agg_query.c answers queries.
  */
 #ifndef MEMTRACK_AGGREGATOR_AGG_H
@@ -127,16 +128,26 @@ int agg_records_check(uint8_t kind, const uint8_t *data, size_t len,
 int agg_node_store(struct agg *a, struct agg_node *n, const uint8_t *data,
 		   size_t len, char *err, size_t errlen);
 
-/* aggregate.c: the peer, what of its connection, why: a warning. */
+/* agg_conn.c: the peer, what of its connection, why: a warning. */
 void agg_conn_log(const struct agg_conn *x, const char *what,
 		  const char *why);
+/* A read or write error for the log. */
+const char *agg_errstr(int err);
+/* A frame of 8 bytes, seq: *err 0 or -errno. */
+void agg_send_ack(const struct agg_conn *x, uint8_t type, uint64_t seq,
+		  int *err);
+/* A node's connection joins it: the seq it wants next, 0 for all. */
+uint64_t agg_node_attach(struct agg_node *n, uint64_t session,
+			 uint64_t oldest);
+/* The connection closed (or its fd), and the count of connections. */
+void agg_conn_end(struct agg_conn *x);
 /*
- * aggregate.c: one whole frame of a node's connection (the body is the
- * callee's to free): 0 to go on, -1 to close the connection (logged).
+ * One whole frame of a node's connection (the body is the callee's to
+ * free): 0 to go on, -1 to close the connection (logged).
  */
 int agg_node_frame(struct agg_node_conn *nc, uint8_t type, uint8_t *body,
 		   uint32_t len);
-/* aggregate.c: the connection is closed: its counts, its memory. */
+/* The connection is closed: its counts, its memory. */
 void agg_node_conn_end(struct agg_node_conn *nc);
 
 /*

@@ -49,196 +49,6 @@
 /* event loops for the nodes' connections: ingest is light (bench/aggregate) */
 #define LOOPS			4
 
-void agg_conn_log(const struct agg_conn *x, const char *what, const char *why)
-{
-	mtd_log(LOG_WARNING, "aggregate: peer %s: %s: %s", x->peer, what, why);
-}
-
-static const char *errstr(int err)
-{
-	if (err == -EBADMSG)
-		return "malformed frame header";
-	if (err == -ECONNRESET)
-		return "closed by the peer";
-	if (err == -ETIMEDOUT)
-		return "timed out";
-	return strerror(-err);
-}
-
-static void send_ack(const struct agg_conn *x, uint8_t type, uint64_t seq, int *err)
-{
-	uint8_t b[8];
-
-	mtd_put_be64(b, seq);
-	*err = mtd_frame_write(x->c, type, b, sizeof(b));
-}
-
-/* A new session of the node restarts its figures. */
-static void begin_session(struct agg_node *n, uint64_t session, uint64_t oldest)
-{
-	n->session = session;
-	n->sessions++;
-	n->want = oldest ? oldest : 1;
-	n->first_seq = 0;
-	n->received = 0;
-	n->gaps = 0;
-}
-
-/* The node's connection joins it: the seq it wants next, 0 for all. */
-static uint64_t attach(struct agg_node *n, uint64_t session, uint64_t oldest)
-{
-	uint64_t want;
-
-	pthread_mutex_lock(&n->lock);
-	if (n->session != session) {
-		begin_session(n, session, oldest);
-		want = 0;		/* none of it: send all you have */
-	} else {
-		want = n->want;
-	}
-	n->conns++;
-	n->last_seen_ms = mtd_mono_ms();
-	n->last_seen_real_ms = agg_real_ms();
-	pthread_mutex_unlock(&n->lock);
-	return want;
-}
-
-/*
- * One DATA frame's body, checked before any lock is taken (queries wait
- * less): 0, or -EBADMSG with why set.
- */
-static int check_data(const uint8_t *body, uint32_t len,
-		      struct agg_snapshot *snap, char *why, size_t whylen)
-{
-	if (!mtd_get_be64(body)) {
-		snprintf(why, whylen, "sequence number 0");
-		return -EBADMSG;
-	}
-	if (body[8] == MTD_RELAY_SNAPSHOT)
-		return agg_snapshot_parse((const char *)body + 9, len - 9, snap,
-					  why, whylen);
-	return agg_records_check(body[8], body + 9, len - 9, why, whylen);
-}
-
-/*
- * A node's connection.  A name the table does not know enters it with the
- * connection's first valid DATA, not at HELLO: a peer sending HELLOs with
- * made-up names (and heartbeats) holds a connection slot, bounded by
- * max_conns and idle_timeout_ms, but never a node slot.
- */
-int agg_node_frame(struct agg_node_conn *nc, uint8_t type, uint8_t *body,
-		   uint32_t len)
-{
-	struct agg_snapshot snap = { 0 };
-	struct agg_conn *x = &nc->x;
-	struct agg *a = x->a;
-	const char *name = nc->name;
-	struct agg_node *n = nc->n;
-	uint64_t seq, ack;
-	char why[256];
-	int err;
-
-	if (type == MTD_RELAY_HEARTBEAT && !n)
-		goto done;	/* nothing to update yet */
-	if (type == MTD_RELAY_DATA) {
-		err = check_data(body, len, &snap, why, sizeof(why));
-		if (err) {
-			agg_conn_log(x, name, why);
-			goto fail;
-		}
-		if (!n) {
-			n = agg_node_get(a, name);
-			if (!n) {
-				agg_conn_log(x, name,
-					     "refused: too many nodes (max_nodes)");
-				goto fail;
-			}
-			/* new, or another connection's by now */
-			attach(n, nc->session, nc->oldest);
-			nc->n = n;
-		}
-	}
-	seq = type == MTD_RELAY_DATA ? mtd_get_be64(body) : 0;
-	if (!n) {
-		agg_conn_log(x, name, "unexpected frame type");
-		goto fail;
-	}
-	pthread_mutex_lock(&n->lock);
-	n->last_seen_ms = mtd_mono_ms();
-	n->last_seen_real_ms = agg_real_ms();
-	if (type == MTD_RELAY_HEARTBEAT) {
-		pthread_mutex_unlock(&n->lock);
-		goto done;
-	}
-	if (type != MTD_RELAY_DATA || n->session != nc->session) {
-		pthread_mutex_unlock(&n->lock);
-		agg_conn_log(x, name, type != MTD_RELAY_DATA ?
-			     "unexpected frame type" :
-			     "superseded by a new session");
-		goto fail;
-	}
-	err = 0;
-	if (seq >= n->want) {
-		if (body[8] == MTD_RELAY_SNAPSHOT)
-			agg_snapshot_swap(&n->snap, &snap);
-		else
-			err = agg_node_store(a, n, body + 9, len - 9, why,
-					     sizeof(why));
-		if (!err) {
-			n->gaps += seq - n->want;
-			n->want = seq + 1;
-			n->received++;
-			if (!n->first_seq)
-				n->first_seq = seq;
-		}
-	}	/* else a copy of one stored: acknowledge it again */
-	ack = n->want - 1;
-	pthread_mutex_unlock(&n->lock);
-	if (err) {
-		agg_conn_log(x, name, why);
-		goto fail;
-	}
-	send_ack(x, MTD_RELAY_ACK, ack, &err);
-	if (err) {
-		agg_conn_log(x, name, err == -EAGAIN || err == -ETIMEDOUT ?
-			     "does not read its acknowledgements" : errstr(err));
-		goto fail;
-	}
-done:
-	free(body);
-	agg_snapshot_free(&snap);	/* the old one, or unused */
-	return 0;
-fail:
-	free(body);
-	agg_snapshot_free(&snap);
-	return -1;
-}
-
-/* The end of a connection: its counts, its memory. */
-static void conn_end(struct agg_conn *x)
-{
-	struct agg *a = x->a;
-
-	if (x->c)
-		mtd_conn_close(x->c);
-	else if (x->fd >= 0)
-		close(x->fd);
-	pthread_mutex_lock(&a->lock);
-	a->conns--;
-	pthread_mutex_unlock(&a->lock);
-}
-
-void agg_node_conn_end(struct agg_node_conn *nc)
-{
-	if (nc->n) {
-		pthread_mutex_lock(&nc->n->lock);
-		nc->n->conns--;
-		pthread_mutex_unlock(&nc->n->lock);
-	}
-	conn_end(&nc->x);
-	free(nc);
-}
-
 /* WELCOME, then the event loops have it: 0, or -1 (still ours, logged). */
 static int node_welcome(struct agg_conn *x, const char *name, uint64_t session,
 			uint64_t oldest)
@@ -255,13 +65,13 @@ static int node_welcome(struct agg_conn *x, const char *name, uint64_t session,
 	nc->session = session;
 	nc->oldest = oldest;
 	nc->n = agg_node_find(x->a, name);
-	send_ack(x, MTD_RELAY_WELCOME,
-		 nc->n ? attach(nc->n, session, oldest) : 0, &err);
+	agg_send_ack(x, MTD_RELAY_WELCOME,
+		 nc->n ? agg_node_attach(nc->n, session, oldest) : 0, &err);
 	if (!err)
 		err = agg_loops_add(x->a->loops, nc);
 	if (err) {
 		if (err != -ECONNRESET)
-			agg_conn_log(x, name, errstr(err));
+			agg_conn_log(x, name, agg_errstr(err));
 		if (nc->n) {
 			pthread_mutex_lock(&nc->n->lock);
 			nc->n->conns--;
@@ -278,7 +88,7 @@ static void query_loop(struct agg_conn *x)
 	struct agg *a = x->a;
 	int err = 0;
 
-	send_ack(x, MTD_RELAY_WELCOME, 0, &err);
+	agg_send_ack(x, MTD_RELAY_WELCOME, 0, &err);
 	while (!err) {
 		struct mtd_buf b = { 0 };
 		uint8_t type, *body;
@@ -289,7 +99,7 @@ static void query_loop(struct agg_conn *x)
 				     FRAME_MS);
 		if (err) {
 			if (err != -ECONNRESET)
-				agg_conn_log(x, "query client", errstr(err));
+				agg_conn_log(x, "query client", agg_errstr(err));
 			break;
 		}
 		if (type != MTD_RELAY_QUERY) {
@@ -388,7 +198,7 @@ static void *conn_main(void *arg)
 	r = mtd_frame_read(x->c, &type, &body, &len, mtd_mono_ms() + HELLO_MS,
 			   mtd_mono_ms() + HELLO_MS, 0);
 	if (r) {
-		agg_conn_log(x, "before HELLO", errstr(r));
+		agg_conn_log(x, "before HELLO", agg_errstr(r));
 		goto out;
 	}
 	if (type != MTD_RELAY_HELLO) {
@@ -414,7 +224,7 @@ out:
 	if (open)
 		opened(a);
 	free(body);
-	conn_end(x);
+	agg_conn_end(x);
 	free(x);
 	return NULL;
 }
