@@ -925,10 +925,19 @@ def ui_detail_pane_memory_and_open_files():
             tm.wait(lambda ls: [r["PID"] for r in table(ls) or []] == [str(m.pid)],
                     f"{want}: the memload row")
             tm.keys("Enter")
+            # The history runs from the row's first sample: how many there
+            # are when the pane shows depends on the guest's speed, so wait
+            # for three or more rather than for exactly three.
+            hist = re.compile(r"RSS, last (\d+) samples \[([^]]*)\] (\d+)\.\.(\d+) KiB")
             text = "\n".join(tm.wait(
-                lambda ls: ls if any("RSS, last 3 samples" in line for line in ls) else None,
-                f"{want}: Enter: no memory pane with 3 samples"))
+                lambda ls: ls if any((h := hist.search(line)) and int(h[1]) >= 3
+                                     for line in ls) else None,
+                f"{want}: Enter: no memory pane with 3 samples or more"))
             check(f"memory of {m.pid} (memload)" in text, f"{want}: title")
+            h = hist.search(text)
+            rss = int(status(m.pid)["VmRSS"][0])
+            check(len(h[2]) == int(h[1]) and int(h[3]) <= rss <= int(h[4]),
+                  f"{want}: {h[1]} samples, one mark each, around VmRSS {rss}:\n{text}")
             st = status(m.pid)
             a, f, sh = (int(st[k][0]) for k in ("RssAnon", "RssFile", "RssShmem"))
             check(f"RSS {a + f + sh} KiB = anon {a} + file {f} + shmem {sh}" in text,

@@ -146,7 +146,9 @@ static int memory_lines(const struct top_detail *d, const struct top_row *r,
 				 "  (other counters: with the memtrack module)");
 			break;
 		}
-		for (k = 0; i < MEMTRACK_NR_COUNTERS && k < 8; i++, k++)
+		/* 8 a line; a line too narrow for them is cut, never overrun */
+		for (k = 0; i < MEMTRACK_NR_COUNTERS && k < 8 &&
+			    len < TOP_DETAIL_WIDTH; i++, k++)
 			len += snprintf(out[n] + len, TOP_DETAIL_WIDTH - len,
 					"%s%s %llu", k ? "  " : "",
 					mt_counter_name(i),
