@@ -14,7 +14,8 @@ of two intervals), nothing dropped or failed, retries
 counted, and at the end samples in = sent + failed + dropped + not sent
 with sent equal to the samples Prometheus holds; against the fake: the
 headers of the spec, a batch answered 500, 429 or garbage sent again
-byte for byte, a 400 counted failed and not sent again; a full queue
+byte for byte, a 400 counted failed and not sent again, a 503 or 429
+with Retry-After (seconds, HTTP date) holding the batch back that long; a full queue
 counted dropped exactly; basic auth and a bearer token on the wire, TLS
 with a client certificate, a server of another CA never sent to; bad
 configuration refused with its line.
@@ -23,6 +24,7 @@ Needs root, iproute2, util-linux, curl, prometheus.  Run with
 tests/lib/harness.py: test names as arguments run only those, --list
 prints them; PASS/FAIL lines; exits 1 if any failed."""
 import base64
+import email.utils
 import http.server
 import json
 import os
@@ -426,8 +428,9 @@ def prometheus_backend_answers_as_the_aggregator():
 
 class Fake:
     """A receiver on 127.0.0.1 answering from a script: each request takes
-    the next answer (an HTTP status, or "garbage"), the last one repeated;
-    it keeps each request's headers and body."""
+    the next answer (an HTTP status, (status, headers), or "garbage"), the
+    last one repeated; it keeps each request's headers, body, peer
+    certificate and monotonic arrival time."""
 
     def __init__(self, answers, tls=None, auth=None):
         self.answers, self.requests = list(answers), []
@@ -443,8 +446,9 @@ class Fake:
                 body = self.rfile.read(int(self.headers["Content-Length"]))
                 peer = (self.connection.getpeercert()
                         if isinstance(self.connection, ssl.SSLSocket) else None)
-                fake.requests.append((dict(self.headers), body, peer))
+                fake.requests.append((dict(self.headers), body, peer, time.monotonic()))
                 a = fake.answers.pop(0) if len(fake.answers) > 1 else fake.answers[0]
+                a, extra = a if isinstance(a, tuple) else (a, {})
                 if auth and self.headers.get("Authorization") != auth:
                     a = 401
                 if a == "garbage":
@@ -454,6 +458,8 @@ class Fake:
                 # a 204 has no body (one would be read as the next answer)
                 body = b"" if a == 204 else b"why\n"
                 self.send_response(a)
+                for k, v in extra.items():
+                    self.send_header(k, v() if callable(v) else v)
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
                 self.wfile.write(body)
@@ -558,6 +564,36 @@ def receiver_errors_retried_or_counted():
 
 
 @test
+def retry_after_is_honoured():
+    """A 503 or 429 with Retry-After (seconds, or an HTTP date) holds the
+    same batch back that long instead of the 100 ms backoff; without it
+    the batch comes again within a second."""
+    def when():
+        return email.utils.formatdate(time.time() + 4, usegmt=True)
+    fake = Fake([(503, {"Retry-After": "3"}), 503, (429, {"Retry-After": when}), 204])
+    d = Local(f"http://127.0.0.1:{fake.port}/w")
+    try:
+        wait_for(lambda: len(fake.requests) >= 5, 60, "5 requests")
+        a = d.account()
+        t = [r[3] for r in fake.requests]
+        gaps = [round(t[i + 1] - t[i], 2) for i in range(4)]
+        # seconds: 3 s; no header: the backoff (200 ms, the second retry);
+        # a date 4 s on, whole seconds, taken a moment after it was made
+        check(gaps[0] >= 3.0 and gaps[1] < 1.0 and gaps[2] >= 2.0,
+              f"gaps {gaps}")
+        check(fake.requests[0][1] == fake.requests[1][1] == fake.requests[2][1] ==
+              fake.requests[3][1], "a held batch was not the same")
+        log = d.stderr()
+        asked = re.findall(r"retrying after (\d+) s, as the receiver asked\n", log)
+        check(len(asked) == 2 and asked[0] == "3" and asked[1] in ("3", "4"), log)
+        check(a["in"] == a["sent"] + a["failed"] + a["dropped"] + a["pending"] and
+              a["failed"] == 0 and a["dropped"] == 0, f"{a}")
+    finally:
+        d.close()
+        fake.close()
+
+
+@test
 def full_queue_counted_dropped():
     fake = Fake([503])
     d = Local(f"http://127.0.0.1:{fake.port}/w", "remote_write_queue_samples = 1000\n"
@@ -642,7 +678,7 @@ def basic_auth_bearer_and_tls_client_certificate():
             try:
                 wait_for(lambda: len(fake.requests) >= 2, 60, "2 requests")
                 a = d.account()
-                h, _, peer = fake.requests[0]
+                h, _, peer, _ = fake.requests[0]
                 check(h.get("Authorization") == want, f"Authorization {h.get('Authorization')}")
                 subject = dict(x[0] for x in peer["subject"])
                 check(subject.get("commonName") == "rw-client", f"client certificate {peer}")

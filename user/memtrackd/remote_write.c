@@ -4,8 +4,8 @@
  * manager delivers it: each endpoint has a bounded in-memory queue and a
  * thread that sends it in batches, in order.  A batch that fails for a
  * reason that may pass (no connection, a timeout, HTTP 5xx or 429) is
- * sent again after a backoff (100 ms doubling to 5 s) until it goes
- * through; one the receiver refuses for good (any other 4xx) is counted
+ * sent again after a backoff (100 ms doubling to 5 s, or what the
+ * answer's Retry-After asks, up to 5 minutes) until it goes through; one the receiver refuses for good (any other 4xx) is counted
  * failed and not sent again.  A sample that does not fit the queue is
  * dropped when it comes and counted, so that for every endpoint
  *
@@ -35,6 +35,8 @@
 
 #define BACKOFF_MIN_MS	100
 #define BACKOFF_MAX_MS	5000
+/* a Retry-After longer than this is a receiver's mistake, not a plan */
+#define RETRY_AFTER_MAX_S	300
 
 /* One sample's series, shared by the queues that hold it. */
 struct rw_block {
@@ -158,7 +160,8 @@ static void *sender(void *arg)
 	struct rw_endpoint *ep = arg;
 	struct mtd_rw *rw = ep->rw;
 	const struct rw_sample **batch;
-	unsigned int backoff = 0;
+	unsigned int backoff = 0, wait_ms;
+	unsigned long retry_after;
 	size_t n = 0;
 	char why[512];
 
@@ -193,7 +196,18 @@ static void *sender(void *arg)
 			backoff = backoff ? backoff * 2 : BACKOFF_MIN_MS;
 			if (backoff > BACKOFF_MAX_MS)
 				backoff = BACKOFF_MAX_MS;
-			mono_after(&until, backoff);
+			/* as Prometheus: the receiver's Retry-After wins */
+			wait_ms = backoff;
+			retry_after = rw_client_retry_after(ep->client);
+			if (retry_after) {
+				if (retry_after > RETRY_AFTER_MAX_S)
+					retry_after = RETRY_AFTER_MAX_S;
+				wait_ms = retry_after * 1000;
+				mtd_log(LOG_INFO,
+					"remote write %s: retrying after %lu s, as the receiver asked",
+					ep->url, retry_after);
+			}
+			mono_after(&until, wait_ms);
 			while (!rw->stop &&
 			       pthread_cond_timedwait(&rw->cond, &rw->lock,
 						      &until) != ETIMEDOUT)

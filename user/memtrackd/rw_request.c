@@ -28,6 +28,7 @@ struct rw_client {
 	struct curl_slist *headers;
 	char answer[ANSWER_MAX];	/* the start of the response body */
 	size_t answer_len;
+	unsigned long retry_after_s;	/* the last answer's Retry-After */
 };
 
 static size_t keep_answer(char *p, size_t size, size_t n, void *arg)
@@ -178,11 +179,13 @@ out:
 static enum rw_result post(struct rw_client *c, const char *body, size_t len,
 			   char *why, size_t whylen)
 {
+	curl_off_t retry_after = 0;
 	long code = 0;
 	CURLcode rc;
 	size_t i;
 
 	c->answer_len = 0;
+	c->retry_after_s = 0;
 	curl_easy_setopt(c->curl, CURLOPT_POSTFIELDS, body);
 	curl_easy_setopt(c->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
 	rc = curl_easy_perform(c->curl);
@@ -202,7 +205,13 @@ static enum rw_result post(struct rw_client *c, const char *body, size_t len,
 		c->answer[--c->answer_len] = '\0';
 	snprintf(why, whylen, "HTTP %ld%s%s", code, c->answer_len ? ": " : "",
 		 c->answer);
-	return code == 429 || code >= 500 ? RW_RETRY : RW_REFUSED;
+	if (code != 429 && code < 500)
+		return RW_REFUSED;
+	/* seconds or an HTTP date, which libcurl turns into seconds from now */
+	if (curl_easy_getinfo(c->curl, CURLINFO_RETRY_AFTER, &retry_after) ==
+	    CURLE_OK && retry_after > 0)
+		c->retry_after_s = retry_after;
+	return RW_RETRY;
 }
 
 enum rw_result rw_client_send(struct rw_client *c,
@@ -231,4 +240,9 @@ enum rw_result rw_client_send(struct rw_client *c,
 	r = post(c, z, zlen, why, whylen);
 	free(z);
 	return r;
+}
+
+unsigned long rw_client_retry_after(const struct rw_client *c)
+{
+	return c->retry_after_s;
 }

@@ -43,5 +43,7 @@ void rw_client_free(struct rw_client *c);
 enum rw_result rw_client_send(struct rw_client *c,
 			      const struct rw_sample *const *s, size_t n,
 			      char *why, size_t whylen);
+/* After RW_RETRY: the seconds the receiver's Retry-After asked for, or 0. */
+unsigned long rw_client_retry_after(const struct rw_client *c);
 
 #endif /* MEMTRACKD_RW_REQUEST_H */

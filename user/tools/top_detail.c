@@ -186,7 +186,7 @@ static int file_lines(const struct top_row *r, char (*out)[TOP_DETAIL_WIDTH],
 			 r->t.comm, strerror(errno));
 		return n;
 	}
-	while ((e = readdir(dir)) && nfd < (int)(sizeof(fds) / sizeof(fds[0])))
+	while ((e = readdir(dir)) && nfd < (int)MT_ARRAY_SIZE(fds))
 		if (e->d_name[0] != '.')
 			fds[nfd++] = atoi(e->d_name);
 	closedir(dir);
