@@ -15,6 +15,7 @@ import urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DAEMON = os.path.join(ROOT, "build", "bin", "memtrackd")
+QUERY = os.path.join(ROOT, "build", "bin", "memtrack-query")
 MEMLOAD = os.path.join(ROOT, "build", "tests", "memload")
 PAGE = os.sysconf("SC_PAGE_SIZE")
 

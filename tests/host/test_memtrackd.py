@@ -64,6 +64,10 @@ def config_errors():
         ("[memtrackd]\nlisten = localhost:0\n", "must be HOST, HOST:PORT or [IPV6]:PORT"),
         ("[memtrackd]\nlisten = 127.0.0.1:9000\nport = 9001\n",
          "FILE:3: port: the port is in listen already (line 2)"),
+        ("[aggregate]\nlisten = bad_host\n", "must be HOST, HOST:PORT or [IPV6]:PORT"),
+        ("[aggregate]\nlisten = localhost:0\n", "must be HOST, HOST:PORT or [IPV6]:PORT"),
+        ("[memtrackd]\nport = 9000\n[aggregate]\nlisten = 127.0.0.1:9000\nport = 9001\n",
+         "FILE:5: port: the port is in listen already (line 4)"),
         ("[memtrackd]\nnode_label = maybe\n", "must be yes or no"),
         ("[memtrackd]\nkernel_threads = 2\n", "must be yes or no"),
         ("[memtrackd]\nprogram_ttl = 300\n", "duration of 1s..30d with its unit"),
@@ -815,6 +819,63 @@ def listen_by_host_name():
             r = subprocess.run(["curl", "-sSf", f"http://localhost:{port}/"],
                                capture_output=True, text=True)
             check(r.returncode == 0 and 'href="/metrics"' in r.stdout, f"curl: {r.stderr}")
+
+
+def bindable(addr):
+    """Whether this machine has addr (::1 without IPv6: no)."""
+    with socket.socket(socket.AF_INET6 if ":" in addr else socket.AF_INET) as s:
+        try:
+            s.bind((addr, 0))
+            return True
+        except OSError:
+            return False
+
+
+@test
+def aggregator_listens_by_host_name():
+    """[aggregate] listen = NAME:PORT, NAME having 127.0.0.1 and ::1 (an
+    /etc/hosts of its own, bind-mounted in a mount namespace): the
+    aggregator listens on each address this machine has and answers a
+    query on each; listen = NAME with port = PORT the same."""
+    d = tempfile.mkdtemp(prefix="mtdagg.")
+    try:
+        hosts = os.path.join(d, "hosts")
+        with open(hosts, "w") as f:
+            f.write("127.0.0.1 mtagg.test\n::1 mtagg.test\n")
+        addrs = [a for a in ("127.0.0.1", "::1") if bindable(a)]
+        port = mtdlib.free_port()
+        for keys in (f"listen = mtagg.test:{port}\n", f"listen = mtagg.test\nport = {port}\n"):
+            conf = os.path.join(d, "c.ini")
+            with open(conf, "w") as f:
+                f.write("[aggregate]\n" + keys)
+            with open(os.path.join(d, "log"), "w+") as log:
+                p = subprocess.Popen(["unshare", "-m", "sh", "-c",
+                                      f"mount --bind {hosts} /etc/hosts && "
+                                      f"exec {mtdlib.DAEMON} -f --aggregate -c {conf}"],
+                                     stderr=log)
+                try:
+                    more = f"{len(addrs)} addresses, " if len(addrs) > 1 else ""
+                    want = f"aggregating on mtagg.test port {port} ({more}max 4096 nodes)"
+                    for _ in range(100):
+                        log.seek(0)
+                        if want in log.read() or p.poll() is not None:
+                            break
+                        time.sleep(0.1)
+                    log.seek(0)
+                    text = log.read()
+                    check(want in text, f"{keys!r}: {text!r}")
+                    for a in addrs:
+                        server = f"[{a}]:{port}" if ":" in a else f"{a}:{port}"
+                        r = subprocess.run([mtdlib.QUERY, "-c", "/dev/null", "--server",
+                                            server, "nodes"],
+                                           capture_output=True, text=True, timeout=30)
+                        check(r.returncode == 0 and r.stdout.startswith("node  state"),
+                              f"{keys!r} on {server}: {r.returncode} {r.stdout!r} {r.stderr!r}")
+                finally:
+                    p.terminate()
+                    check(p.wait(timeout=30) == 0, f"exit {p.returncode}")
+    finally:
+        shutil.rmtree(d)
 
 
 def prom_query(port, q):

@@ -42,7 +42,7 @@ import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [os.path.join(HERE, "..", "guest"), os.path.join(HERE, "..", "lib")]
-from mtdlib import dashboard_queries, parse, value  # noqa: E402
+from mtdlib import QUERY, dashboard_queries, parse, value  # noqa: E402
 from tls_keys import Keys  # noqa: E402
 from harness import Netns, check, main, sh, test  # noqa: E402
 
@@ -347,7 +347,6 @@ def prometheus_down_10s_loses_nothing():
 
 
 AGG_PORT = 9472
-QUERY = os.path.join(ROOT, "build", "bin", "memtrack-query")
 TOP = os.path.join(ROOT, "build", "bin", "memtrack-top")
 
 

@@ -23,9 +23,8 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path[:0] = [os.path.join(ROOT, "tests", "guest"), os.path.join(ROOT, "tests", "lib")]
 from tmuxlib import Tmux  # noqa: E402
 from harness import check, main, test  # noqa: E402
+from mtdlib import DAEMON, QUERY  # noqa: E402
 
-DAEMON = os.path.join(ROOT, "build", "bin", "memtrackd")
-QUERY = os.path.join(ROOT, "build", "bin", "memtrack-query")
 TOP = os.path.join(ROOT, "build", "bin", "memtrack-top")
 MiB = 1 << 20
 BASE = 20000 + os.getpid() % 5000 * 4

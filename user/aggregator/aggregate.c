@@ -44,6 +44,7 @@
 #define SEND_TIMEOUT_S		10
 #define THREAD_STACK		(256 * 1024)
 #define LISTEN_BACKLOG		4096
+#define MAX_LISTEN		8	/* addresses of a host name listened on */
 #define TICK_MS			250
 #define MAX_OPENING		256
 /* event loops for the nodes' connections: ingest is light (bench/aggregate) */
@@ -330,10 +331,11 @@ static void watch_nodes(struct agg *a)
 int mtd_aggregate_main(const struct mtd_config *c, bool foreground)
 {
 	static struct agg a = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	struct pollfd pfd[1 + MAX_LISTEN];
+	int lfd[MAX_LISTEN], nl, sigfd, i;
+	char err[512], more[32] = "";
 	pthread_attr_t attr;
-	char err[512];
 	sigset_t sigs;
-	int lfd, sigfd;
 
 	a.cfg = &c->agg;
 	a.auth = c->auth.kind;
@@ -346,12 +348,15 @@ int mtd_aggregate_main(const struct mtd_config *c, bool foreground)
 		mtd_log(LOG_ERR, "out of memory");
 		return 1;
 	}
-	lfd = mtd_listen(c->agg.listen, c->agg.port, err, sizeof(err));
-	if (lfd < 0) {
+	/* a host name: each of its addresses, as memtrackd's /metrics */
+	nl = mtd_listen_all(c->agg.listen, c->agg.port, lfd, MAX_LISTEN, err,
+			    sizeof(err));
+	if (nl < 0) {
 		mtd_log(LOG_ERR, "%s", err);
 		return 1;
 	}
-	listen(lfd, LISTEN_BACKLOG);	/* a thousand nodes may come at once */
+	for (i = 0; i < nl; i++)	/* a thousand nodes may come at once */
+		listen(lfd[i], LISTEN_BACKLOG);
 	/* key files may be readable by root only */
 	a.creds = mtd_creds_load(&c->auth, true, err, sizeof(err));
 	if (!a.creds) {
@@ -377,9 +382,11 @@ int mtd_aggregate_main(const struct mtd_config *c, bool foreground)
 	pthread_attr_init(&attr);
 	pthread_attr_setstacksize(&attr, THREAD_STACK);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	snprintf(err, sizeof(err), "aggregating on %s%s%s port %u (max %u nodes)",
+	if (nl > 1)
+		snprintf(more, sizeof(more), "%d addresses, ", nl);
+	snprintf(err, sizeof(err), "aggregating on %s%s%s port %u (%smax %u nodes)",
 		 strchr(c->agg.listen, ':') ? "[" : "", c->agg.listen,
-		 strchr(c->agg.listen, ':') ? "]" : "", c->agg.port,
+		 strchr(c->agg.listen, ':') ? "]" : "", c->agg.port, more,
 		 c->agg.max_nodes);
 	mtd_log(LOG_INFO, "%s", err);
 	mtd_service_ready(err);
@@ -387,18 +394,18 @@ int mtd_aggregate_main(const struct mtd_config *c, bool foreground)
 	if (!a.loops)
 		return 1;
 	for (;;) {
-		struct pollfd pfd[2] = {
-			{ .fd = sigfd, .events = POLLIN },
-			{ .fd = lfd, .events = POLLIN },
-		};
+		bool busy;
 
 		/* no more openings at once than MAX_OPENING: the backlog waits */
 		pthread_mutex_lock(&a.lock);
-		if (a.opening >= MAX_OPENING)
-			pfd[1].fd = -1;
+		busy = a.opening >= MAX_OPENING;
 		pthread_mutex_unlock(&a.lock);
+		pfd[0] = (struct pollfd){ .fd = sigfd, .events = POLLIN };
+		for (i = 0; i < nl; i++)
+			pfd[1 + i] = (struct pollfd){
+				.fd = busy ? -1 : lfd[i], .events = POLLIN };
 
-		if (poll(pfd, 2, TICK_MS) < 0 && errno != EINTR) {
+		if (poll(pfd, 1 + nl, TICK_MS) < 0 && errno != EINTR) {
 			mtd_log(LOG_ERR, "poll: %s", strerror(errno));
 			return 1;
 		}
@@ -407,8 +414,9 @@ int mtd_aggregate_main(const struct mtd_config *c, bool foreground)
 			mtd_service_stopping();
 			return 0;
 		}
-		if (pfd[1].revents & POLLIN)
-			accept_one(&a, lfd, &attr);
+		for (i = 0; i < nl; i++)
+			if (pfd[1 + i].revents & POLLIN)
+				accept_one(&a, lfd[i], &attr);
 		watch_nodes(&a);
 	}
 }

@@ -47,12 +47,9 @@ int mtd_agg_config_key(struct mtd_agg_config *c, const char *name,
 	size_t i;
 
 	if (!strcmp(name, "listen")) {
-		*why = "must be a numeric IPv4 or IPv6 address";
-		if (strlen(value) >= sizeof(c->listen) ||
-		    !mtd_valid_address(value))
-			return 0;
-		strcpy(c->listen, value);
-		return 1;
+		*why = MTD_LISTEN_WHY;
+		return mtd_parse_listen(value, c->listen, sizeof(c->listen),
+					&c->listen_port) ? 0 : 1;
 	}
 	if (!strcmp(name, "require_identity_match")) {
 		*why = "must be yes or no";

@@ -41,6 +41,7 @@ struct parse_ctx {
 	int auth_line;		/* where auth was set, for what it lacks */
 	int port_line;		/* where port was set */
 	unsigned int listen_port;	/* a port given in listen, 0 none */
+	int agg_listen_line, agg_port_line;	/* the same in [aggregate] */
 };
 
 /*
@@ -92,26 +93,6 @@ static int parse_aggregators(struct mtd_config *c, const char *v)
 	return c->nr_aggregators ? 0 : -1;
 }
 
-/*
- * listen: "HOST", "HOST:PORT", "[ADDR6]:PORT" or a bare IPv6 address (two
- * colons or more), HOST numeric or a name, as node_exporter's
- * --web.listen-address; *port 0 if none given.
- */
-static int parse_listen(struct mtd_config *c, const char *v,
-			unsigned int *port)
-{
-	const char *colon = strchr(v, ':');
-
-	if (*v == '[' || (colon && !strchr(colon + 1, ':')))
-		return mtd_parse_hostport(v, c->listen, sizeof(c->listen),
-					  port);
-	*port = 0;
-	if (strlen(v) >= sizeof(c->listen) || !mtd_valid_host(v))
-		return -1;
-	strcpy(c->listen, v);
-	return 0;
-}
-
 static int handle_line(void *user, const char *section, const char *name,
 		  const char *value)
 {
@@ -126,6 +107,10 @@ static int handle_line(void *user, const char *section, const char *name,
 	if (!strcmp(section, "aggregate")) {
 		r = mtd_agg_config_key(&c->agg, name, value, &why);
 
+		if (r > 0 && !strcmp(name, "listen"))
+			x->agg_listen_line = x->line;
+		if (r > 0 && !strcmp(name, "port"))
+			x->agg_port_line = x->line;
 		if (r > 0)
 			return 1;
 		if (r < 0) {
@@ -157,11 +142,12 @@ static int handle_line(void *user, const char *section, const char *name,
 			return 1;
 		why = "must be yes or no";
 	} else if (!strcmp(name, "listen")) {
-		if (!parse_listen(c, value, &x->listen_port)) {
+		if (!mtd_parse_listen(value, c->listen, sizeof(c->listen),
+				      &x->listen_port)) {
 			c->listen_line = x->line;
 			return 1;
 		}
-		why = "must be HOST, HOST:PORT or [IPV6]:PORT (HOST an address or a host name)";
+		why = MTD_LISTEN_WHY;
 	} else if (!strcmp(name, "port")) {
 		if (!mtd_parse_uint(value, 1, 65535, &c->port)) {
 			x->port_line = x->line;
@@ -298,6 +284,13 @@ int mtd_config_load(const char *path, struct mtd_config *c,
 	}
 	if (x.listen_port)
 		c->port = x.listen_port;
+	if (c->agg.listen_port && x.agg_port_line) {
+		snprintf(err, errlen, "%s:%d: port: the port is in listen already (line %d)",
+			 path, x.agg_port_line, x.agg_listen_line);
+		return -1;
+	}
+	if (c->agg.listen_port)
+		c->agg.port = c->agg.listen_port;
 	if (c->auth.kind == MTD_AUTH_PSK && !c->auth.psk_file[0]) {
 		snprintf(err, errlen, "%s:%d: auth = psk needs psk_file", path,
 			 x.auth_line);

@@ -24,8 +24,9 @@
 
 /* ---- agg_config.c: the [aggregate] section ---- */
 struct mtd_agg_config {
-	char listen[64];		/* numeric IPv4 or IPv6 address */
+	char listen[256];		/* numeric address or host name */
 	unsigned int port;
+	unsigned int listen_port;	/* a port given in listen, 0 none */
 	unsigned int down_after_ms;	/* no frame for this long: down */
 	unsigned int idle_timeout_ms;	/* no frame for this long: close */
 	unsigned int max_nodes;
@@ -125,5 +126,14 @@ int mtd_parse_duration_ms(const char *v, unsigned long min_ms,
  */
 int mtd_parse_hostport(const char *s, char *addr, size_t alen,
 		       unsigned int *port);
+/*
+ * A listen value: "HOST", "HOST:PORT", "[ADDR6]:PORT" or a bare IPv6
+ * address (two colons or more), HOST numeric or a name, as node_exporter's
+ * --web.listen-address; *port 0 if none is given.  0, or -1.
+ */
+int mtd_parse_listen(const char *v, char *host, size_t hlen,
+		     unsigned int *port);
+#define MTD_LISTEN_WHY \
+	"must be HOST, HOST:PORT or [IPV6]:PORT (HOST an address or a host name)"
 
 #endif /* MEMTRACK_NET_CONFIG_H */

@@ -13,6 +13,7 @@
 #include <arpa/inet.h>
 
 #include "config.h"
+#include "memtrack.h"
 
 int mtd_parse_uint(const char *v, unsigned long min, unsigned long max,
 		   unsigned int *out)
@@ -53,7 +54,7 @@ int mtd_parse_duration_ms(const char *v, unsigned long min_ms,
 		*out = 0;
 		return 0;
 	}
-	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+	for (i = 0; i < MT_ARRAY_SIZE(units); i++) {
 		if (strcmp(end, units[i].unit))
 			continue;
 		if (n > max_ms / units[i].ms || n * units[i].ms < min_ms)
@@ -146,4 +147,18 @@ int mtd_parse_hostport(const char *s, char *addr, size_t alen,
 	if (bracketed ? !mtd_valid_address(addr) : !mtd_valid_host(addr))
 		return -1;
 	return mtd_parse_uint(colon + 1, 1, 65535, port);
+}
+
+int mtd_parse_listen(const char *v, char *host, size_t hlen,
+		     unsigned int *port)
+{
+	const char *colon = strchr(v, ':');
+
+	if (*v == '[' || (colon && !strchr(colon + 1, ':')))
+		return mtd_parse_hostport(v, host, hlen, port);
+	*port = 0;
+	if (strlen(v) >= hlen || !mtd_valid_host(v))
+		return -1;
+	strcpy(host, v);
+	return 0;
 }
