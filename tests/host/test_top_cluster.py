@@ -141,10 +141,19 @@ def batch_rows_equal_nodes_and_query():
         check((t["rss"], t["rss_anon"], t["rss_file"], t["rss_shmem"]) ==
               (w["rss"], w["anon"], w["file"], w["shmem"]),
               f"{k}: {t}, /proc/PID/status {w}")
-    # the same rows as memtrack-query's, in its order (largest RSS first)
-    q = query("top", "100")
+    # the same rows as memtrack-query's, in its order (largest RSS first),
+    # from one snapshot per node: memtrack-query's answer the same before
+    # and after memtrack-top's (the nodes send a new one every second)
+    for _ in range(20):
+        q = query("top", "100")
+        _, tasks, _ = top_json("--cluster", SERVER, "--top", "100")
+        if query("top", "100") == q:
+            break
+    else:
+        check(False, "the nodes' snapshots changed under every try")
     check([(t["node"], t["pid"], t["rss"]) for t in tasks] ==
-          [(r["node"], r["pid"], r["rss"]) for r in q], "rows differ from memtrack-query top")
+          [(r["node"], r["pid"], r["rss"]) for r in q],
+          f"rows differ from memtrack-query top:\n{tasks}\n{q}")
     prog = [p for p in progs if p["comm"] == COMM]
     check(len(prog) == 1 and prog[0]["nproc"] == len(want) and
           prog[0]["rss"] == sum(w["rss"] for w in want.values()) and
@@ -172,10 +181,13 @@ def odd_comms_through_relay_query_and_top():
     and memtrack-top --cluster's JSON rows and program rows."""
     node = STATE["nodes"][0]
     pids = {node.named(raw): want for raw, want in ODD_COMMS}
+    # a sleeper is python3 until it names itself: a snapshot taken in
+    # between has its pid under that comm, so wait for the named rows
     end = time.monotonic() + 30
     while True:
         rows = {r["pid"]: r for r in query("top", "1000") if r["node"] == node.name}
-        if all(p in rows for p in pids) or time.monotonic() > end:
+        if all(p in rows and rows[p]["comm"] == w for p, w in pids.items()) or \
+                time.monotonic() > end:
             break
         time.sleep(0.3)
     for pid, want in pids.items():
