@@ -831,13 +831,25 @@ def ui_colours_and_monochrome():
                 start_top(tm, flags + ["--growth-window", "4"])
                 tm.wait(lambda ls: any(r["PID"] == str(g.pid) and r["FLAG"].startswith("LEAK?")
                                        for r in table(ls) or []), f"{what}: no flag")
-                lines = tm.tmux("capture-pane", "-e", "-p", "-t", "t").splitlines()
-                codes = sgr_codes(lines)
-                plain = [re.sub(r"\x1b\[[0-9;]*m", "", line) for line in lines]
+                # the bar starts on the first row: on the grower when it is
+                # the largest, its row then in the bar's reverse video, so
+                # move the bar on (Down) until the grower's row is not in it
+                end = time.monotonic() + 30
+                while True:
+                    lines = tm.tmux("capture-pane", "-e", "-p", "-t", "t").splitlines()
+                    codes = sgr_codes(lines)
+                    plain = [re.sub(r"\x1b\[[0-9;]*m", "", line) for line in lines]
+                    flag = [i for i, p in enumerate(plain)
+                            if p.split()[:1] == [str(g.pid)] and "LEAK?" in p]
+                    if (flag and 7 not in codes[flag[0]]) or time.monotonic() > end:
+                        break
+                    if flag:
+                        tm.keys("Down")
+                    time.sleep(0.5)
+                check(flag, f"{what}: the grower's flagged row went:\n" + "\n".join(plain))
+                flag = flag[0]
                 title = [i for i, p in enumerate(plain) if p.split()[:1] == ["PID"]][0]
                 mem = [i for i, p in enumerate(plain) if p.startswith("Mem [")][0]
-                flag = [i for i, p in enumerate(plain)
-                        if p.split()[:1] == [str(g.pid)] and "LEAK?" in p][0]
                 colours = {c for cs in codes for c in cs if 30 <= c <= 49}
                 if colour:
                     check({30, 42} <= codes[title], f"{what}: titles {codes[title]}")
