@@ -946,11 +946,10 @@ def ui_detail_pane_memory_and_open_files():
                                      for line in ls) else None,
                 f"{want}: Enter: no memory pane with 3 samples or more"))
             check(f"memory of {m.pid} (memload)" in text, f"{want}: title")
-            h = hist.search(text)
-            rss = int(status(m.pid)["VmRSS"][0])
+            st = status(m.pid)
+            h, rss = hist.search(text), int(st["VmRSS"][0])
             check(len(h[2]) == int(h[1]) and int(h[3]) <= rss <= int(h[4]),
                   f"{want}: {h[1]} samples, one mark each, around VmRSS {rss}:\n{text}")
-            st = status(m.pid)
             a, f, sh = (int(st[k][0]) for k in ("RssAnon", "RssFile", "RssShmem"))
             check(f"RSS {a + f + sh} KiB = anon {a} + file {f} + shmem {sh}" in text,
                   f"{want}: split, /proc says anon {a} file {f} shmem {sh}:\n{text}")

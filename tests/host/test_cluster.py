@@ -31,12 +31,10 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [os.path.join(HERE, "..", "guest"), os.path.join(HERE, "..", "lib")]
-from mtdlib import QUERY, parse, value  # noqa: E402
+from mtdlib import DAEMON, QUERY, parse, value  # noqa: E402
 from tls_keys import CLIENT, EXPIRED, SERVER, Keys, client_hello  # noqa: E402
 from harness import Netns, check, main, sh, test  # noqa: E402
 
-ROOT = os.path.dirname(os.path.dirname(HERE))
-DAEMON = os.path.join(ROOT, "build", "bin", "memtrackd")
 SUFFIX = str(os.getpid())
 AGG_NS = f"mtca{SUFFIX}"
 PORT = 9472

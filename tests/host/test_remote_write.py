@@ -15,8 +15,8 @@ counted, and at the end samples in = sent + failed + dropped + not sent
 with sent equal to the samples Prometheus holds; against the fake: the
 headers of the spec, a batch answered 500, 429 or garbage sent again
 byte for byte, a 400 counted failed and not sent again, a 503 or 429
-with Retry-After (seconds, HTTP date) holding the batch back that long; a full queue
-counted dropped exactly; basic auth and a bearer token on the wire, TLS
+with Retry-After (seconds, HTTP date) holding the batch back that long;
+a full queue counted dropped exactly; basic auth and a bearer token on the wire, TLS
 with a client certificate, a server of another CA never sent to; bad
 configuration refused with its line.
 
@@ -42,12 +42,11 @@ import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [os.path.join(HERE, "..", "guest"), os.path.join(HERE, "..", "lib")]
-from mtdlib import QUERY, dashboard_queries, parse, value  # noqa: E402
+from mtdlib import DAEMON, QUERY, dashboard_queries, parse, value  # noqa: E402
 from tls_keys import Keys  # noqa: E402
 from harness import Netns, check, main, sh, test  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(HERE))
-DAEMON = os.path.join(ROOT, "build", "bin", "memtrackd")
 SUFFIX = str(os.getpid())
 PROM_NS = f"mtrp{SUFFIX}"
 PROM_PORT = 9090

@@ -5,8 +5,9 @@
  * thread that sends it in batches, in order.  A batch that fails for a
  * reason that may pass (no connection, a timeout, HTTP 5xx or 429) is
  * sent again after a backoff (100 ms doubling to 5 s, or what the
- * answer's Retry-After asks, up to 5 minutes) until it goes through; one the receiver refuses for good (any other 4xx) is counted
- * failed and not sent again.  A sample that does not fit the queue is
+ * answer's Retry-After asks, up to 5 minutes) until it goes through; one
+ * the receiver refuses for good (any other 4xx) is counted failed and not
+ * sent again.  A sample that does not fit the queue is
  * dropped when it comes and counted, so that for every endpoint
  *
  *   samples_in = sent + failed + dropped + pending

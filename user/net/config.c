@@ -93,6 +93,22 @@ static int parse_aggregators(struct mtd_config *c, const char *v)
 	return c->nr_aggregators ? 0 : -1;
 }
 
+/* A section's port given in listen becomes its port; in port too: -1. */
+static int port_from_listen(const char *path, unsigned int listen_port,
+			    int listen_line, int port_line, unsigned int *port,
+			    char *err, size_t errlen)
+{
+	if (!listen_port)
+		return 0;
+	if (port_line) {
+		snprintf(err, errlen, "%s:%d: port: the port is in listen already (line %d)",
+			 path, port_line, listen_line);
+		return -1;
+	}
+	*port = listen_port;
+	return 0;
+}
+
 static int handle_line(void *user, const char *section, const char *name,
 		  const char *value)
 {
@@ -277,20 +293,11 @@ int mtd_config_load(const char *path, struct mtd_config *c,
 		snprintf(err, errlen, "%s:%d: %s", path, line, why);
 		return -1;
 	}
-	if (x.listen_port && x.port_line) {
-		snprintf(err, errlen, "%s:%d: port: the port is in listen already (line %d)",
-			 path, x.port_line, c->listen_line);
+	if (port_from_listen(path, x.listen_port, c->listen_line, x.port_line,
+			     &c->port, err, errlen) ||
+	    port_from_listen(path, c->agg.listen_port, x.agg_listen_line,
+			     x.agg_port_line, &c->agg.port, err, errlen))
 		return -1;
-	}
-	if (x.listen_port)
-		c->port = x.listen_port;
-	if (c->agg.listen_port && x.agg_port_line) {
-		snprintf(err, errlen, "%s:%d: port: the port is in listen already (line %d)",
-			 path, x.agg_port_line, x.agg_listen_line);
-		return -1;
-	}
-	if (c->agg.listen_port)
-		c->agg.port = c->agg.listen_port;
 	if (c->auth.kind == MTD_AUTH_PSK && !c->auth.psk_file[0]) {
 		snprintf(err, errlen, "%s:%d: auth = psk needs psk_file", path,
 			 x.auth_line);

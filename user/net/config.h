@@ -106,8 +106,6 @@ int mtd_config_load(const char *path, struct mtd_config *c,
 /* ---- config_value.c ---- */
 /* yes/true/1, no/false/0: 0, or -1 for anything else. */
 int mtd_parse_bool(const char *v, bool *out);
-/* A numeric IPv4 or IPv6 address. */
-bool mtd_valid_address(const char *v);
 /* A numeric IPv4 or IPv6 address or a host name (its form only). */
 bool mtd_valid_host(const char *v);
 /* A decimal in min..max into *out: 0, or -1. */

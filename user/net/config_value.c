@@ -76,7 +76,8 @@ int mtd_parse_bool(const char *v, bool *out)
 	return 0;
 }
 
-bool mtd_valid_address(const char *v)
+/* A numeric IPv4 or IPv6 address. */
+static bool valid_address(const char *v)
 {
 	unsigned char a[sizeof(struct in6_addr)];
 
@@ -118,7 +119,7 @@ static bool valid_host_name(const char *v)
 
 bool mtd_valid_host(const char *v)
 {
-	return mtd_valid_address(v) || valid_host_name(v);
+	return valid_address(v) || valid_host_name(v);
 }
 
 int mtd_parse_hostport(const char *s, char *addr, size_t alen,
@@ -144,7 +145,7 @@ int mtd_parse_hostport(const char *s, char *addr, size_t alen,
 	memcpy(addr, s, n);
 	addr[n] = 0;
 	/* in brackets a numeric address, else an IPv4 address or a name */
-	if (bracketed ? !mtd_valid_address(addr) : !mtd_valid_host(addr))
+	if (bracketed ? !valid_address(addr) : !mtd_valid_host(addr))
 		return -1;
 	return mtd_parse_uint(colon + 1, 1, 65535, port);
 }
