@@ -2,13 +2,17 @@
 /*
  * /dev/memtrack: a stream of records.  Every opener is a reader of its own
  * (ring.c), so two readers both see every record.  read() returns whole
- * records only; poll() and O_NONBLOCK work; ioctls choose the event classes
- * and a pid/tgid filter and report the reader's counts.  An open file holds a
- * module reference, so rmmod waits (EBUSY) until readers close.
+ * records only: a read too short for the next one (a LOST record too) is
+ * EINVAL, and a read of 0 bytes returns 0 at once.  poll() and O_NONBLOCK
+ * work; ioctls choose the event classes and a pid/tgid filter and report
+ * the reader's counts.  An open file holds a module reference, so rmmod is
+ * refused (EBUSY) until readers close.
  */
 #include <linux/miscdevice.h>
 #include <linux/fs.h>
 #include <linux/poll.h>
+#include <linux/sched.h>
+#include <linux/sched/signal.h>
 #include <linux/uaccess.h>
 #include "memtrack.h"
 
@@ -34,16 +38,26 @@ static ssize_t mtr_dev_read(struct file *file, char __user *buf, size_t len,
 	struct mtr_reader *r = file->private_data;
 	ssize_t n;
 
+	/* As a pipe: no room asked for, nothing read, nothing waited for. */
+	if (!len)
+		return 0;
 	for (;;) {
 		n = mtr_reader_read_user(r, buf, len);
 		if (n)
 			return n;
 		if (file->f_flags & O_NONBLOCK)
 			return -EAGAIN;
+		/*
+		 * 0 means the reader was empty, but a record may have come
+		 * since: never go round again without letting a signal in.
+		 */
+		if (signal_pending(current))
+			return -ERESTARTSYS;
 		mtr_reader_want_wakeup(r);
 		if (wait_event_interruptible(*mtr_reader_waitq(r),
 					     !mtr_reader_empty(r)))
 			return -ERESTARTSYS;
+		cond_resched();
 	}
 }
 

@@ -280,6 +280,14 @@ struct mtr_config_req {
 };
 
 extern struct mutex mtr_config_lock;		/* hooks.c */
+/*
+ * The one capability that changes a setting, by any path (the proc file,
+ * SET_CONFIG), asked of both the file's opener and the caller, as netlink
+ * does: a descriptor handed to a less privileged process, or opened by one,
+ * changes nothing.  Not CAP_NET_ADMIN, which containers get for their
+ * networking alone.
+ */
+#define MTR_CONFIG_CAP	CAP_SYS_ADMIN
 extern const struct mtr_config_key mtr_config_keys[MTR_CFG_NR];
 int mtr_config_check_params(void);
 int mtr_config_key_index(const char *name);

@@ -70,10 +70,10 @@ static const struct genl_ops mtr_genl_ops[] = {
 		.cmd = MEMTRACK_CMD_GET_CONFIG,
 		.doit = mtr_nl_get_config,
 	},
+	/* MTR_CONFIG_CAP, checked by the handler: no flag says CAP_SYS_ADMIN */
 	{
 		.cmd = MEMTRACK_CMD_SET_CONFIG,
 		.doit = mtr_nl_set_config,
-		.flags = GENL_ADMIN_PERM,
 	},
 	/* Leak commands check ptrace-like permission themselves. */
 	{

@@ -7,7 +7,9 @@
  * Apart from the family (netlink.c): parsing and replying are this
  * command's own; the policy of a hook group nest is here, with its parser.
  */
+#include <linux/capability.h>
 #include <linux/mutex.h>
+#include <linux/netlink.h>
 #include "memtrack.h"
 #include "netlink.h"
 
@@ -148,6 +150,9 @@ int mtr_nl_set_config(struct sk_buff *skb, struct genl_info *info)
 	struct mtr_config_req req;
 	int err;
 
+	/* Of the socket's opener and the sender, as GENL_ADMIN_PERM asks */
+	if (!netlink_capable(skb, MTR_CONFIG_CAP))
+		return -EPERM;
 	err = mtr_parse_config(info, &req);
 	if (err)
 		return err;

@@ -78,7 +78,8 @@ static ssize_t mtr_config_write(struct file *file, const char __user *ubuf,
 	char *val;
 	int err;
 
-	if (!capable(CAP_SYS_ADMIN))
+	if (!file_ns_capable(file, &init_user_ns, MTR_CONFIG_CAP) ||
+	    !capable(MTR_CONFIG_CAP))
 		return -EPERM;
 	if (!n || n >= sizeof(buf))
 		return -EINVAL;

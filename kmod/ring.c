@@ -270,8 +270,10 @@ static int mtr_report_lost(struct mtr_reader *r, unsigned int cpu, void *kbuf,
 }
 
 /*
- * Copy whole records into kbuf or ubuf, oldest first across CPUs.  Returns
- * bytes copied; -EINVAL if the next record does not fit in an empty buffer.
+ * Copy whole records into kbuf or ubuf, oldest first across CPUs, then the
+ * drops not yet reported.  Returns bytes copied; 0 only if the reader has
+ * nothing (mtr_reader_empty()); -EINVAL if the next record, or the LOST
+ * record, does not fit in an empty buffer.
  */
 static ssize_t mtr_reader_copy(struct mtr_reader *r, void *kbuf,
 			       char __user *ubuf, size_t len)
@@ -309,8 +311,11 @@ static ssize_t mtr_reader_copy(struct mtr_reader *r, void *kbuf,
 			r->delivered++;
 	}
 	for_each_possible_cpu(cpu) {
+		if (!atomic64_read(&r->rings[cpu].lost))
+			continue;
+		/* As for a record: a read too short for it is told so. */
 		if (done + sizeof(struct memtrack_rec_lost) > len)
-			break;
+			return done ? done : -EINVAL;
 		n = mtr_report_lost(r, cpu, kbuf, ubuf, done);
 		if (n < 0)
 			return done ? done : n;

@@ -13,6 +13,7 @@ import os
 import re
 import select
 import signal
+import struct
 import subprocess
 import sys
 import time
@@ -161,6 +162,78 @@ def drop_privileges(uid=NOBODY):
     os.setgroups([])
     os.setgid(uid)
     os.setuid(uid)
+
+
+# Capability numbers (linux/capability.h) of the privileged paths
+CAP_NET_ADMIN, CAP_SYS_PTRACE, CAP_SYS_ADMIN = 12, 19, 21
+CAP_NAME = {CAP_NET_ADMIN: "NET_ADMIN", CAP_SYS_PTRACE: "SYS_PTRACE",
+            CAP_SYS_ADMIN: "SYS_ADMIN"}
+
+
+def bounding_caps():
+    with open("/proc/self/status") as f:
+        mask = next(int(line.split()[1], 16) for line in f if line.startswith("CapBnd:"))
+    return frozenset(c for c in range(64) if mask >> c & 1)
+
+
+def identities():
+    """Who a privileged path is tried as: (name, uid, capabilities held):
+    nobody with nothing, with each of the three capabilities alone, root
+    without each, and root."""
+    every = bounding_caps()
+    out = [("nobody", NOBODY, frozenset())]
+    out += [(f"nobody+{CAP_NAME[c]}", NOBODY, frozenset([c])) for c in CAP_NAME]
+    out += [(f"root-{CAP_NAME[c]}", 0, every - {c}) for c in CAP_NAME]
+    return out + [("root", 0, every)]
+
+
+def become(uid, caps):
+    """This process: uid and gid `uid`, no groups, holding exactly `caps`
+    (effective and permitted; nothing inheritable), checked in /proc."""
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    if uid:
+        libc.prctl(8, 1, 0, 0, 0)           # PR_SET_KEEPCAPS: through setuid
+        drop_privileges(uid)
+    mask = sum(1 << c for c in caps)
+    lo, hi = mask & 0xffffffff, mask >> 32
+    hdr = ctypes.create_string_buffer(struct.pack("<Ii", 0x20080522, 0))  # _V3
+    data = ctypes.create_string_buffer(struct.pack("<6I", lo, lo, 0, hi, hi, 0))
+    if libc.capset(hdr, data):
+        raise OSError(ctypes.get_errno(), "capset")
+    st = proc_status(os.getpid())
+    if int(st["CapEff"], 16) != mask or int(st["Uid"].split()[0]) != uid:
+        raise RuntimeError(f"became uid {st['Uid']} CapEff {st['CapEff']}")
+
+
+def as_identity(fn, uid, caps):
+    """fn() in a child that became (uid, caps); its return value (pickled
+    through a pipe), or RuntimeError with the child's exception."""
+    import pickle
+    rd, wr = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(rd)
+        try:
+            become(uid, caps)
+            out = ("ok", fn())
+        except BaseException as e:  # noqa: B902
+            out = ("exception", repr(e))
+        os.write(wr, pickle.dumps(out))
+        os._exit(0)
+    os.close(wr)
+    data = b""
+    while True:
+        chunk = os.read(rd, 1 << 16)
+        if not chunk:
+            break
+        data += chunk
+    os.close(rd)
+    os.waitpid(pid, 0)
+    kind, value = pickle.loads(data) if data else ("exception", "child died")
+    if kind != "ok":
+        raise RuntimeError(f"as uid {uid}: {value}")
+    return value
 
 
 def as_nobody(fn):

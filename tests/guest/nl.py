@@ -134,12 +134,15 @@ def u32(b):
 # ---- the socket ----------------------------------------------------------------
 
 class Genl:
-    def __init__(self, family="memtrack", rcvbuf=4 << 20):
-        self.sock = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, NETLINK_GENERIC)
-        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
-        self.sock.setsockopt(SOL_NETLINK, NETLINK_EXT_ACK, 1)
-        self.sock.setsockopt(SOL_NETLINK, NETLINK_CAP_ACK, 1)
-        self.sock.bind((0, 0))
+    def __init__(self, family="memtrack", rcvbuf=4 << 20, sock=None):
+        """sock: a socket this one made, handed over (SCM_RIGHTS)."""
+        if sock is None:
+            sock = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, NETLINK_GENERIC)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
+            sock.setsockopt(SOL_NETLINK, NETLINK_EXT_ACK, 1)
+            sock.setsockopt(SOL_NETLINK, NETLINK_CAP_ACK, 1)
+            sock.bind((0, 0))
+        self.sock = sock
         self.seq = 1
         self.family_id, self.groups = self.resolve(family)
 

@@ -395,6 +395,50 @@ def attach_permission():
             g.leak_detach(lk.pid)
 
 
+@test
+def attach_permission_by_capability():
+    """Attaching to another user's process, and reading or ending a session
+    another user made: allowed exactly with CAP_SYS_PTRACE (ptrace's rule),
+    EPERM otherwise with no session left behind: tried as nobody, nobody
+    with NET_ADMIN, SYS_ADMIN or SYS_PTRACE alone, root without each, root
+    (a nobody target for root, a root one for nobody)."""
+    with Leaker() as root_lk, Leaker(user=NOBODY) as nobody_lk:
+        probes = {lk.pid: libc_probes(lk.pid) for lk in (root_lk, nobody_lk)}
+        for name, uid, caps in identities():
+            other = nobody_lk if uid == 0 else root_lk
+            ptrace = CAP_SYS_PTRACE in caps
+
+            def attach_other():
+                with Genl() as g:
+                    err = _errno(lambda: g.leak_attach(other.pid, probes[other.pid]))
+                    if not err:
+                        other.round()
+                        blocks = g.leak_stats(other.pid)["outstanding_blocks"]
+                        g.leak_detach(other.pid)
+                        return err, blocks
+                    return err, None
+            got = as_identity(attach_other, uid, caps)
+            want = (0, 22) if ptrace else (errno.EPERM, None)
+            check(got == want, f"{name} attaching to uid {NOBODY if uid == 0 else 0}'s "
+                  f"process: {got}, want {want}")
+            with Genl() as g:
+                expect_error(errno.ENOENT, lambda: g.leak_stats(other.pid),
+                             f"a session left after {name}'s attach")
+                # a session of the target's own user, then this identity
+                g.leak_attach(root_lk.pid, probes[root_lk.pid])
+                try:
+                    got = as_identity(lambda: (_errno(lambda: Genl().leak_stats(root_lk.pid)),
+                                               _errno(lambda: Genl().leak_detach(root_lk.pid))),
+                                      uid, caps)
+                finally:
+                    gone = _errno(lambda: g.leak_detach(root_lk.pid))
+                own = uid == 0 or ptrace
+                want = (0, 0) if own else (errno.EPERM, errno.EPERM)
+                check(got == want, f"{name} on root's session: {got}, want {want}")
+                check(gone == (errno.ENOENT if own else 0),
+                      f"{name}: root's own detach after it: {os.strerror(gone)}")
+
+
 def _errno(fn):
     try:
         fn()

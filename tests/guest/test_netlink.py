@@ -267,6 +267,118 @@ def set_config_refusals():
         check(config_snapshot(g) == before, "config changed by unprivileged")
 
 
+def try_errno(fn):
+    """0 if fn() went through, else its errno."""
+    try:
+        fn()
+        return 0
+    except NlError as e:
+        return e.errno
+    except OSError as e:
+        return e.errno
+
+
+def privileged_paths():
+    """Every way to change the config or join the events group, tried once
+    (in a child that became some identity): their errnos."""
+    with Genl() as g:
+        out = {"SET_CONFIG retention": try_errno(lambda: g.set_config(retention_ms=4321)),
+               "SET_CONFIG pages off": try_errno(lambda: g.set_config(hooks={"pages": 0})),
+               "events group": try_errno(lambda: g.subscribe("events"))}
+    out["config file"] = try_errno(lambda: write_or_raise("rss_alert_kb 777\n"))
+    return out
+
+
+def write_or_raise(text, fd=None):
+    own = fd is None
+    if own:
+        fd = os.open(f"{PROC}/config", os.O_WRONLY)
+    try:
+        os.write(fd, text.encode())
+    finally:
+        if own:
+            os.close(fd)
+
+
+@test
+def one_capability_for_every_privileged_path():
+    """SET_CONFIG (retention; the pages hooks off, as a NET_ADMIN-only
+    container did), a write of /proc/memtrack/config and joining the events
+    group: allowed exactly with CAP_SYS_ADMIN, for nobody and root alike
+    (the file, mode 0644, also only to its owner), otherwise EPERM (EACCES
+    opening the file) and nothing changed: tried as nobody, nobody with
+    NET_ADMIN, SYS_ADMIN or SYS_PTRACE alone, root without each, root."""
+    with StateGuard() as guard:
+        for name, uid, caps in identities():
+            try:
+                got = as_identity(privileged_paths, uid, caps)
+            finally:
+                st = config_state()
+                guard.restore()
+            admin = CAP_SYS_ADMIN in caps
+            want = {"SET_CONFIG retention": 0 if admin else errno.EPERM,
+                    "SET_CONFIG pages off": 0 if admin else errno.EPERM,
+                    "events group": 0 if admin else errno.EPERM,
+                    "config file": errno.EACCES if uid else 0 if admin else errno.EPERM}
+            check(got == want, f"{name}: {got}, want {want}")
+            changed = {k for k in diff(guard.config, st)}
+            want_changed = ({"retention_ms", "netlink retention_ms", "pages"} if admin else set()) | \
+                ({"rss_alert_kb"} if want["config file"] == 0 else set())
+            check(changed == want_changed, f"{name}: changed {sorted(changed)}, "
+                  f"want {sorted(want_changed)}")
+            check(st["retention_ms"] == ("4321" if admin else str(guard.RETENTION_MS)),
+                  f"{name}: retention {st['retention_ms']}")
+        guard.verify()
+
+
+@test
+def config_refused_through_a_descriptor_opened_without_the_capability():
+    """The capability is asked of the opener too (netlink's rule, and now
+    the config file's): root refused writing through a socket and a file
+    that root without SYS_ADMIN opened and handed over; and nobody writing
+    through root's own file."""
+    every = bounding_caps()
+    with StateGuard() as guard:
+        a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        pid = os.fork()
+        if pid == 0:
+            code = 1
+            try:
+                a.close()
+                become(0, every - {CAP_SYS_ADMIN})
+                g = Genl()
+                fd = os.open(f"{PROC}/config", os.O_WRONLY)
+                socket.send_fds(b, [b"x"], [g.sock.fileno(), fd])
+                b.recv(1)
+                code = 0
+            finally:
+                os._exit(code)
+        b.close()
+        _, fds, _, _ = socket.recv_fds(a, 16, 2)
+        try:
+            check(len(fds) == 2, f"handed {len(fds)} descriptors")
+            sock = socket.socket(fileno=fds[0])
+            g = Genl(sock=sock)
+            check(try_errno(lambda: g.set_config(retention_ms=4321)) == errno.EPERM,
+                  "root through a socket opened without SYS_ADMIN: not EPERM")
+            check(try_errno(lambda: write_or_raise("rss_alert_kb 777\n", fds[1])) == errno.EPERM,
+                  "root through a file opened without SYS_ADMIN: not EPERM")
+            sock.close()
+            os.close(fds[1])
+        finally:
+            a.send(b"x")
+            a.close()
+            os.waitpid(pid, 0)
+        fd = os.open(f"{PROC}/config", os.O_WRONLY)
+        try:
+            got = as_identity(lambda: try_errno(lambda: write_or_raise("rss_alert_kb 777\n", fd)),
+                              NOBODY, frozenset())
+        finally:
+            os.close(fd)
+        check(got == errno.EPERM, f"nobody through root's file: {os.strerror(got)}")
+        guard.verify()
+
+
 @test
 def dump_equals_proc_with_many_processes():
     cfg = read_config()["retention_ms"]
@@ -729,26 +841,25 @@ def fuzz(n, seed, privileged):
 
 @test
 def fuzz_many_messages():
+    """FUZZ_N random messages, shared among the identities a privileged path
+    is tried as (nobody; nobody with NET_ADMIN, SYS_ADMIN or SYS_PTRACE
+    alone; root without each; root): a SET_CONFIG accepted only with
+    SYS_ADMIN, and only changing what it names."""
     with StateGuard() as guard:
-        t0 = time.monotonic()
-
-        def unprivileged():
-            p = fuzz(FUZZ_N // 2, 1, False)
-            for line in p:
-                print(f"    nobody: {line}", flush=True)
-            return 1 if p else 0
-        code = as_nobody(unprivileged)
-        t1 = time.monotonic()
-        check(code == 0, f"unprivileged fuzz: exit {code}")
-        guard.verify()
-        try:
-            p = fuzz(FUZZ_N - FUZZ_N // 2, 2, True)
-        finally:
-            guard.restore()
-        check(not p, "root fuzz: " + "; ".join(p))
-        t2 = time.monotonic()
-        print(f"    {FUZZ_N} messages: unprivileged {t1 - t0:.1f}s, root {t2 - t1:.1f}s",
-              flush=True)
+        ids = identities()
+        times = []
+        for seed, (name, uid, caps) in enumerate(ids, 1):
+            t0 = time.monotonic()
+            admin = CAP_SYS_ADMIN in caps
+            try:
+                p = as_identity(lambda: fuzz(FUZZ_N // len(ids), seed, admin), uid, caps)
+            finally:
+                if admin:
+                    guard.restore()
+            times.append(f"{name} {time.monotonic() - t0:.1f}s")
+            check(not p, f"{name} fuzz: " + "; ".join(p))
+            guard.verify()
+        print(f"    {FUZZ_N // len(ids) * len(ids)} messages: {', '.join(times)}", flush=True)
         with Genl() as g:
             check(g.summary()["abi_version"] == 1 and len(g.tasks()) > 10, "not answering")
             with Memload() as m:

@@ -7,6 +7,8 @@ import fcntl
 import json
 import os
 import select
+import signal
+import struct
 import subprocess
 import sys
 import time
@@ -15,7 +17,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from mtlib import (Memload, PAGE, ROOT, TESTBIN, MODULE, Stopped, check, read_table,  # noqa: E402
                    row, run_tests, test, set_config, read_config, summary, summary_int)
 from mtrec import (CLASS, CLASS_ALL, CLASS_DEFAULT, COUNTERS, FILTER, IOC_GET_FILTER,  # noqa: E402
-                   IOC_GET_STATS, IOC_GET_VERSION, IOC_SET_FILTER, Ring)
+                   IOC_GET_STATS, IOC_GET_VERSION, IOC_SET_FILTER, LAYOUT, Ring, parse)
 
 
 def mmap_records(recs):
@@ -395,6 +397,373 @@ def ioctl_fuzz_100k():
             check(len(mmap_records(ring.drain())) == 20, "records after the fuzz")
             m.close()
     check(accepted > 0, "no random filter was valid: the fuzz missed the accept path")
+
+
+REC_MAX = max(lay.size for lay in LAYOUT.values())
+LOST_SIZE = LAYOUT["LOST"].size
+MAP_SIZE = LAYOUT["MMAP"].size
+
+
+class Reader:
+    """A child that reads the reader's fd for us, one read(n) per request:
+    the open file is shared, so what it takes is gone for us too.  A read
+    that neither returns nor dies of SIGKILL (one spinning in the kernel)
+    fails the test, after poke() (which makes a record) has freed it."""
+
+    def __init__(self, fd, poke):
+        self.poke = poke
+        self.cmd_r, self.cmd_w = os.pipe()
+        self.res_r, self.res_w = os.pipe()
+        self.pid = os.fork()
+        if self.pid == 0:
+            os.close(self.cmd_w)
+            os.close(self.res_r)
+            while True:
+                req = os.read(self.cmd_r, 4)
+                if len(req) < 4:
+                    os._exit(0)
+                try:
+                    out = b"d" + os.read(fd, struct.unpack("<I", req)[0])
+                except OSError as e:
+                    out = b"e" + str(e.errno).encode()
+                os.write(self.res_w, struct.pack("<I", len(out)) + out)
+        os.close(self.cmd_r)
+        os.close(self.res_w)
+
+    def start(self, n):
+        os.write(self.cmd_w, struct.pack("<I", n))
+
+    def blocked_in_read(self, timeout=3.0):
+        """True once the child sleeps in read(2) (/proc/PID/syscall)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with open(f"/proc/{self.pid}/syscall") as f:
+                nr = f.read().split()[0]
+            if nr == "0":
+                return True
+            time.sleep(0.005)
+        return False
+
+    def result(self, n, timeout=3.0):
+        if not select.select([self.res_r], [], [], timeout)[0]:
+            os.kill(self.pid, signal.SIGKILL)
+            died = wait_child(self.pid, 3.0)
+            if not died:
+                self.poke()
+                wait_child(self.pid, 10.0)
+            self.pid = 0
+            check(False, f"a read of {n} bytes did not return within {timeout} s"
+                  f"{'' if died else ' and ignored SIGKILL for 3 s'}")
+        size = struct.unpack("<I", os.read(self.res_r, 4))[0]
+        out = b""
+        while len(out) < size:
+            out += os.read(self.res_r, size - len(out))
+        return ("data", out[1:]) if out[:1] == b"d" else ("errno", int(out[1:]))
+
+    def read(self, n, timeout=3.0):
+        self.start(n)
+        return self.result(n, timeout)
+
+    def close(self):
+        os.close(self.cmd_w)
+        os.close(self.res_r)
+        if self.pid:
+            os.waitpid(self.pid, 0)
+
+
+def wait_child(pid, timeout):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if os.waitpid(pid, os.WNOHANG)[0]:
+            return True
+        time.sleep(0.02)
+    return False
+
+
+class ReaderStates:
+    """A blocking reader of one memload's mmap records, on one CPU (so one
+    ring) of the smallest size, put into each state a reader can be in."""
+
+    def __init__(self, m):
+        self.m = m
+        os.sched_setaffinity(m.pid, {0})
+        self.old_kb = read_config()["ring_kb"]
+        set_config("ring_kb", 8)
+        self.ring = None
+
+    def fresh(self):
+        """A new reader (the first of a state and mode)."""
+        if self.ring:
+            self.ring.close()
+        self.ring = Ring(CLASS["mmap"], tgid=self.m.pid, nonblock=False)
+
+    def make(self, state):
+        """Puts the reader in `state`, from whatever it holds now; returns
+        what it then holds."""
+        ring = self.ring
+        set_nonblock(ring.fd, True)
+        ring.drain()                        # records and drops taken
+        lost0 = ring.stats()["lost"]
+        if state == "empty":
+            return Held(ring, 0)
+        if state == "records":
+            self.m.cmd("mmaps 2")
+            return Held(ring, 0)
+        self.m.cmd("mmaps 120")             # 240 records of 48 bytes: past 8 KiB
+        st = ring.stats()
+        check(st["lost"] > lost0 and st["pending"] > 0, f"no overflow: {st}")
+        if state == "lost":
+            # exactly the pending bytes, which leaves the drops
+            data = os.read(ring.fd, st["pending"])
+            check(len(data) == st["pending"], f"drained {len(data)} of {st['pending']}")
+            check(ring.stats()["pending"] == 0, "records left after the drain")
+        return Held(ring, st["lost"] - lost0)
+
+    def close(self):
+        if self.ring:
+            self.ring.close()
+        set_config("ring_kb", self.old_kb)
+
+
+@test
+def short_read_with_drops_pending_is_einval_not_a_spin():
+    """The review's reproducer: a blocking reader with nothing pending but
+    drops not yet reported, reading 8 bytes: EINVAL at once (it spun at
+    100% CPU, deaf to SIGKILL, until a record came)."""
+    with Memload() as m:
+        os.sched_setaffinity(m.pid, {0})
+        with Ring(CLASS["mmap"], tgid=m.pid, nonblock=False) as ring:
+            m.cmd("mmaps 15000")
+            st = ring.stats()
+            check(st["lost"] > 0, f"the ring did not overflow: {st}")
+            data = os.read(ring.fd, st["pending"])
+            check(len(data) == st["pending"], f"drained {len(data)} of {st['pending']}")
+            reader = Reader(ring.fd, lambda: m.cmd("mmaps 1"))
+            try:
+                t0 = time.monotonic()
+                got = reader.read(8)
+                took = time.monotonic() - t0
+            finally:
+                reader.close()
+            check(got == ("errno", errno.EINVAL), f"read(8) with drops pending: {got}")
+            check(took < 2, f"read(8) took {took:.2f} s")
+            # The drops are still there for a read that has room for them.
+            recs = parse(os.read(ring.fd, LOST_SIZE))
+            check([r.name for r in recs] == ["LOST"] and recs[0].body[0] == st["lost"],
+                  f"after the refused read: {recs}, stats {st}")
+        m.close()
+
+
+def nonblocking_read(fd, n):
+    try:
+        return ("data", os.read(fd, n))
+    except OSError as e:
+        return ("errno", e.errno)
+
+
+@test
+def every_read_length_in_every_reader_state():
+    """Every length from 0 to one past the largest record, blocking and not,
+    with the reader empty, holding drops only, records only, records and
+    drops: 0 bytes read 0 at once; a length the next record (or the LOST
+    record) does not fit is EINVAL and takes nothing; otherwise whole
+    records, oldest first, as many as fit, and the drops once the records
+    are out; an empty reader sleeps in read(2) until a record comes
+    (blocking) or is EAGAIN."""
+    reads = einval = 0
+    t0 = time.monotonic()
+    with Memload() as m:
+        rs = ReaderStates(m)
+        try:
+            for state in ("empty", "lost", "records", "records+lost"):
+                for nonblock in (True, False):
+                    rs.fresh()
+                    r = rs.make(state)
+                    reader = None if nonblock else Reader(rs.ring.fd, lambda: m.cmd("mmaps 1"))
+                    try:
+                        for n in range(0, REC_MAX + 2):
+                            got = one_read(rs, r, reader, state, nonblock, n)
+                            reads += 1
+                            einval += got == ("errno", errno.EINVAL)
+                            if r.gone(state):
+                                r = rs.make(state)
+                    finally:
+                        if reader:
+                            reader.close()
+        finally:
+            rs.close()
+        m.close()
+    print(f"    {reads} reads ({einval} EINVAL) in {time.monotonic() - t0:.1f} s",
+          flush=True)
+
+
+def one_read(rs, r, reader, state, nonblock, n):
+    """One read of n bytes, checked against what the reader holds (r)."""
+    what = f"{state}, {'nonblocking' if nonblock else 'blocking'}, read({n})"
+    fd = rs.ring.fd
+    set_nonblock(fd, nonblock)
+    before = rs.ring.stats()
+    if nonblock:
+        try:
+            got = ("data", os.read(fd, n))
+        except OSError as e:
+            got = ("errno", e.errno)
+    elif state == "empty" and n:
+        got = blocking_read_waits(rs, reader, n)
+    else:
+        got = reader.read(n)
+    after = rs.ring.stats()
+    took = before["pending"] - after["pending"]
+    recs = parse(got[1]) if got[0] == "data" else None
+    if n == 0:
+        check(got == ("data", b"") and not took, f"{what}: {got}")
+    elif state == "empty" and nonblock:
+        check(got == ("errno", errno.EAGAIN), f"{what}: {got}")
+    elif state == "empty":
+        # woken by the memload's MMAP record (its MUNMAP may be there too)
+        if n < MAP_SIZE:
+            check(got == ("errno", errno.EINVAL), f"{what}: {got}")
+        else:
+            check(recs and recs[0].name == "MMAP" and len(got[1]) <= n, f"{what}: {got}")
+        set_nonblock(fd, True)
+        rs.ring.drain()                     # empty again
+    elif before["pending"]:
+        want = min(n // MAP_SIZE, before["pending"] // MAP_SIZE)
+        if not want:
+            check(got == ("errno", errno.EINVAL) and not took, f"{what}: {got}")
+        else:
+            # the drops may follow once the ring is empty (checked below)
+            names = [x.name for x in recs if x.name != "LOST"] if recs else got
+            check(names == r.names(want) and took == want * MAP_SIZE,
+                  f"{what}: {names}, took {took} bytes; want {r.names(want)}")
+            r.taken += want
+    else:                                   # drops only
+        if n < LOST_SIZE:
+            check(got == ("errno", errno.EINVAL) and after["lost"] == before["lost"],
+                  f"{what}: {got}")
+        else:
+            check(recs and [x.name for x in recs] == ["LOST"] and recs[0].body[0] == r.lost,
+                  f"{what}: {recs or got}, want one LOST of {r.lost}")
+            r.lost = 0
+    if not before["pending"] or n < MAP_SIZE:
+        return got
+    # with the ring emptied and room left, the drops may follow the records
+    if recs and recs[-1].name == "LOST":
+        check(recs[-1].body[0] == r.lost, f"{what}: LOST {recs[-1].body[0]} of {r.lost}")
+        r.lost = 0
+    return got
+
+
+class Held:
+    """What a reader holds: its records (MMAP and MUNMAP in turn from the
+    first) and its drops not yet reported."""
+
+    def __init__(self, ring, lost):
+        self.ring, self.lost, self.taken = ring, lost, 0
+
+    def names(self, k):
+        return [("MMAP", "MUNMAP")[(self.taken + i) % 2] for i in range(k)]
+
+    def gone(self, state):
+        """The reader is no longer in `state`."""
+        st = self.ring.stats()
+        if state == "empty":
+            return st["pending"] != 0
+        if state == "lost":
+            return self.lost == 0
+        return st["pending"] == 0
+
+
+def blocking_read_waits(rs, reader, n):
+    """A blocking read of an empty reader: the child sleeps in read(2)
+    until the memload's mmap and munmap come."""
+    reader.start(n)
+    check(reader.blocked_in_read(), f"a blocking read({n}) of an empty reader "
+          "is not sleeping in read(2)")
+    check(not select.select([reader.res_r], [], [], 0)[0],
+          f"a blocking read({n}) of an empty reader returned at once")
+    rs.m.cmd("mmaps 1")
+    return reader.result(n)
+
+
+def set_nonblock(fd, on):
+    fl = fcntl.fcntl(fd, fcntl.F_GETFL)
+    fcntl.fcntl(fd, fcntl.F_SETFL, (fl | os.O_NONBLOCK) if on else (fl & ~os.O_NONBLOCK))
+
+
+@test
+def read_fuzz_through_the_reader_states():
+    """2,000 random steps on one reader of a memload's mmap records (8 KiB
+    ring, one CPU, so it overflows and recovers again and again): records
+    made (0 to 150 mmap+munmap pairs), reads of 0 to one past the largest
+    record's bytes, blocking when the reader holds something (records, or
+    drops not yet reported) or not.  A read never hangs; it returns whole
+    records within its length, 0 for 0 bytes, EINVAL only for a length under
+    a record's, EAGAIN only with nothing held; at the end the reader's
+    generated = delivered + lost, the records read are the delivered ones
+    and the LOST records add up to the lost ones."""
+    import random
+    rnd = random.Random(29)
+    records = reported = 0
+    counts = {}
+    with Memload() as m:
+        rs = ReaderStates(m)
+        reader = None
+        try:
+            rs.fresh()
+            reader = Reader(rs.ring.fd, lambda: m.cmd("mmaps 1"))
+            fd = rs.ring.fd
+            for step in range(2000):
+                st = rs.ring.stats()
+                held = st["pending"] or st["lost"] > reported
+                op = rnd.random()
+                if op < 0.15:
+                    m.cmd(f"mmaps {rnd.choice([0, 1, 2, 10, 60, 150])}")
+                    continue
+                n = rnd.randint(0, REC_MAX + 1)
+                nonblock = not held or op < 0.55
+                set_nonblock(fd, nonblock)
+                if nonblock:
+                    try:
+                        got = ("data", os.read(fd, n))
+                    except OSError as e:
+                        got = ("errno", e.errno)
+                else:
+                    got = reader.read(n)
+                what = f"step {step}: read({n}) {'nonblocking' if nonblock else 'blocking'}, {st}"
+                kind = got[0] if got[0] == "data" else os.strerror(got[1])
+                counts[kind] = counts.get(kind, 0) + 1
+                if got[0] == "data":
+                    recs = parse(got[1])
+                    check(len(got[1]) <= n and (recs or n == 0 or not held), f"{what}: {got}")
+                    check(n or not got[1], f"{what}: 0 bytes gave {got}")
+                    records += sum(1 for r in recs if r.name != "LOST")
+                    reported += sum(r.body[0] for r in recs if r.name == "LOST")
+                elif got[1] == errno.EINVAL:
+                    check(held and 0 < n < MAP_SIZE, f"{what}: EINVAL")
+                else:
+                    check(got[1] == errno.EAGAIN and nonblock and not held and n,
+                          f"{what}: {got}")
+            set_nonblock(fd, True)
+            for r in rs.ring.drain():
+                if r.name == "LOST":
+                    reported += r.body[0]
+                else:
+                    records += 1
+            st = rs.ring.stats()
+        finally:
+            if reader:
+                reader.close()
+            rs.close()
+        m.close()
+    print(f"    reads: {counts}; {records} records, {reported} lost; {st}", flush=True)
+    check(st["generated"] == st["delivered"] + st["lost"] and st["pending"] == 0,
+          f"stats {st}")
+    check(records == st["delivered"] and reported == st["lost"],
+          f"read {records} records and {reported} lost; stats {st}")
+    check(st["lost"] > 0 and counts.get("Invalid argument", 0) > 0 and
+          counts.get("Resource temporarily unavailable", 0) > 0,
+          f"the fuzz missed a state: {counts}, {st}")
 
 
 @test

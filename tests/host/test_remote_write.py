@@ -591,15 +591,42 @@ def retry_after_is_honoured():
         fake.close()
 
 
+FIRST_DROP = re.compile(r"remote write (\S+): queue full \(remote_write_queue_samples = "
+                        r"(\d+)\): a sample of (\d+) series dropped; drops are logged every "
+                        r"10 s while they go on")
+DROP_TOTAL = re.compile(r"remote write (\S+): queue full: (\d+) samples dropped in the last "
+                        r"(\d+) s, (\d+) in all")
+
+
 @test
 def full_queue_counted_dropped():
+    """A receiver always answering 503 and a queue of 1000 samples: once
+    /metrics shows a drop, the first is logged at once (a whole sample's
+    series), then a total no more often than every 10 s (never a line a
+    sample); at SIGTERM in = dropped + pending, nothing sent or failed, and
+    the logged totals add up to no more than the dropped count."""
     fake = Fake([503])
-    d = Local(f"http://127.0.0.1:{fake.port}/w", "remote_write_queue_samples = 1000\n"
-              "remote_write_timeout = 1s\n")
+    url = f"http://127.0.0.1:{fake.port}/w"
+    d = Local(url, "remote_write_queue_samples = 1000\nremote_write_timeout = 1s\n")
     try:
         wait_for(lambda: (d.value("memtrack_remote_write_samples_dropped_total") or 0) > 0,
                  60, "a sample dropped")
+        t0 = time.monotonic()
+        first = FIRST_DROP.findall(d.stderr())
+        check(len(first) == 1 and first[0][:2] == (url, "1000") and int(first[0][2]) > 0,
+              f"first drop logged {first}: {d.stderr()}")
+        wait_for(lambda: DROP_TOTAL.search(d.stderr()), 20, "a total of drops logged")
+        waited = time.monotonic() - t0
         a = d.account()
+        log = d.stderr()
+        totals = DROP_TOTAL.findall(log)
+        check(len(FIRST_DROP.findall(log)) == 1 and 1 <= len(totals) <= waited / 10 + 1,
+              f"{len(totals)} totals in {waited:.1f} s: {totals}")
+        for u, k, secs, all_ in totals:
+            check(u == url and int(secs) >= 10 and 0 < int(k) <= int(all_) <= a["dropped"],
+                  f"total {u} {k} in {secs} s, {all_} in all; account {a}")
+        check(int(totals[-1][3]) == int(first[0][2]) + sum(int(t[1]) for t in totals),
+              f"totals {totals} after a first of {first[0][2]}")
         check(a["sent"] == 0 and a["failed"] == 0 and a["dropped"] > 0 and
               0 < a["pending"] <= 1000 and
               a["in"] == a["dropped"] + a["pending"], f"{a}")

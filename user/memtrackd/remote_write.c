@@ -34,6 +34,12 @@
 #include "rw_request.h"
 #include "secret.h"
 
+/*
+ * A full queue is logged when it first drops a sample, then as a total
+ * every DROP_LOG_S while it goes on dropping: once per sample would flood
+ * the log at the very moment the receiver is in trouble.
+ */
+#define DROP_LOG_S	10
 #define BACKOFF_MIN_MS	100
 #define BACKOFF_MAX_MS	5000
 /* a Retry-After longer than this is a receiver's mistake, not a plan */
@@ -62,6 +68,8 @@ struct rw_endpoint {
 	struct rw_ent *head, *tail;
 	uint64_t in, sent, failed, dropped, retries;
 	size_t pending;
+	uint64_t dropped_logged;	/* dropped when last logged */
+	struct timespec drop_logged_at;	/* CLOCK_MONOTONIC */
 };
 
 /* A series being built: its labels at off in the arena. */
@@ -292,8 +300,38 @@ struct mtd_series_sink *mtd_rw_begin(struct mtd_rw *rw, int64_t ts_ms)
 	return &rw->sink;
 }
 
+/*
+ * After a drop, under the lock: what to log (false: nothing now).  The
+ * first drop at once, then a total at most every DROP_LOG_S.
+ */
+static bool drop_news(struct rw_endpoint *ep, unsigned int queue, char *msg,
+		      size_t len)
+{
+	struct timespec now;
+	long secs;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	secs = now.tv_sec - ep->drop_logged_at.tv_sec;
+	if (ep->dropped_logged && secs < DROP_LOG_S)
+		return false;
+	if (!ep->dropped_logged)
+		snprintf(msg, len, "remote write %s: queue full (remote_write_queue_samples = %u): a sample of %llu series dropped; drops are logged every %d s while they go on",
+			 ep->url, queue, (unsigned long long)ep->dropped,
+			 DROP_LOG_S);
+	else
+		snprintf(msg, len, "remote write %s: queue full: %llu samples dropped in the last %ld s, %llu in all",
+			 ep->url,
+			 (unsigned long long)(ep->dropped - ep->dropped_logged),
+			 secs, (unsigned long long)ep->dropped);
+	ep->dropped_logged = ep->dropped;
+	ep->drop_logged_at = now;
+	return true;
+}
+
 void mtd_rw_commit(struct mtd_rw *rw)
 {
+	char news[MTD_MAX_REMOTE_WRITES][768];
+	bool drops[MTD_MAX_REMOTE_WRITES] = { false };
 	struct rw_block *b;
 	size_t i;
 
@@ -333,6 +371,7 @@ void mtd_rw_commit(struct mtd_rw *rw)
 		    calloc(1, sizeof(*e));
 		if (!e) {
 			ep->dropped += b->n;
+			drops[i] = drop_news(ep, rw->queue, news[i], sizeof(news[i]));
 			continue;
 		}
 		e->b = b;
@@ -347,6 +386,9 @@ void mtd_rw_commit(struct mtd_rw *rw)
 	block_put(b);
 	pthread_cond_broadcast(&rw->cond);
 	pthread_mutex_unlock(&rw->lock);
+	for (i = 0; i < rw->nep; i++)
+		if (drops[i])
+			mtd_log(LOG_WARNING, "%s", news[i]);
 }
 
 void mtd_rw_metrics(struct mtd_rw *rw, const struct mtd_expo_opts *o,
