@@ -72,8 +72,13 @@ def proc_tids():
 
 
 def grow_and_release(cmd, nbytes, field):
-    """Rows of a memload before cmd, after it, and after undoing it."""
+    """Rows of a memload before cmd, after it, and after undoing it.  The
+    command runs and is undone once before: the code it takes is mapped
+    then (libc's pages, with fault-around as many as 16 at a touch), and
+    what the rows measure is the memory the command itself maps."""
     with Memload() as m:
+        m.cmd(cmd)
+        m.cmd("pop")
         before = row(m.pid)
         m.cmd(cmd)
         during = row(m.pid)

@@ -16,9 +16,10 @@
 #                                   unknown name: the names on stderr, exit 2)
 #     SUITE.sh --list               the suite's test names, one a line
 #
-# Each result is a line "PASS name" or "FAIL name: why" ("SKIP name: why"
-# where a test cannot run here); the last is "host: N passed, N failed"; the
-# exit status is 1 if any failed, else 0.
+# Each result is a line "PASS name (1.2s)" or "FAIL name (1.2s): why"
+# ("SKIP name: why" where a test cannot run here), the time since the result
+# before it (or the suite's start); the last is "host: N passed, N failed";
+# the exit status is 1 if any failed, else 0.
 #
 # What it gives the suite:
 #   $root          the checkout, also the current directory
@@ -55,6 +56,8 @@ args=()
 listing=
 passed=0
 failed=0
+# the time a result takes: since the one before it
+last_result=$EPOCHREALTIME
 
 usage() {
 	echo "usage: $suite${args_usage:+ $args_usage} [TEST...] | $suite --list" >&2
@@ -113,6 +116,15 @@ want_any() { # NAME...
 	return 1
 }
 
+# $took: the seconds since the last result, as "(1.2s)"; the next one
+# counts from now (set here, not in a $(subshell), which would forget it).
+took() {
+	local now=$EPOCHREALTIME ds
+	ds=$(( (${now/./} - ${last_result/./}) / 100000 ))
+	last_result=$now
+	took="($((ds / 10)).$((ds % 10))s)"
+}
+
 # A result for a name tests did not declare is a failure of the suite.
 result_for() { # NAME
 	if [ -z "${declared[$1]-}" ]; then
@@ -124,18 +136,21 @@ result_for() { # NAME
 
 pass() { # NAME
 	result_for "$1"
-	echo "PASS $1"
+	took
+	echo "PASS $1 $took"
 	passed=$((passed + 1))
 }
 
 fail() { # NAME WHY
 	result_for "$1"
-	echo "FAIL $1: $2"
+	took
+	echo "FAIL $1 $took: $2"
 	failed=$((failed + 1))
 }
 
 broken() { # WHAT WHY
-	echo "FAIL $1: $2"
+	took
+	echo "FAIL $1 $took: $2"
 	failed=$((failed + 1))
 }
 

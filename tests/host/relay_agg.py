@@ -3,8 +3,10 @@
 relay connections (protocol: user/daemon/relay_proto.h), checks every frame
 strictly, acknowledges each DATA at once, and prints one JSON line per
 event on stdout: listening, hello, data (seq, kind, body: text, or hex for
-kind 2, module records), heartbeat, acked, error.  It remembers, per session, the next seq it wants, for WELCOME; a
-new instance knows nothing (WELCOME 0).
+kind 2, module records), heartbeat, acked, error.  It remembers, per
+session, the next seq it wants, for WELCOME; a new instance knows nothing
+(WELCOME 0).  SIGTERM ends it at once, but never between sending an ACK
+and printing its "acked" line; SIGKILL ends it anywhere.
 
 usage: relay_agg.py ADDR PORT [MODE]
 MODE: ok (default); noack (never ACK); garbage (random bytes instead of
@@ -12,6 +14,7 @@ WELCOME); future (WELCOME a seq never sent); badack (ACK a seq never sent);
 truncated (half a WELCOME, then close)."""
 import json
 import os
+import signal
 import socket
 import struct
 import sys
@@ -22,6 +25,17 @@ HELLO, WELCOME, DATA, ACK, HEARTBEAT = 1, 2, 3, 4, 5
 
 def out(**kw):
     print(json.dumps(kw), flush=True)
+
+
+# SIGTERM: exit at once, unless between sending an ACK and printing it
+stopping = acking = False
+
+
+def stop(signum, frame):
+    global stopping
+    stopping = True
+    if not acking:
+        sys.exit(0)
 
 
 def recv_all(c, n):
@@ -66,6 +80,7 @@ def serve(c, mode, wants):
         c.recv(1)
         return
     c.sendall(frame(WELCOME, struct.pack(">Q", want)))
+    global acking
     while True:
         t, body = read_frame(c)
         if t == HEARTBEAT:
@@ -82,12 +97,17 @@ def serve(c, mode, wants):
         if mode == "noack":
             continue
         ack = seq if mode != "badack" else seq + 1000
+        acking = True
         c.sendall(frame(ACK, struct.pack(">Q", ack)))
         wants[session] = seq + 1
         out(ev="acked", seq=seq)
+        acking = False
+        if stopping:
+            sys.exit(0)
 
 
 def main():
+    signal.signal(signal.SIGTERM, stop)
     addr, port = sys.argv[1], int(sys.argv[2])
     mode = sys.argv[3] if len(sys.argv) > 3 else "ok"
     s = socket.socket()

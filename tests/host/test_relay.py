@@ -46,7 +46,8 @@ class Agg:
                                   stdout=subprocess.PIPE, text=True)
         self.events = []
         self.q = queue.Queue()
-        threading.Thread(target=self._read, daemon=True).start()
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
         self.wait_for(lambda e: e["ev"] == "listening", 10)
 
     def _read(self):
@@ -70,8 +71,15 @@ class Agg:
         return [e for e in self.events if e["ev"] == ev]
 
     def kill(self):
-        self.p.kill()
-        self.p.wait()
+        """Stopped with SIGTERM, never between sending an ACK and saying
+        so: every ACK it sent is in its events, all read once this returns."""
+        self.p.terminate()
+        try:
+            self.p.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.p.kill()
+            self.p.wait()
+        self.reader.join(timeout=10)
 
     def __enter__(self):
         return self

@@ -10,7 +10,7 @@ Calling convention, the same for every suite, host or guest:
                                   suite's names on stderr, exit 2)
     python3 SUITE.py --list       print the suite's test names, one a line
 
-Each test prints "PASS name (1.2s)" or "FAIL name: why" (its traceback,
+Each test prints "PASS name (1.2s)" or "FAIL name (1.2s): why" (its traceback,
 indented, on stderr); the last line is "LABEL: N passed, N failed" (LABEL
 is "guest" for the guest suites, "host" for the host ones).  Exit status 1
 if any failed (or the suite's setup did), else 0.
@@ -111,8 +111,9 @@ def _why(e):
     return traceback.format_exception_only(type(e), e)[-1].strip()
 
 
-def _report_failure(name, e):
-    print(f"FAIL {name}: {_why(e)}", flush=True)
+def _report_failure(name, e, secs=None):
+    took = "" if secs is None else f" ({secs:.1f}s)"
+    print(f"FAIL {name}{took}: {_why(e)}", flush=True)
     tb = traceback.format_exc().strip().splitlines()
     print("\n".join("    " + t for t in tb), file=sys.stderr, flush=True)
 
@@ -151,7 +152,7 @@ def main(argv, setup=None, cleanup=None, root=None, label="host"):
                 fn()
             except Exception as e:  # noqa: BLE001 - report and go on
                 failed += 1
-                _report_failure(fn.__name__, e)
+                _report_failure(fn.__name__, e, time.monotonic() - t0)
             else:
                 passed += 1
                 print(f"PASS {fn.__name__} ({time.monotonic() - t0:.1f}s)", flush=True)
