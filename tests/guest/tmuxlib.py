@@ -51,7 +51,7 @@ class Tmux:
                 return got
             if time.monotonic() > end:
                 raise AssertionError(f"{what}: screen was\n" + "\n".join(lines))
-            time.sleep(0.3)
+            time.sleep(0.1)
 
     def alternate_on(self):
         return self.tmux("display", "-p", "-t", "t", "#{alternate_on}").strip() == "1"
