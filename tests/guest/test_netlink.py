@@ -454,10 +454,21 @@ DUMP_CMDS = {nl.CMD_GET_TASKS, nl.CMD_GET_THREADS, nl.CMD_LEAK_STACKS,
              nl.CMD_LEAK_BLOCKS}
 
 
+_config_sock = {}
+
+
 def config_state():
     """The whole config, as {key: value}: /proc/memtrack/config's keys, and
-    the hook groups' on/off, attached and total as GET_CONFIG has them."""
-    with Genl() as g:
+    the hook groups' on/off, attached and total as GET_CONFIG has them.
+    (Asked through one socket per process: the fuzz asks after every
+    SET_CONFIG, and opening one costs a family lookup.)"""
+    g = _config_sock.get(os.getpid())
+    try:
+        if g is None:
+            raise OSError("no socket yet")
+        cfg = g.get_config()
+    except (NlError, OSError):      # none yet, or the module was reloaded
+        g = _config_sock[os.getpid()] = Genl()
         cfg = g.get_config()
     text = read_config()
     state = {k: text.get(k) for k in VALUE_KEYS}
