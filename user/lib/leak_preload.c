@@ -33,6 +33,7 @@ struct mt_preload {
 	int fd;
 	uint32_t flags;
 	pid_t target;
+	bool live_fds;			/* descriptors checked against the target's */
 	struct mtp_header *h;
 };
 
@@ -77,6 +78,50 @@ struct mt_preload *mt_preload_new(uint32_t flags)
 fail:
 	mt_preload_free(p);
 	return NULL;
+}
+
+struct mt_preload *mt_preload_open_fd(int fd, pid_t target, uint32_t flags)
+{
+	struct mt_preload *p = calloc(1, sizeof(*p));
+
+	if (!p) {
+		mt_seterr(-ENOMEM, "out of memory");
+		return NULL;
+	}
+	p->fd = fd;
+	p->flags = flags;
+	p->target = target;
+	p->h = mmap(NULL, MTP_SIZE, PROT_READ | PROT_WRITE,
+		    MAP_SHARED | MAP_NORESERVE, fd, 0);
+	if (p->h == MAP_FAILED || p->h->magic != MTP_MAGIC ||
+	    p->h->version != MTP_VERSION) {
+		if (p->h == MAP_FAILED)
+			mt_seterr(-errno, "mapping %d's state: %s", (int)target,
+				  strerror(errno));
+		else
+			mt_seterr(-EPROTO, "%d's state is not of this version",
+				  (int)target);
+		if (p->h == MAP_FAILED)
+			p->h = NULL;
+		mt_preload_free(p);
+		return NULL;
+	}
+	return p;
+}
+
+struct mtp_header *mt_preload_header(struct mt_preload *p)
+{
+	return p->h;
+}
+
+void mt_preload_live_fds(struct mt_preload *p, bool on)
+{
+	p->live_fds = on;
+}
+
+void mt_preload_tick(struct mt_preload *p)
+{
+	__atomic_store_n(&p->h->now_ns, mono_ns(), __ATOMIC_RELAXED);
 }
 
 void mt_preload_free(struct mt_preload *p)
@@ -434,6 +479,27 @@ static void unique_blocks(struct collect *c)
 	c->n = k;
 }
 
+/*
+ * A descriptor of the target that a raw close or close_range() took away
+ * without a hook seeing it: not open, whatever the state says.
+ */
+static void drop_closed(struct collect *c)
+{
+	char path[64];
+	size_t i, k = 0;
+
+	for (i = 0; i < c->n; i++) {
+		const struct mtp_block *b = &c->v[i];
+
+		snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)b->tgid,
+			 (int)(uint32_t)b->addr);
+		if (b->addr >> 62 && access(path, F_OK) && errno == ENOENT)
+			continue;
+		c->v[k++] = *b;
+	}
+	c->n = k;
+}
+
 int mt_preload_stacks(struct mt_preload *p, uint32_t min_age_ms, bool all,
 		      struct mt_leak_stack **out, size_t *n)
 {
@@ -452,6 +518,8 @@ int mt_preload_stacks(struct mt_preload *p, uint32_t min_age_ms, bool all,
 	if (err)
 		goto out;
 	unique_blocks(&c);
+	if (p->live_fds)
+		drop_closed(&c);
 	qsort(c.v, c.n, sizeof(*c.v), cmp_block_stack);
 	for (i = 0; i < c.n; i++)
 		if (c.v[i].stack_id <= nr)
