@@ -42,6 +42,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/ptrace.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -131,6 +132,19 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
+/* MEMTRACK_INJECT_DEBUG=1: when each step ended, on stderr. */
+static void dbg(const char *what)
+{
+	static uint64_t t0;
+	uint64_t now = mono_ns();
+
+	if (!getenv("MEMTRACK_INJECT_DEBUG"))
+		return;
+	if (!t0)
+		t0 = now;
+	fprintf(stderr, "inject: %8.3f ms %s\n", (now - t0) / 1e6, what);
+}
+
 static int add_range(struct ranges *r, uint64_t lo, uint64_t hi)
 {
 	if (r->n == r->cap) {
@@ -202,27 +216,39 @@ static void target_path(pid_t pid, const char *path, char *buf, size_t len)
 	snprintf(buf, len, "/proc/%d/root%s", (int)pid, path);
 }
 
-/* libc's signal trampoline: its bytes in the target's libc code. */
+/*
+ * libc's signal trampoline: its bytes in libc's code, read from the file
+ * (as the target sees it): reading them in the target's memory would map
+ * every page of libc's code into it, a megabyte more of its RSS.
+ */
 static int find_restore_rt(struct mt_inject *in, const struct mt_procmap *m)
 {
 	size_t len = m->end - m->start, chunk = 1 << 20, off;
 	unsigned char *buf = malloc(chunk + MT_RESTORE_RT_LEN);
 	const unsigned char *hit;
-	int err = 0;
+	char file[PATH_MAX];
+	ssize_t n;
+	int fd, err = 0;
 
 	if (!buf)
 		return mt_seterr(-ENOMEM, "out of memory");
-	for (off = 0; off < len && !in->restore_rt; off += chunk) {
-		size_t n = len - off < chunk + MT_RESTORE_RT_LEN ?
-			   len - off : chunk + MT_RESTORE_RT_LEN;
-
-		err = mt_remote_peek(in->pid, m->start + off, buf, n);
-		if (err)
+	target_path(in->pid, m->path, file, sizeof(file));
+	fd = open(file, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		err = mt_seterr(-errno, "%s: %s", file, strerror(errno));
+	for (off = 0; !err && off < len && !in->restore_rt; off += chunk) {
+		n = pread(fd, buf, len - off < chunk + MT_RESTORE_RT_LEN ?
+			  len - off : chunk + MT_RESTORE_RT_LEN,
+			  (off_t)(m->offset + off));
+		if (n <= 0)
 			break;
-		hit = memmem(buf, n, MT_RESTORE_RT_BYTES, MT_RESTORE_RT_LEN);
+		hit = memmem(buf, (size_t)n, MT_RESTORE_RT_BYTES,
+			     MT_RESTORE_RT_LEN);
 		if (hit)
 			in->restore_rt = m->start + off + (uint64_t)(hit - buf);
 	}
+	if (fd >= 0)
+		close(fd);
 	free(buf);
 	return err;
 }
@@ -264,6 +290,9 @@ static int survey(struct mt_inject *in)
 	err = mt_procmaps_read(in->pid, &maps, &n);
 	if (err == -ESRCH)
 		return mt_seterr(err, "no such process: %d", (int)in->pid);
+	if (err == -EACCES || err == -EPERM)
+		return mt_seterr(-EPERM, "permission denied: tracing %d needs the rights of ptrace on it",
+				 (int)in->pid);
 	if (err)
 		return err;
 	for (i = 0; i < n && !err; i++) {
@@ -385,9 +414,12 @@ static int call(struct mt_remote *rc, uint64_t fn, const uint64_t *args,
 				    .data_arg = str ? str_arg : -1,
 				    .data = str, .len = str ? strlen(str) + 1 : 0,
 				    .sys = sys };
+	int err;
 
 	memcpy(a.args, args, (size_t)nargs * sizeof(*args));
-	return mt_remote_call(rc, &a, ret);
+	err = mt_remote_call(rc, &a, ret);
+	dbg(rc->let_go ? "called (threads let go)" : "called");
+	return err;
 }
 
 /* The library written into a memfd of the target's: its fd there. */
@@ -510,6 +542,7 @@ static int attach_lib(struct mt_inject *in, struct mt_remote *rc, int lib_fd,
 				 "the library in %d refused the attach: %s",
 				 (int)in->pid, strerror(-after.err));
 	*slots = after.nr_slots;
+	dbg("answered");
 	state = open_theirs(in->pid, after.state_fd, O_RDWR);
 	if (state < 0)
 		return -EACCES;
@@ -523,6 +556,7 @@ static int attach_lib(struct mt_inject *in, struct mt_remote *rc, int lib_fd,
 	/* the watchdog's go: the tool has what it needs */
 	if (write(in->watch_fd, "", 1) != 1)
 		return mt_seterr(-errno, "the watchdog's pipe: %s", strerror(errno));
+	dbg("confirmed");
 	return 0;
 }
 
@@ -578,18 +612,47 @@ static int check_seccomp(struct mt_inject *in)
 
 /* ---- attach and detach ------------------------------------------------------ */
 
+/* The process is exiting or gone (a thread vanished under the calls). */
+static bool ended(pid_t pid)
+{
+	struct timespec ms = { 0, 10000000 };
+	int i;
+
+	for (i = 0; i < 20 && !mt_task_exited(pid, pid); i++)
+		nanosleep(&ms, NULL);
+	return mt_task_exited(pid, pid);
+}
+
 /*
- * SIGCHLD blocked while the target is traced: the tracer waits for the
- * thread's stops with sigtimedwait (remote_call.c).  *old: the mask to
- * put back.
+ * While the target is stopped: SIGCHLD blocked (the tracer waits for the
+ * thread's stops with sigtimedwait, remote_call.c), and the tracer's own
+ * priority raised where it may (root: a busy target's threads would
+ * otherwise take its CPU between two of its ptrace calls, and the others
+ * stay stopped meanwhile).  Undone by let_target().
  */
-static void hold_sigchld(sigset_t *old)
+struct held_self {
+	sigset_t mask;
+	int nice;
+};
+
+static void hold_target(struct held_self *h)
 {
 	sigset_t chld;
 
 	sigemptyset(&chld);
 	sigaddset(&chld, SIGCHLD);
-	pthread_sigmask(SIG_BLOCK, &chld, old);
+	pthread_sigmask(SIG_BLOCK, &chld, &h->mask);
+	errno = 0;
+	h->nice = getpriority(PRIO_PROCESS, 0);
+	if (errno)
+		h->nice = 0;
+	setpriority(PRIO_PROCESS, 0, -20);
+}
+
+static void let_target(const struct held_self *h)
+{
+	setpriority(PRIO_PROCESS, 0, h->nice);
+	pthread_sigmask(SIG_SETMASK, &h->mask, NULL);
 }
 
 static void inject_free(struct mt_inject *in)
@@ -629,14 +692,19 @@ static int prepare(pid_t pid, const char *lib, struct mt_inject **out)
 			err = mt_seterr(-ENOEXEC, "%s has no %s", lib, lib_syms[i]);
 		in->lib_off[i] = s[i].value;
 	}
+	dbg("preparing");
 	if (!err)
 		err = survey(in);
+	dbg("surveyed");
 	in->seccomp = seccomp_mode(pid);
 	if (!err) {
 		in->unw = mt_unwinder_new(pid);
+		if (in->unw)
+			mt_unwinder_eh_only(in->unw);
 		err = in->unw ? mt_walker_open(in->unw, pid, &in->walker) :
 				-ENOMEM;
 	}
+	dbg("walker ready");
 	if (err) {
 		inject_free(in);
 		return err;
@@ -650,12 +718,14 @@ static int stop_safe(struct mt_inject *in, struct mt_world *w, struct pick *p)
 {
 	int err = mt_world_stop(in->pid, 0, PTRACE_O_TRACESYSGOOD, w);
 
+	dbg("stopped");
 	if (err == -EPERM)
 		return mt_seterr(err, "permission denied: tracing %d needs the rights of ptrace on it",
 				 (int)in->pid);
 	if (err)
 		return err;
 	pick(in, w, p);
+	dbg(p->t ? "picked" : p->why);
 	return p->t ? 0 : -EAGAIN;
 }
 
@@ -668,7 +738,7 @@ int mt_inject_attach(pid_t pid, const char *lib, uint32_t flags,
 	struct mt_world w;
 	struct held h;
 	struct pick p = { NULL, NULL };
-	sigset_t mask;
+	struct held_self self;
 	int err, lib_fd = -1, tries;
 	uint64_t t0;
 
@@ -676,9 +746,10 @@ int mt_inject_attach(pid_t pid, const char *lib, uint32_t flags,
 	err = prepare(pid, lib, &in);
 	if (err)
 		return err;
-	hold_sigchld(&mask);
+	hold_target(&self);
 	for (tries = 1;; tries++) {
 		t0 = mono_ns();
+		dbg("stopping");
 		err = stop_safe(in, &w, &p);
 		if (err != -EAGAIN || tries == MAX_TRIES)
 			break;
@@ -715,7 +786,11 @@ int mt_inject_attach(pid_t pid, const char *lib, uint32_t flags,
 	}
 	mt_world_release(&w);
 	st->stop_ns = mono_ns() - t0;
-	pthread_sigmask(SIG_SETMASK, &mask, NULL);
+	dbg("released");
+	let_target(&self);
+	if (err && ended(pid))
+		err = mt_seterr(-ESRCH, "process %d exited during the attach; nothing to trace",
+				(int)pid);
 	if (err) {
 		inject_free(in);
 		return err;
@@ -770,7 +845,7 @@ int mt_inject_detach(struct mt_inject *in, struct mt_inject_stats *st)
 	pid_t watch = __atomic_load_n(&h->watch_tid, __ATOMIC_ACQUIRE);
 	struct mt_world w;
 	struct held hd;
-	sigset_t mask;
+	struct held_self self;
 	uint64_t t0;
 	uint32_t ended;
 	int err;
@@ -779,9 +854,11 @@ int mt_inject_detach(struct mt_inject *in, struct mt_inject_stats *st)
 	ended = __atomic_load_n(&h->inject, __ATOMIC_ACQUIRE);
 	if (ended == MTP_INJECT_DETACHED || ended == MTP_INJECT_RELEASED)
 		goto out;		/* the watchdog ended it already */
-	hold_sigchld(&mask);
+	hold_target(&self);
 	t0 = mono_ns();
+	dbg("detach: stopping");
 	err = mt_world_stop(in->pid, 0, PTRACE_O_TRACESYSGOOD, &w);
+	dbg("detach: stopped");
 	if (!err) {
 		rc.t = detach_thread(&w, watch);
 		rc.restore_rt = in->restore_rt;
@@ -797,7 +874,8 @@ int mt_inject_detach(struct mt_inject *in, struct mt_inject_stats *st)
 	st->threads = (unsigned int)w.n;
 	mt_world_release(&w);
 	st->stop_ns = mono_ns() - t0;
-	pthread_sigmask(SIG_SETMASK, &mask, NULL);
+	dbg("detach: released");
+	let_target(&self);
 	if (err == -ESRCH)
 		err = 0;		/* it ended: nothing is left to undo */
 	if (err)
@@ -807,9 +885,11 @@ out:
 	/* the watchdog's end: it releases the state if a thread held it */
 	close(in->watch_fd);
 	in->watch_fd = -1;
+	dbg("detach: pipe closed");
 	if (!wait_released(in, watch))
 		return mt_seterr(-EBUSY, "%d: the library's state is not released yet (a thread is inside a hook)",
 				 (int)in->pid);
+	dbg("detach: released in the target");
 	return 0;
 }
 

@@ -34,21 +34,26 @@ static long long mono_ms(void)
 	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
 }
 
-/* The injected library still mapped in pid: not so after an exec. */
-static bool library_mapped(pid_t pid)
+/*
+ * The injected library still mapped in pid (1); not so after an exec (0);
+ * nothing mapped, the process exiting (-1).
+ */
+static int library_mapped(pid_t pid)
 {
 	char path[64], line[512];
-	bool found = false;
+	bool found = false, any = false;
 	FILE *f;
 
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
 	f = fopen(path, "re");
 	if (!f)
-		return false;
-	while (!found && fgets(line, sizeof(line), f))
+		return -1;
+	while (!found && fgets(line, sizeof(line), f)) {
+		any = true;
 		found = strstr(line, "/memfd:" MTP_LIB_MEMFD_NAME) != NULL;
+	}
 	fclose(f);
-	return found;
+	return found ? 1 : any ? 0 : -1;
 }
 
 /* Has the process ended?  Its pidfd, or without one a signal 0. */
@@ -83,9 +88,13 @@ int mt_inject_wait(struct mt_inject *in, long long ms,
 		if ((slice += MTP_CLOCK_MS) < SLICE_MS)
 			continue;
 		slice = 0;
-		if (!library_mapped(pid))
+		switch (library_mapped(pid)) {
+		case -1:
+			return MT_INJECT_EXITED;
+		case 0:
 			return ended(*pidfd, pid, 0) ? MT_INJECT_EXITED :
 						       MT_INJECT_EXECED;
+		}
 		st = __atomic_load_n(&h->inject, __ATOMIC_ACQUIRE);
 		if (st == MTP_INJECT_DETACHED || st == MTP_INJECT_RELEASED)
 			return MT_INJECT_GONE;

@@ -75,6 +75,8 @@ struct mt_world {
 
 int mt_world_stop(pid_t pid, pid_t traced, unsigned long opts,
 		  struct mt_world *w);
+/* Has thread tid of pid exited (gone, or a zombie)? */
+bool mt_task_exited(pid_t pid, pid_t tid);
 /* The stopped threads but except run on, still seized (a lock they hold). */
 void mt_world_let_go(struct mt_world *w, pid_t except);
 void mt_world_release(struct mt_world *w);
@@ -200,10 +202,18 @@ int mt_walker_stack(struct mt_walker *w, const mt_regs_t *regs,
 		    uint64_t *pcs, uint64_t *sps, size_t max);
 void mt_walker_close(struct mt_walker *w);
 
-/* mt_unwind_build(), or with force_libdw libdw's CFI alone (for tests). */
+/*
+ * mt_unwind_build() (MT_CFI_AUTO: .eh_frame and, where there is one, the
+ * .debug_frame of the object or its debug file), or from libdw's CFI
+ * alone (MT_CFI_LIBDW, for tests), or from .eh_frame alone in one pass
+ * (MT_CFI_EH: quick, no debug file read; the injector's walks).
+ */
+enum mt_cfi_src { MT_CFI_AUTO, MT_CFI_LIBDW, MT_CFI_EH };
 struct mt_unwind_table;
 int mt_unwind_build_with(const char *path, struct mt_unwind_table *t,
-			 bool force_libdw);
+			 enum mt_cfi_src from);
+/* The unwinder's tables built with MT_CFI_EH from now on. */
+void mt_unwinder_eh_only(struct mt_unwinder *u);
 
 /* --by-lib over given mappings (bylib.c): the module's or the preload's. */
 struct mt_leak_stack;

@@ -348,7 +348,26 @@ struct rows {
 	struct mt_leak_stack *v;
 	size_t n, cap;
 	uint32_t *first;		/* by stack id: 1 + index of its first row */
+	/* by stack id: calls the threads have not added to its totals yet */
+	uint64_t *pend_calls, *pend_bytes;
 };
+
+/* The calls each thread still holds (struct mtp_young), by stack id. */
+static void pending_calls(struct rows *r, uint32_t nr)
+{
+	const struct mtp_header *h = r->p->h;
+	unsigned int i;
+
+	for (i = 0; i < h->nr_young && i < MTP_MAX_YOUNG; i++) {
+		const struct mtp_young *y = at(r->p, h->young[i], sizeof(*y));
+		uint32_t id = y ? y->calls_id : 0;
+
+		if (id && id <= nr && y->calls) {
+			r->pend_calls[id] += y->calls;
+			r->pend_bytes[id] += y->call_bytes;
+		}
+	}
+}
 
 static struct mt_leak_stack *row_get(struct rows *r, uint32_t id, pid_t tgid)
 {
@@ -386,8 +405,8 @@ static struct mt_leak_stack *row_get(struct rows *r, uint32_t id, pid_t tgid)
 	if (!r->first[id]) {
 		/* what is the stack's, not a process's: on its first row */
 		r->first[id] = (uint32_t)r->n;
-		row->total_allocs = s->total_allocs;
-		row->total_bytes = s->total_bytes;
+		row->total_allocs = s->total_allocs + r->pend_calls[id];
+		row->total_bytes = s->total_bytes + r->pend_bytes[id];
 		row->mismatched = s->mismatched;
 		row->free_api = s->free_api;
 		row->free_stack_id = s->free_stack_id;
@@ -513,10 +532,14 @@ int mt_preload_stacks(struct mt_preload *p, uint32_t min_age_ms, bool all,
 	if (nr > MTP_MAX_STACKS)
 		nr = MTP_MAX_STACKS;
 	r.first = calloc(nr + 1, sizeof(*r.first));
-	err = r.first ? each_block(p, collect_block, &c) :
-			mt_seterr(-ENOMEM, "out of memory");
+	r.pend_calls = calloc(nr + 1, sizeof(*r.pend_calls));
+	r.pend_bytes = calloc(nr + 1, sizeof(*r.pend_bytes));
+	err = r.first && r.pend_calls && r.pend_bytes ?
+	      each_block(p, collect_block, &c) :
+	      mt_seterr(-ENOMEM, "out of memory");
 	if (err)
 		goto out;
+	pending_calls(&r, nr);
 	unique_blocks(&c);
 	if (p->live_fds)
 		drop_closed(&c);
@@ -529,7 +552,8 @@ int mt_preload_stacks(struct mt_preload *p, uint32_t min_age_ms, bool all,
 		s = stack_of(p, id);
 		if (!s || r.first[id])
 			continue;
-		if (all ? s->total_allocs || s->mismatched : s->mismatched)
+		if (all ? s->total_allocs || r.pend_calls[id] || s->mismatched :
+			  s->mismatched)
 			row_get(&r, id, p->target);
 		if (s->mismatched && s->free_stack_id <= nr &&
 		    !r.first[s->free_stack_id])
@@ -542,6 +566,8 @@ int mt_preload_stacks(struct mt_preload *p, uint32_t min_age_ms, bool all,
 out:
 	free(r.v);
 	free(r.first);
+	free(r.pend_calls);
+	free(r.pend_bytes);
 	free(c.v);
 	return err;
 }

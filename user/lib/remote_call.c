@@ -223,6 +223,9 @@ static int wait_stop(struct mt_remote *rc, int *status, uint64_t deadline)
 		if (r < 0 && errno != EINTR)
 			return mt_seterr(-ESRCH, "thread %d is gone",
 					 (int)rc->t->tid);
+		if (!r && mt_task_exited(rc->pid, rc->t->tid))
+			return mt_seterr(-ESRCH, "thread %d is gone",
+					 (int)rc->t->tid);
 		if (mono_ns() >= deadline)
 			return mt_seterr(-ETIMEDOUT,
 					 "thread %d did not finish the call",

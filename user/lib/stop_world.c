@@ -21,6 +21,7 @@
 #include <unistd.h>
 #include <sys/ptrace.h>
 #include <sys/wait.h>
+#include <time.h>
 
 #include "memtrack.h"
 #include "internal.h"
@@ -51,8 +52,7 @@ static struct mt_thread *add(struct mt_world *w, pid_t tid)
 	return &w->v[w->n++];
 }
 
-/* A thread that has exited but whose entry is still listed (a zombie). */
-static bool zombie(pid_t pid, pid_t tid)
+bool mt_task_exited(pid_t pid, pid_t tid)
 {
 	char path[64], buf[512], *s;
 	ssize_t len;
@@ -82,9 +82,10 @@ static int seize_new(struct mt_world *w, pid_t traced, unsigned long opts,
 	*more = false;
 	snprintf(path, sizeof(path), "/proc/%d/task", (int)w->pid);
 	d = opendir(path);
+	if (!d && errno == ENOENT)
+		return mt_seterr(-ESRCH, "process %d exited", (int)w->pid);
 	if (!d)
-		return mt_seterr(errno == ENOENT ? -ESRCH : -errno, "%s: %s",
-				 path, strerror(errno));
+		return mt_seterr(-errno, "%s: %s", path, strerror(errno));
 	while ((de = readdir(d))) {
 		pid_t tid = (pid_t)atoi(de->d_name);
 		struct mt_thread *t;
@@ -105,7 +106,7 @@ static int seize_new(struct mt_world *w, pid_t traced, unsigned long opts,
 			int e = errno;
 
 			t->gone = true;
-			if (e == ESRCH || (e == EPERM && zombie(w->pid, tid)))
+			if (e == ESRCH || (e == EPERM && mt_task_exited(w->pid, tid)))
 				continue;	/* exited meanwhile */
 			closedir(d);
 			return mt_seterr(-e, "ptrace(SEIZE, %d): %s", (int)tid,
@@ -118,14 +119,31 @@ static int seize_new(struct mt_world *w, pid_t traced, unsigned long opts,
 	return 0;
 }
 
-/* Wait for a seized thread's stop: false if it exited instead. */
-static bool wait_stop(struct mt_thread *t)
+/*
+ * Wait for a seized thread's stop: false if it exited instead.  Not a
+ * blocking wait: the exit of a main thread is reported only once every
+ * other thread is reaped, so an exited thread is told by /proc.
+ */
+static bool wait_stop(pid_t pid, struct mt_thread *t)
 {
+	struct timespec ms = { 0, 1000000 };
+	sigset_t chld;
 	int status;
+	pid_t r;
 
-	while (waitpid(t->tid, &status, __WALL) < 0)
-		if (errno != EINTR)
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	for (;;) {
+		r = waitpid(t->tid, &status, __WALL | WNOHANG);
+		if (r == t->tid)
+			break;
+		if (r < 0 && errno != EINTR)
 			return false;	/* gone */
+		if (!r && mt_task_exited(pid, t->tid))
+			return false;
+		if (sigtimedwait(&chld, NULL, &ms) < 0 && errno == EAGAIN)
+			continue;
+	}
 	if (!WIFSTOPPED(status))
 		return false;		/* exited */
 	/* a signal arrived first: it is delivered at the release */
@@ -152,7 +170,7 @@ int mt_world_stop(pid_t pid, pid_t traced, unsigned long opts,
 
 			if (t->stopped || t->gone)
 				continue;
-			if (!t->ours && !wait_stop(t)) {
+			if (!t->ours && !wait_stop(w->pid, t)) {
 				t->gone = true;
 				continue;
 			}
@@ -198,13 +216,17 @@ void mt_world_release(struct mt_world *w)
 	for (i = 0; i < w->n; i++) {
 		struct mt_thread *t = &w->v[i];
 
-		if (!t->seized || t->gone)
+		if (!t->seized)
 			continue;
 		/* one let go is stopped again: a detach needs a stop */
 		if (t->running && (ptrace(PTRACE_INTERRUPT, t->tid, 0, 0) ||
-				   !wait_stop(t)))
+				   !wait_stop(w->pid, t)))
+			t->gone = true;
+		if (!t->gone &&
+		    !ptrace(PTRACE_DETACH, t->tid, 0, (void *)(long)t->sig))
 			continue;
-		ptrace(PTRACE_DETACH, t->tid, 0, (void *)(long)t->sig);
+		/* it exited meanwhile: reaped, so that its parent sees the end */
+		waitpid(t->tid, NULL, __WALL | WNOHANG);
 	}
 	free(w->v);
 	memset(w, 0, sizeof(*w));

@@ -34,6 +34,7 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -288,6 +289,8 @@ static void *watch(void *arg)
 	struct pollfd p = { .fd = w.fd, .events = POLLIN };
 	char c;
 
+	/* (not pthread_setname_np: its sprintf would bring printf's pages in) */
+	prctl(PR_SET_NAME, "memtrack-watch");
 	if (w.wr < 0 || confirmed(&w)) {
 		if (pl_hdr && is_target())
 			__atomic_store_n(&pl_hdr->watch_tid,
@@ -324,8 +327,6 @@ static int start_watch(int fd, int wr, uint32_t gen)
 	err = pthread_create(&t, &a, watch, &watched);
 	pthread_attr_destroy(&a);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (!err)
-		pthread_setname_np(t, "memtrack-watch");
 	return -err;
 }
 

@@ -156,6 +156,14 @@ struct mtp_shard {
 struct mtp_young {
 	uint32_t tgid;
 	uint32_t owned;			/* a live thread uses it */
+	/*
+	 * The thread's allocations from one stack not yet added to its
+	 * totals (added when it allocates from another, or ends): the tool
+	 * adds them itself.
+	 */
+	uint32_t calls_id;
+	uint32_t pad;
+	uint64_t calls, call_bytes;
 	struct mtp_block e[MTP_YOUNG_SLOTS];
 };
 

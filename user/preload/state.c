@@ -464,6 +464,7 @@ static void young_release(void *arg)
 	if (pl_self.young == y) {
 		for (i = 0; i < MTP_YOUNG_SLOTS; i++)
 			young_evict(&y->e[i]);
+		pl_flush_calls();
 		pl_self.young = NULL;
 		__atomic_store_n(&y->owned, 0, __ATOMIC_RELEASE);
 	}
@@ -579,11 +580,22 @@ take(uint64_t addr, struct mtp_block *out)
 	       take_elsewhere(hash, addr, out);
 }
 
+static void add_calls(uint32_t stack_id, uint64_t calls, uint64_t bytes)
+{
+	struct mtp_stack *s = stack_id ? stack_at(stack_id) : NULL;
+
+	if (s) {
+		__atomic_fetch_add(&s->total_allocs, calls, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&s->total_bytes, bytes, __ATOMIC_RELAXED);
+	}
+}
+
 /* The thread moves to another stack: the last one's counts added. */
-static __attribute__((noinline)) void calls_switch(uint32_t stack_id)
+static __attribute__((noinline)) void calls_switch(struct mtp_young *y,
+						  uint32_t stack_id)
 {
 	pl_flush_calls();
-	pl_self.calls_id = stack_id;
+	__atomic_store_n(&y->calls_id, stack_id, __ATOMIC_RELAXED);
 }
 
 static inline __attribute__((always_inline)) void
@@ -592,24 +604,26 @@ block_add(uint64_t addr, uint64_t size, uint32_t stack_id)
 	struct mtp_young *y = young();
 	struct mtp_block *e;
 
-	/*
-	 * A stack's call counts are summed in the thread while it allocates
-	 * from that stack and added when it moves to another (or exits):
-	 * no cache line shared by all threads is written per call.
-	 */
-	if (unlikely(stack_id != pl_self.calls_id))
-		calls_switch(stack_id);
-	pl_self.calls++;
-	pl_self.call_bytes += size;
 	if (unlikely(!y)) {
 		struct mtp_block b = {
 			.addr = addr, .size = size, .time_ns = now_ns(),
 			.stack_id = stack_id, .tgid = (uint32_t)pl_tgid,
 		};
 
+		add_calls(stack_id, 1, size);
 		insert_rare(&b);
 		return;
 	}
+	/*
+	 * A stack's call counts are summed in the thread's young buffer
+	 * while it allocates from that stack and added when it moves to
+	 * another (or exits): no cache line shared by all threads is written
+	 * per call, and the tool, which reads the buffers, sees them at once.
+	 */
+	if (unlikely(stack_id != y->calls_id))
+		calls_switch(y, stack_id);
+	__atomic_store_n(&y->calls, y->calls + 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&y->call_bytes, y->call_bytes + size, __ATOMIC_RELAXED);
 	e = young_slot(y, block_hash(addr, (uint32_t)pl_tgid));
 	young_evict(e);
 	e->size = size;
@@ -639,18 +653,17 @@ void pl_record(uint64_t addr, uint64_t size, uint32_t api,
 
 void pl_flush_calls(void)
 {
-	struct mtp_stack *s;
+	struct mtp_young *y = pl_self.young;
+	uint64_t calls, bytes;
 
-	if (!pl_self.calls)
+	if (!y || !y->calls)
 		return;
-	s = pl_self.calls_id ? stack_at(pl_self.calls_id) : NULL;
-	if (s) {
-		__atomic_fetch_add(&s->total_allocs, pl_self.calls, __ATOMIC_RELAXED);
-		__atomic_fetch_add(&s->total_bytes, pl_self.call_bytes,
-				   __ATOMIC_RELAXED);
-	}
-	pl_self.calls = 0;
-	pl_self.call_bytes = 0;
+	/* out of the buffer first: a report counts them once or not at all */
+	calls = y->calls;
+	bytes = y->call_bytes;
+	__atomic_store_n(&y->calls, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&y->call_bytes, 0, __ATOMIC_RELEASE);
+	add_calls(y->calls_id, calls, bytes);
 }
 
 void pl_block_restore(const struct mtp_block *b)

@@ -54,9 +54,8 @@ struct pl_thread {
 	uint32_t gen;
 	uint32_t last_id;		/* the last stack it recorded */
 	uint64_t last_hash;
-	uint32_t calls_id;		/* the stack calls count for */
-	uint64_t calls, call_bytes;	/* not yet added to it */
-	struct mtp_young *young;	/* its young blocks (NULL: none yet) */
+	/* its young blocks and its call counts (NULL: none yet) */
+	struct mtp_young *young;
 	struct pl_cache *cache;		/* its caches (NULL: none yet) */
 };
 
@@ -159,7 +158,7 @@ PL_HIDDEN void pl_record(uint64_t addr, uint64_t size, uint32_t api,
  */
 PL_HIDDEN bool pl_block_del(uint64_t addr, uint32_t api, const void *frame,
 			    struct mtp_block *out);
-/* Add the thread's call counts to their stack. */
+/* Add the thread's call counts (in its young buffer) to their stack. */
 PL_HIDDEN void pl_flush_calls(void);
 /* Take out a descriptor replaced by dup2()/dup3(), not a release: silently. */
 PL_HIDDEN void pl_block_forget(uint64_t addr);

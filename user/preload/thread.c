@@ -137,9 +137,6 @@ bool pl_thread_join(void)
 	pl_self.young = NULL;		/* in a state since unmapped */
 	pl_self.cache = NULL;		/* likewise */
 	pl_self.last_id = 0;
-	pl_self.calls_id = 0;
-	pl_self.calls = 0;
-	pl_self.call_bytes = 0;
 	n = __atomic_load_n(&nr_reg, __ATOMIC_ACQUIRE);
 	for (i = 0; i < n && i < MAX_CACHES; i++) {
 		if (__atomic_compare_exchange_n(&reg[i], &none, &pl_self, false,
