@@ -132,8 +132,7 @@ def fds_to(pid, what):
 
 def load_bias(path, start):
     """The load bias of path mapped with its file offset 0 at start."""
-    out = subprocess.run(["readelf", "-lW", path], capture_output=True, text=True,
-                         check=True).stdout
+    out = subprocess.run(["readelf", "-lW", path], capture_output=True, text=True).stdout
     for line in out.splitlines():
         f = line.split()
         if f and f[0] == "LOAD" and int(f[1], 16) == 0:
@@ -153,6 +152,8 @@ def hooked_slots(pid):
         if " (deleted)" in path or path.startswith("/memfd:"):
             continue
         out = subprocess.run(["readelf", "-rW", path], capture_output=True, text=True)
+        if out.returncode:
+            continue            # not ELF (a locale file)
         bias = load_bias(path, start)
         for line in out.stdout.splitlines():
             f = line.split()
@@ -222,12 +223,19 @@ def rss_kib(pid):
         return int(re.search(r"VmRSS:\s+(\d+)", f.read()).group(1))
 
 
-def storm_ok(st, ops_before=0):
-    """A storm's answer to "stat": ops went on, no byte was wrong."""
-    m = re.fullmatch(r"ops (\d+) errors (\d+)", st)
-    check(m and int(m.group(2)) == 0 and int(m.group(1)) > ops_before,
-          f"storm: {st!r} (ops before {ops_before})")
-    return int(m.group(1))
+def storm_ok(s, ops_before=0, timeout=10):
+    """The storm's answers to "stat": no byte was wrong, and it went on
+    (more blocks checked than ops_before, within timeout: a loaded host
+    may not have run its threads yet).  The ops now."""
+    end = time.monotonic() + timeout
+    while True:
+        st = s.ask()
+        m = re.fullmatch(r"ops (\d+) errors (\d+)", st)
+        check(m and int(m.group(2)) == 0, f"storm: {st!r}")
+        if int(m.group(1)) > ops_before:
+            return int(m.group(1))
+        check(time.monotonic() < end, f"storm stuck: {st!r} (ops before {ops_before})")
+        time.sleep(0.1)
 
 
 def attach_cycle(pid, *args, timeout=120):
@@ -307,7 +315,7 @@ def reattach_reuses_library():
             check(("injected" if i == 0 else "reused") in err, f"session {i}: {err}")
             check(len([r for r in maps(s.pid) if len(r) == 6 and r[1] == "r-xp" and
                        LIB in r[5]]) == 1, "more than one copy of the library")
-        storm_ok(s.ask())
+        storm_ok(s)
 
 
 def paused_rss(s):
@@ -341,15 +349,15 @@ def storm_attach_detach_100():
     what it was before the first attach, once settled."""
     with Proc([STORM, "16"]) as s:
         rss0 = settled_rss(s)
-        ops = storm_ok(s.ask())
+        ops = storm_ok(s)
         slots = hooked_slots(s.pid)
         before = slot_values(s.pid, slots)
         for i in range(100):
             rc, err, doc = attach_cycle(s.pid)
             check(rc == 0 and doc is not None, f"cycle {i}: exit {rc}: {err}")
             if i % 10 == 0:
-                ops = storm_ok(s.ask(), ops)
-        ops = storm_ok(s.ask(), ops)
+                ops = storm_ok(s, ops)
+        ops = storm_ok(s, ops)
         ok, why = unhooked(s.pid, before)
         check(ok, why)
         rss1 = paused_rss(s)
@@ -372,7 +380,7 @@ def tracer_killed_during_attach():
     slots hold what they held, its state is released, no watchdog runs,
     no thread is left stopped, and it runs on without an error."""
     with Proc([STORM, "4"]) as s:
-        ops = storm_ok(s.ask())
+        ops = storm_ok(s)
         before = slot_values(s.pid, hooked_slots(s.pid))
         env = dict(os.environ, MEMTRACK_INJECT_DEBUG="1")
         for step in STEPS * 2:
@@ -389,7 +397,7 @@ def tracer_killed_during_attach():
             states = {open(f"/proc/{s.pid}/task/{tid}/stat").read().split(") ")[1][0]
                       for tid in os.listdir(f"/proc/{s.pid}/task")}
             check("t" not in states and "T" not in states, f"after {step}: threads {states}")
-            ops = storm_ok(s.ask(), ops)
+            ops = storm_ok(s, ops)
 
 
 @test
@@ -397,7 +405,7 @@ def tracer_killed_during_session():
     """SIGKILL of memtrack-leak while it traces (3 times): the storm
     un-hooks itself within 1 s (the watchdog sees the pipe's end close)."""
     with Proc([STORM, "4"]) as s:
-        ops = storm_ok(s.ask())
+        ops = storm_ok(s)
         before = slot_values(s.pid, hooked_slots(s.pid))
         for i in range(3):
             t = subprocess.Popen([TOOL, "-p", str(s.pid), "-i", "60"], stdout=subprocess.PIPE,
@@ -408,7 +416,7 @@ def tracer_killed_during_session():
             t.wait()
             took = until_unhooked(s.pid, before)
             print(f"# un-hooked {took * 1000:.0f} ms after the kill", flush=True)
-            ops = storm_ok(s.ask(), ops)
+            ops = storm_ok(s, ops)
 
 
 @test
@@ -424,7 +432,7 @@ def stop_the_world_64_threads():
             n, ms = stopped_ms(err)
             check(n == 65, f"{n} threads stopped")
             times.append(ms)
-        storm_ok(s.ask())
+        storm_ok(s)
         med = statistics.median(times)
         print(f"# stop times {times} ms, median {med} ms", flush=True)
         check(IN_VM or med <= 50, f"median stop {med} ms over 50 ms: {times}")
@@ -501,7 +509,7 @@ def ptrace_refused():
     """nobody on root's process: refused (permission), the target as it was."""
     with Proc([STORM, "1"]) as s:
         refused(s.pid, "permission denied", as_user=NOBODY, uprobes=False)
-        storm_ok(s.ask())
+        storm_ok(s)
 
 
 @test

@@ -11,11 +11,11 @@
  *
  * Prints "ready" once the threads run; then per stdin line:
  *   stat   "ops N errors E" (N: blocks checked and freed so far)
- *   pause  every thread checks and frees its blocks and waits; then
- *          malloc_trim(0) gives the free memory back: "paused", an RSS
- *          that holds nothing of the storm's own (no block, no free
- *          memory kept), to compare one with another
- *   go     the threads storm again: "going"
+ *   pause  every thread checks and frees its blocks and ends (its malloc
+ *          cache goes with it), then malloc_trim(0) gives the free memory
+ *          back: "paused", an RSS that holds nothing of the storm's own,
+ *          to compare one with another
+ *   go     new threads storm again: "going"
  *   EOF    the threads stop; exit 0 if no error, else 1
  */
 #define _GNU_SOURCE
@@ -26,7 +26,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #define LIVE	64
 #define MAXT	1024
@@ -37,9 +36,8 @@ struct block {
 	uint64_t seq;
 };
 
-static volatile int stop, pausing;
+static volatile int stop;
 static uint64_t ops[MAXT], errors[MAXT];
-static unsigned int parked;		/* threads waiting out a pause */
 
 static unsigned char byte(unsigned int t, uint64_t seq, size_t i)
 {
@@ -87,15 +85,6 @@ static void *storm(void *arg)
 
 	while (!stop) {
 		struct block *b;
-
-		if (pausing) {
-			drop_all(t, live);
-			__atomic_fetch_add(&parked, 1, __ATOMIC_RELEASE);
-			while (pausing && !stop)
-				usleep(1000);
-			__atomic_fetch_sub(&parked, 1, __ATOMIC_RELEASE);
-			continue;
-		}
 
 		rnd = rnd * 1103515245U + 12345;
 		b = &live[(rnd >> 8) % LIVE];
@@ -162,10 +151,33 @@ static void totals(uint64_t *o, uint64_t *e, unsigned int n)
 	}
 }
 
+static pthread_t th[MAXT];
+
+static void start(unsigned int n)
+{
+	unsigned int i;
+
+	stop = 0;
+	for (i = 0; i < n; i++)
+		if (pthread_create(&th[i], NULL, storm, (void *)(uintptr_t)i)) {
+			perror("pthread_create");
+			exit(2);
+		}
+}
+
+static void end(unsigned int n)
+{
+	unsigned int i;
+
+	stop = 1;
+	for (i = 0; i < n; i++)
+		pthread_join(th[i], NULL);
+}
+
 int main(int argc, char **argv)
 {
-	unsigned int n = argc > 1 ? (unsigned int)atoi(argv[1]) : 16, i;
-	pthread_t th[MAXT];
+	unsigned int n = argc > 1 ? (unsigned int)atoi(argv[1]) : 16;
+	bool running = true;
 	char line[64];
 	uint64_t o, e;
 
@@ -173,22 +185,20 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: mstorm THREADS (1..%d)\n", MAXT);
 		return 2;
 	}
-	for (i = 0; i < n; i++)
-		if (pthread_create(&th[i], NULL, storm, (void *)(uintptr_t)i)) {
-			perror("pthread_create");
-			return 2;
-		}
+	start(n);
 	printf("ready\n");
 	fflush(stdout);
 	while (fgets(line, sizeof(line), stdin)) {
 		if (!strncmp(line, "pause", 5)) {
-			pausing = 1;
-			while (__atomic_load_n(&parked, __ATOMIC_ACQUIRE) < n)
-				usleep(1000);
+			if (running)
+				end(n);
+			running = false;
 			malloc_trim(0);
 			printf("paused\n");
 		} else if (!strncmp(line, "go", 2)) {
-			pausing = 0;
+			if (!running)
+				start(n);
+			running = true;
 			printf("going\n");
 		} else {
 			totals(&o, &e, n);
@@ -197,9 +207,8 @@ int main(int argc, char **argv)
 		}
 		fflush(stdout);
 	}
-	stop = 1;
-	for (i = 0; i < n; i++)
-		pthread_join(th[i], NULL);
+	if (running)
+		end(n);
 	totals(&o, &e, n);
 	printf("ops %llu errors %llu\n", (unsigned long long)o,
 	       (unsigned long long)e);

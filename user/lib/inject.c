@@ -120,6 +120,7 @@ struct mt_inject {
 	struct ranges loader;		/* ld.so's code */
 	struct ranges unsafe;		/* unsafe[]'s, the library's code */
 	int seccomp;			/* /proc/PID/status Seccomp: 0, 1, 2 */
+	uint64_t image;			/* its code mappings when surveyed */
 	struct mt_unwinder *unw;
 	struct mt_walker *walker;
 };
@@ -277,6 +278,42 @@ static int libc_syms(struct mt_inject *in, const char *path, uint64_t start)
 	return err;
 }
 
+/*
+ * A hash of the process's code mappings (address, file, offset): what the
+ * survey found is stale once it changes (an exec, a dlopen, between the
+ * survey and the stop).
+ */
+static uint64_t image_of(const struct mt_procmap *maps, size_t n)
+{
+	uint64_t h = 1469598103934665603ULL;
+	const char *c;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (maps[i].perms[2] != 'x')
+			continue;
+		h = (h ^ maps[i].start) * 1099511628211ULL;
+		h = (h ^ maps[i].offset) * 1099511628211ULL;
+		h = (h ^ maps[i].inode) * 1099511628211ULL;
+		for (c = maps[i].path; *c; c++)
+			h = (h ^ (unsigned char)*c) * 1099511628211ULL;
+	}
+	return h;
+}
+
+static bool image_changed(const struct mt_inject *in)
+{
+	struct mt_procmap *maps;
+	uint64_t h;
+	size_t n;
+
+	if (mt_procmaps_read(in->pid, &maps, &n))
+		return true;
+	h = image_of(maps, n);
+	mt_procmaps_free(maps, n);
+	return h != in->image;
+}
+
 /* What the injection needs from the target's maps and objects. */
 static int survey(struct mt_inject *in)
 {
@@ -332,6 +369,7 @@ static int survey(struct mt_inject *in)
 				(int)in->pid, libc->path);
 	/* the library of an earlier session: its load bias */
 	in->lib_base = lib ? lib : 0;
+	in->image = image_of(maps, n);
 	mt_procmaps_free(maps, n);
 	return err;
 }
@@ -724,6 +762,11 @@ static int stop_safe(struct mt_inject *in, struct mt_world *w, struct pick *p)
 				 (int)in->pid);
 	if (err)
 		return err;
+	/* an exec (or a dlopen) since the survey: the addresses are stale */
+	if (image_changed(in)) {
+		dbg("changed since the survey");
+		return -ESTALE;
+	}
 	pick(in, w, p);
 	dbg(p->t ? "picked" : p->why);
 	return p->t ? 0 : -EAGAIN;
@@ -751,9 +794,19 @@ int mt_inject_attach(pid_t pid, const char *lib, uint32_t flags,
 		t0 = mono_ns();
 		dbg("stopping");
 		err = stop_safe(in, &w, &p);
-		if (err != -EAGAIN || tries == MAX_TRIES)
+		if ((err != -EAGAIN && err != -ESTALE) || tries == MAX_TRIES)
 			break;
 		mt_world_release(&w);
+		if (err == -ESTALE) {
+			/* surveyed again, the target running meanwhile */
+			let_target(&self);
+			inject_free(in);
+			in = NULL;
+			err = prepare(pid, lib, &in);
+			hold_target(&self);
+			if (err)
+				break;
+		}
 		nanosleep(&pause, NULL);
 		if (pause.tv_nsec < 16000000)
 			pause.tv_nsec *= 2;
@@ -761,6 +814,9 @@ int mt_inject_attach(pid_t pid, const char *lib, uint32_t flags,
 	if (err == -EAGAIN)
 		err = mt_seterr(-EAGAIN, "no safe point in %d after %d tries: %s; left as it was",
 				(int)pid, tries, p.why);
+	if (err == -ESTALE)
+		err = mt_seterr(-EAGAIN, "%d kept changing its code mappings (%d tries); left as it was",
+				(int)pid, tries);
 	if (!err)
 		err = check_seccomp(in);
 	st->tries = (unsigned int)tries;
@@ -859,6 +915,9 @@ int mt_inject_detach(struct mt_inject *in, struct mt_inject_stats *st)
 	dbg("detach: stopping");
 	err = mt_world_stop(in->pid, 0, PTRACE_O_TRACESYSGOOD, &w);
 	dbg("detach: stopped");
+	/* an exec meanwhile: the library went with the old program */
+	if (!err && lib_loaded(in->pid) != in->lib_base)
+		err = -ESRCH;
 	if (!err) {
 		rc.t = detach_thread(&w, watch);
 		rc.restore_rt = in->restore_rt;

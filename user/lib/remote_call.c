@@ -15,7 +15,9 @@
  * it dies at any moment, the thread finishes the call and goes back to
  * its own code.  A thread stopped inside an interrupted system call is
  * put back as the kernel would restart it (rax = the call, pc on the
- * syscall instruction), since rt_sigreturn turns restarting off.
+ * syscall instruction), since rt_sigreturn turns restarting off; one that
+ * only restart_syscall could restart (a sleep, a wait with a timeout)
+ * returns EINTR, as it does when a signal handler runs.
  *
  * The results: a system call's (the first of the number asked for, as it
  * returns: libc's wrappers make one), or what the function leaves in the
@@ -71,8 +73,12 @@ static void restartable(mt_regs_t *r)
 		MT_REG_PC(r) -= MT_SYSCALL_INSN_LEN;
 		break;
 	case MT_ERESTART_RESTARTBLOCK:
-		MT_REG_RET(r) = SYS_restart_syscall;
-		MT_REG_PC(r) -= MT_SYSCALL_INSN_LEN;
+		/*
+		 * Restarted by restart_syscall, with a state rt_sigreturn
+		 * throws away: it returns EINTR, as when a signal is handled
+		 * (a sleep's remaining time already written back).
+		 */
+		MT_REG_RET(r) = (uint64_t)-EINTR;
 		break;
 	}
 	MT_REG_SYSCALL(r) = (uint64_t)-1;
