@@ -44,8 +44,8 @@ import time
 
 os.environ.setdefault("LEAK_ENGINE", "inject")
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from mtlib import (NOBODY, ROOT, TESTBIN, check, readline, run_tests,  # noqa: E402
-                   test, variant_tests)
+from mtlib import (NOBODY, ROOT, TESTBIN, Workload, check, readline,  # noqa: E402
+                   run_tests, test, variant_tests)
 import leakfx as lfx  # noqa: E402
 # The -p tests of the memtrack-leak suites, registered here with the
 # injected engine (LEAK_ENGINE=inject above).
@@ -69,7 +69,7 @@ HOOKED = {"malloc", "calloc", "realloc", "reallocarray", "free", "posix_memalign
 HOOKED_CXX = re.compile(r"^_Z(nw|na|dl|da)[mP]")
 
 
-class Proc:
+class Proc(Workload):
     """A program that says "ready" first, stdin and stdout piped."""
 
     def __init__(self, argv, **kw):
@@ -93,14 +93,6 @@ class Proc:
         out = self.p.stdout.read()
         self.p.wait(timeout=timeout)
         return out
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        if self.p.poll() is None:
-            self.p.kill()
-        self.p.wait()
 
 
 def maps(pid):
@@ -462,35 +454,36 @@ def refused(pid, want, as_user=None, uprobes=True):
     return r.stderr
 
 
+def sandbox_refused(mode, want, as_user=None):
+    """sandboxed MODE (run as as_user): refused (refused()), the target
+    answering before and after."""
+    pre = ["setpriv", "--reuid", str(as_user), "--regid", str(as_user),
+           "--clear-groups"] if as_user else []
+    with Proc(pre + [SANDBOXED, mode]) as p:
+        pong(p, 1)
+        refused(p.pid, want, as_user=as_user)
+        pong(p, 2)
+
+
 @test
 def seccomp_strict_refused():
     """seccomp's strict mode: refused with why, uprobes tried instead (the
     module's error without it); the target answers on."""
-    with Proc([SANDBOXED, "strict"]) as p:
-        pong(p, 1)
-        refused(p.pid, "seccomp's strict mode")
-        pong(p, 2)
+    sandbox_refused("strict", "seccomp's strict mode")
 
 
 @test
 def seccomp_kill_filter_refused():
     """A filter that kills on memfd_create: refused naming the call; the
     target answers on."""
-    with Proc([SANDBOXED, "kill-memfd"]) as p:
-        pong(p, 1)
-        refused(p.pid, "does not allow memfd_create")
-        pong(p, 2)
+    sandbox_refused("kill-memfd", "does not allow memfd_create")
 
 
 @test
 def seccomp_filter_unreadable_as_nobody():
     """nobody cannot read the filter of its own process (CAP_SYS_ADMIN):
     refused, saying so; the target answers on."""
-    with Proc(["setpriv", "--reuid", str(NOBODY), "--regid", str(NOBODY),
-               "--clear-groups", SANDBOXED, "deny-mount"]) as p:
-        pong(p, 1)
-        refused(p.pid, "cannot read", as_user=NOBODY)
-        pong(p, 2)
+    sandbox_refused("deny-mount", "cannot read", as_user=NOBODY)
 
 
 @test

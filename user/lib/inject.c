@@ -34,6 +34,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
@@ -664,13 +665,15 @@ static bool ended(pid_t pid)
 /*
  * While the target is stopped: SIGCHLD blocked (the tracer waits for the
  * thread's stops with sigtimedwait, remote_call.c), and the tracer's own
- * priority raised where it may (root: a busy target's threads would
- * otherwise take its CPU between two of its ptrace calls, and the others
- * stay stopped meanwhile).  Undone by let_target().
+ * priority raised where it may (CAP_SYS_NICE: SCHED_FIFO, else nice -20):
+ * a busy target's threads already let go would otherwise take its CPU
+ * between two of its ptrace calls, and the others stay stopped meanwhile.
+ * Undone by let_target().
  */
 struct held_self {
 	sigset_t mask;
-	int nice;
+	int nice, policy;
+	struct sched_param sp;
 };
 
 static void hold_target(struct held_self *h)
@@ -684,11 +687,17 @@ static void hold_target(struct held_self *h)
 	h->nice = getpriority(PRIO_PROCESS, 0);
 	if (errno)
 		h->nice = 0;
-	setpriority(PRIO_PROCESS, 0, -20);
+	h->policy = sched_getscheduler(0);
+	sched_getparam(0, &h->sp);
+	/* the tracer only waits in system calls: a real-time class is safe */
+	if (sched_setscheduler(0, SCHED_FIFO, &(struct sched_param){ 1 }))
+		setpriority(PRIO_PROCESS, 0, -20);
 }
 
 static void let_target(const struct held_self *h)
 {
+	if (h->policy >= 0)
+		sched_setscheduler(0, h->policy, &h->sp);
 	setpriority(PRIO_PROCESS, 0, h->nice);
 	pthread_sigmask(SIG_SETMASK, &h->mask, NULL);
 }

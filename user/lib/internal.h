@@ -75,8 +75,6 @@ struct mt_world {
 
 int mt_world_stop(pid_t pid, pid_t traced, unsigned long opts,
 		  struct mt_world *w);
-/* Has thread tid of pid exited (gone, or a zombie)? */
-bool mt_task_exited(pid_t pid, pid_t tid);
 /* The stopped threads but except run on, still seized (a lock they hold). */
 void mt_world_let_go(struct mt_world *w, pid_t except);
 void mt_world_release(struct mt_world *w);

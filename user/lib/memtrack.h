@@ -179,6 +179,12 @@ int mt_events_fd(struct mt_handle *h);
 int mt_read_events(struct mt_handle *h, mt_record_cb cb, void *arg);
 uint64_t mt_events_overruns(struct mt_handle *h);
 
+/*
+ * Has thread tid of process pid exited (gone, or a zombie its parent has
+ * not reaped yet)?  tid pid: the process (stop_world.c).
+ */
+bool mt_task_exited(pid_t pid, pid_t tid);
+
 /* ---- leak tracer ------------------------------------------------------------ */
 
 /*

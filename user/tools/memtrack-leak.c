@@ -403,26 +403,6 @@ static bool session_gone(int err)
 	return err == -ESRCH || err == -ENOENT;
 }
 
-/* Gone, or a zombie its parent has not reaped yet. */
-static bool exited(pid_t pid)
-{
-	char path[64], buf[512], *s;
-	ssize_t len;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return true;
-	len = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (len <= 0)
-		return true;
-	buf[len] = '\0';
-	s = strrchr(buf, ')');		/* the name may hold anything */
-	return !s || s[1] != ' ' || s[2] == 'Z' || s[2] == 'X';
-}
-
 /*
  * What an unloaded module's requests fail with varies (the family id is
  * unknown, or the request raced the unload): ask for the family anew.
@@ -993,7 +973,7 @@ static void say_session_ended(long pid)
 	if (module_gone())
 		fprintf(stderr, "%s: process %ld: the session ended: memtrack.ko was unloaded\n",
 			prog, pid);
-	else if (exited((pid_t)pid))
+	else if (mt_task_exited((pid_t)pid, (pid_t)pid))
 		fprintf(stderr, "%s: process %ld exited; its session ended with it\n",
 			prog, pid);
 	else
