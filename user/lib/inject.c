@@ -89,9 +89,9 @@ static const char *const unsafe[] = {
 
 /* The libc symbols the calls use (index constants below). */
 static const char *const used[] = {
-	"dlopen", "__libc_dlopen_mode", "memfd_create", "close",
+	"dlopen", "__libc_dlopen_mode", "memfd_create", "close", "pipe2",
 };
-enum { U_DLOPEN, U_LIBC_DLOPEN, U_MEMFD, U_CLOSE, NR_USED };
+enum { U_DLOPEN, U_LIBC_DLOPEN, U_MEMFD, U_CLOSE, U_PIPE2, NR_USED };
 
 static const char *const lib_syms[] = {
 	MTP_INJECT_ATTACH, MTP_INJECT_DETACH, MTP_INJECT_INFO,
@@ -365,6 +365,7 @@ static int survey(struct mt_inject *in)
 	if (!err)
 		err = find_restore_rt(in, libc_x);
 	if (!err && (!in->restore_rt || !in->fn[U_MEMFD] || !in->fn[U_CLOSE] ||
+		     !in->fn[U_PIPE2] ||
 		     (!in->fn[U_DLOPEN] && !in->fn[U_LIBC_DLOPEN])))
 		err = mt_seterr(-ENOEXEC, "%d's libc (%s) lacks what the injection calls",
 				(int)in->pid, libc->path);
@@ -555,19 +556,60 @@ static int open_theirs(pid_t pid, int fd, int flags)
 	return r;
 }
 
-/* The attach call and its answer; then the state and the pipe opened. */
+/*
+ * The watchdog's pipe, made in the target; the tool opens its write end
+ * through /proc and closes the target's: from then on the tool's death
+ * is the pipe's hangup.  *rd: the read end, in the target.
+ */
+static int watch_pipe(struct mt_inject *in, struct mt_remote *rc, int *rd)
+{
+	uint64_t args[2] = { 0, O_CLOEXEC }, wr;
+	static const char two_ints[8];
+	struct mt_remote_args a = { .fn = in->fn[U_PIPE2], .nargs = 2,
+				    .data_arg = 0, .data = two_ints,
+				    .len = sizeof(two_ints), .sys = SYS_pipe2 };
+	int32_t fds[2];
+	int64_t r = -1;
+	int err;
+
+	memcpy(a.args, args, sizeof(args));
+	err = mt_remote_call(rc, &a, &r);
+	dbg("called");
+	/* the ints are still below the thread's stack pointer */
+	if (!err && !r)
+		err = mt_remote_peek(in->pid, rc->data, fds, sizeof(fds));
+	if (err)
+		return err;
+	if (r < 0)
+		return mt_seterr((int)r, "pipe2 in %d: %s", (int)in->pid,
+				 strerror((int)-r));
+	in->watch_fd = open_theirs(in->pid, fds[1], O_WRONLY);
+	wr = (uint64_t)fds[1];
+	err = call(rc, in->fn[U_CLOSE], &wr, 1, NULL, -1, -1, NULL);
+	if (!err && in->watch_fd < 0)
+		err = -EIO;
+	*rd = fds[0];
+	return err;
+}
+
+/* The attach call and its answer; then the state opened. */
 static int attach_lib(struct mt_inject *in, struct mt_remote *rc, int lib_fd,
 		      uint32_t flags, unsigned int *slots)
 {
-	uint64_t info = in->lib_base + in->lib_off[L_INFO];
-	uint64_t args[2] = { (uint64_t)(int64_t)lib_fd, flags };
+	uint64_t info = in->lib_base + in->lib_off[L_INFO], rd64;
 	struct mtp_inject_info before, after;
-	int err, state;
+	int err, state, rd = -1;
 
-	err = mt_remote_peek(in->pid, info, &before, sizeof(before));
+	err = watch_pipe(in, rc, &rd);
+	rd64 = (uint64_t)(int64_t)rd;
 	if (!err)
-		err = call(rc, in->lib_base + in->lib_off[L_ATTACH], args, 2,
-			   NULL, -1, -1, NULL);
+		err = mt_remote_peek(in->pid, info, &before, sizeof(before));
+	if (!err)
+		err = call(rc, in->lib_base + in->lib_off[L_ATTACH],
+			   (uint64_t[]){ (uint64_t)(int64_t)lib_fd, flags, rd64 },
+			   3, NULL, -1, -1, NULL);
+	else if (rd >= 0)
+		call(rc, in->fn[U_CLOSE], &rd64, 1, NULL, -1, -1, NULL);
 	if (!err)
 		err = mt_remote_peek(in->pid, info, &after, sizeof(after));
 	if (err)
@@ -583,19 +625,12 @@ static int attach_lib(struct mt_inject *in, struct mt_remote *rc, int lib_fd,
 	*slots = after.nr_slots;
 	dbg("answered");
 	state = open_theirs(in->pid, after.state_fd, O_RDWR);
-	if (state < 0)
-		return -EACCES;
-	in->watch_fd = open_theirs(in->pid, after.watch_fd, O_WRONLY);
-	in->pre = in->watch_fd < 0 ? NULL :
-		  mt_preload_open_fd(state, in->pid, flags);
+	in->pre = state < 0 ? NULL : mt_preload_open_fd(state, in->pid, flags);
 	if (!in->pre) {
-		close(state);
+		if (state >= 0)
+			close(state);
 		return -EIO;
 	}
-	/* the watchdog's go: the tool has what it needs */
-	if (write(in->watch_fd, "", 1) != 1)
-		return mt_seterr(-errno, "the watchdog's pipe: %s", strerror(errno));
-	dbg("confirmed");
 	return 0;
 }
 

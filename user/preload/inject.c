@@ -7,16 +7,15 @@
  * preloaded library never runs this.
  *
  * The attach makes the state (a memfd the tool then opens through
- * /proc/PID/fd) and a pipe, looks up what the program's calls are bound to
- * (the hooks' real functions: the definitions in the global scope, the
+ * /proc/PID/fd), looks up what the program's calls are bound to (the
+ * hooks' real functions: the definitions in the global scope, the
  * program's own malloc if it has one), points the GOT slots at the hooks
  * (got.c) and starts the watchdog, a thread with every signal blocked,
- * and answers in memtrack_inject_info.  The watchdog waits for the tool's
- * byte on the pipe (the tool has opened the state and its own end of the
- * pipe), closes the target's write end, and polls the pipe: its hangup is
- * the tool's end closing, by a detach or by the tool's death.  Without
- * the byte within MTP_CONFIRM_MS the tool died during the attach.  The
- * end of a session (the tool's detach, or the watchdog) restores the
+ * and answers in memtrack_inject_info.  The watchdog polls the read end
+ * of a pipe whose only write end the tool holds (the tool made the pipe in
+ * the target and closed the target's write end before the attach): its
+ * hangup is the tool's end closing, by a detach or by the tool's death,
+ * at any moment from the attach on.  The end of a session (the tool's detach, or the watchdog) restores the
  * slots first and turns the hooks into plain calls to the real functions;
  * the state is unmapped once no thread is inside a hook (the threads' busy
  * flags, after a membarrier: thread.c), by the watchdog if some still
@@ -57,7 +56,7 @@ static uint32_t kinds;			/* 1 << PL_HOOK_*: slots taken */
 static bool release_pending;		/* detached, a thread was in a hook */
 static bool barrier;			/* membarrier registered */
 
-void memtrack_inject_attach(int lib_fd, uint32_t flags) PL_EXPORT;
+void memtrack_inject_attach(int lib_fd, uint32_t flags, int watch_fd) PL_EXPORT;
 void memtrack_inject_detach(void) PL_EXPORT;
 struct mtp_inject_info memtrack_inject_info PL_EXPORT;
 
@@ -86,14 +85,12 @@ static void say(enum mtp_inject st)
 }
 
 /* The attach's answer, for the tool to read in this process's memory. */
-static void answer(enum mtp_inject st, int err, int state_fd, int watch_fd,
-		   uint32_t nr_slots)
+static void answer(enum mtp_inject st, int err, int state_fd, uint32_t nr_slots)
 {
 	struct mtp_inject_info *i = &memtrack_inject_info;
 
 	i->err = err;
 	i->state_fd = state_fd;
-	i->watch_fd = watch_fd;
 	i->nr_slots = nr_slots;
 	__atomic_store_n(&i->status, st, __ATOMIC_RELEASE);
 }
@@ -250,34 +247,11 @@ static void release_when_idle(void)
 /* ---- the watchdog --------------------------------------------------------- */
 
 struct watch {
-	int fd, wr;			/* the pipe's ends; wr: -1 once confirmed */
+	int fd;				/* the pipe's read end */
 	uint32_t gen;
 };
 
 static struct watch watched;
-
-/* The tool's byte within MTP_CONFIRM_MS: true; then the write end goes. */
-static bool confirmed(struct watch *w)
-{
-	struct pollfd p = { .fd = w->fd, .events = POLLIN };
-	struct timespec t0, t;
-	long left = MTP_CONFIRM_MS;
-	char c;
-
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	while (left > 0) {
-		if (poll(&p, 1, (int)left) > 0)
-			break;
-		clock_gettime(CLOCK_MONOTONIC, &t);
-		left = MTP_CONFIRM_MS - ((t.tv_sec - t0.tv_sec) * 1000 +
-					 (t.tv_nsec - t0.tv_nsec) / 1000000);
-	}
-	if (left <= 0 || syscall(SYS_read, w->fd, &c, 1) != 1)
-		return false;
-	syscall(SYS_close, w->wr);
-	w->wr = -1;
-	return true;
-}
 
 /*
  * Until the tool's end of the pipe closes (its detach, or its death), or
@@ -291,34 +265,29 @@ static void *watch(void *arg)
 
 	/* (not pthread_setname_np: its sprintf would bring printf's pages in) */
 	prctl(PR_SET_NAME, "memtrack-watch");
-	if (w.wr < 0 || confirmed(&w)) {
-		if (pl_hdr && is_target())
-			__atomic_store_n(&pl_hdr->watch_tid,
-					 (int32_t)syscall(SYS_gettid),
-					 __ATOMIC_RELEASE);
-		/* a byte more is no hangup: read, and wait on */
-		while ((poll(&p, 1, -1) < 0 && errno == EINTR) ||
-		       ((p.revents & (POLLIN | POLLHUP)) == POLLIN &&
-			syscall(SYS_read, w.fd, &c, 1) == 1))
-			;
-	}
+	if (pl_hdr && is_target())
+		__atomic_store_n(&pl_hdr->watch_tid, (int32_t)syscall(SYS_gettid),
+				 __ATOMIC_RELEASE);
+	/* a byte is no hangup: read, and wait on */
+	while ((poll(&p, 1, -1) < 0 && errno == EINTR) ||
+	       ((p.revents & (POLLIN | POLLHUP)) == POLLIN &&
+		syscall(SYS_read, w.fd, &c, 1) == 1))
+		;
 	end_session(w.gen);
 	release_when_idle();
 	syscall(SYS_close, w.fd);
-	if (w.wr >= 0)
-		syscall(SYS_close, w.wr);
 	return NULL;
 }
 
 /* A detached thread with every signal blocked: none is the program's. */
-static int start_watch(int fd, int wr, uint32_t gen)
+static int start_watch(int fd, uint32_t gen)
 {
 	sigset_t all, old;
 	pthread_attr_t a;
 	pthread_t t;
 	int err;
 
-	watched = (struct watch){ fd, wr, gen };
+	watched = (struct watch){ fd, gen };
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	pthread_attr_init(&a);
@@ -340,7 +309,7 @@ static void forked(void)
 	if (session != ATTACHED)
 		return;
 	if (pl_hdr->flags & MTP_F_FOLLOW) {
-		if (start_watch(watched.fd, -1, sess_gen))
+		if (start_watch(watched.fd, sess_gen))
 			end_session(0);
 		return;
 	}
@@ -353,10 +322,10 @@ static void forked(void)
 
 /* ---- the tool's calls ------------------------------------------------------ */
 
-void memtrack_inject_attach(int lib_fd, uint32_t flags)
+void memtrack_inject_attach(int lib_fd, uint32_t flags, int watch_fd)
 {
 	static bool once;
-	int on, n, err, fd, p[2];
+	int on, n, err, fd;
 	uint32_t want;
 
 	memtrack_inject_info.seq++;
@@ -365,29 +334,18 @@ void memtrack_inject_attach(int lib_fd, uint32_t flags)
 	take_lock();
 	if (session != IDLE) {
 		drop_lock();
-		answer(MTP_INJECT_FAILED, -EBUSY, -1, -1, 0);
+		syscall(SYS_close, watch_fd);
+		answer(MTP_INJECT_FAILED, -EBUSY, -1, 0);
 		return;
 	}
 	fd = make_state(flags);
-	if (fd < 0) {
-		drop_lock();
-		answer(MTP_INJECT_FAILED, fd, -1, -1, 0);
-		return;
-	}
-	if (pipe2(p, O_CLOEXEC)) {
-		err = -errno;
-		syscall(SYS_close, fd);
-		drop_lock();
-		answer(MTP_INJECT_FAILED, err, -1, -1, 0);
-		return;
-	}
-	err = pl_state_map(fd);
+	err = fd < 0 ? fd : pl_state_map(fd);
 	if (err) {
-		syscall(SYS_close, fd);
-		syscall(SYS_close, p[0]);
-		syscall(SYS_close, p[1]);
+		if (fd >= 0)
+			syscall(SYS_close, fd);
+		syscall(SYS_close, watch_fd);
 		drop_lock();
-		answer(MTP_INJECT_FAILED, err, -1, -1, 0);
+		answer(MTP_INJECT_FAILED, err, -1, 0);
 		return;
 	}
 	on = pl_state_start();
@@ -406,21 +364,20 @@ void memtrack_inject_attach(int lib_fd, uint32_t flags)
 	__atomic_store_n(&pl_on, on, __ATOMIC_RELEASE);
 	pl_objects_changed = objects_changed;
 	n = pl_got_patch(kinds, (const void *)memtrack_inject_attach);
-	err = n < 0 ? n : start_watch(p[0], p[1], sess_gen);
+	err = n < 0 ? n : start_watch(watch_fd, sess_gen);
 	if (err) {
 		pl_hdr->inject_err = err;
 		say(MTP_INJECT_FAILED);
 		drop_lock();
-		syscall(SYS_close, p[0]);
-		syscall(SYS_close, p[1]);
+		syscall(SYS_close, watch_fd);
 		end_session(0);
-		answer(MTP_INJECT_FAILED, err, -1, -1, 0);
+		answer(MTP_INJECT_FAILED, err, -1, 0);
 		return;
 	}
 	pl_hdr->nr_slots = (uint32_t)n;
 	say(MTP_INJECT_ATTACHED);
 	drop_lock();
-	answer(MTP_INJECT_ATTACHED, 0, fd, p[1], (uint32_t)n);
+	answer(MTP_INJECT_ATTACHED, 0, fd, (uint32_t)n);
 }
 
 void memtrack_inject_detach(void)

@@ -35,20 +35,16 @@
 #define MTP_LIB_MEMFD_NAME	"memtrack-preload"
 /*
  * Its entry points, which the tool calls in the target:
- *   memtrack_inject_attach(int lib_fd, uint32_t flags)
+ *   memtrack_inject_attach(int lib_fd, uint32_t flags, int watch_fd)
  *   memtrack_inject_detach(void)
+ * watch_fd: the read end of a pipe whose only write end the tool holds;
+ * its hangup ends the session.
  * and what the attach answers (struct mtp_inject_info), read by the tool
  * in the target's memory.
  */
 #define MTP_INJECT_ATTACH	"memtrack_inject_attach"
 #define MTP_INJECT_DETACH	"memtrack_inject_detach"
 #define MTP_INJECT_INFO		"memtrack_inject_info"
-/*
- * The watchdog waits this long for the tool's byte on the pipe after an
- * attach (the tool has opened the state and its end of the pipe): without
- * it the tool died during the attach and the session ends by itself.
- */
-#define MTP_CONFIRM_MS		800
 
 /* Virtual size of the state; pages are touched only as they are used. */
 #define MTP_SIZE		(4ULL << 30)
@@ -92,7 +88,6 @@ struct mtp_inject_info {
 	uint32_t status;		/* enum mtp_inject */
 	int32_t err;			/* -errno of a refusal */
 	int32_t state_fd;		/* the state's memfd, in the target */
-	int32_t watch_fd;		/* the pipe's end the tool opens */
 	uint32_t nr_slots;		/* GOT slots taken */
 };
 
