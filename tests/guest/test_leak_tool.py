@@ -762,7 +762,7 @@ def tracer_sigkill():
         check(session_gone(fx.pid), "session still there after the tracer's SIGKILL")
         after = probed_bytes(fx.pid)
         check(all(m == f for _, _, m, f in after), f"breakpoints left: {after}")
-        t2 = subprocess.Popen([TOOL, "-p", str(fx.pid), "-i", "2", "-n", "2", "--json"],
+        t2 = subprocess.Popen(lfx.tool_p(fx.pid, "-i", "2", "-n", "2", "--json"),
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         check(session_there(fx.pid), "the second memtrack-leak did not attach")
         fx.step()

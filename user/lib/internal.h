@@ -121,8 +121,8 @@ int mt_remote_call(struct mt_remote *rc, const struct mt_remote_args *a,
 int mt_remote_peek(pid_t pid, uint64_t addr, void *buf, size_t len);
 
 /*
- * Defined functions and objects of the ELF file path by name (elfsyms.c): .dynsym,
- * .symtab and the .symtab of its debug file (/usr/lib/debug/.build-id)
+ * Defined functions and objects of the ELF file path by name (elfsyms.c):
+ * .dynsym, .symtab and the .symtab of its debug file (/usr/lib/debug/.build-id)
  * if there is one; a name also matches its compiler clones (name.part.0).
  * out[i]: names[i]'s st_value and st_size, 0 if not found;
  * *load_vaddr: the p_vaddr of the PT_LOAD at file offset 0 (the load bias

@@ -463,8 +463,10 @@ void pl_got_forget_gone(void)
 
 	take_lock();
 	dl_iterate_phdr(note_live, &l);
-	t = l.n < l.max && n ? mmap(NULL, n * sizeof(*t), PROT_READ | PROT_WRITE,
-				    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) : MAP_FAILED;
+	t = MAP_FAILED;
+	if (l.n < l.max && n)
+		t = mmap(NULL, n * sizeof(*t), PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (t != MAP_FAILED) {
 		/* the slots of objects still there, in a table of their own */
 		used = 0;

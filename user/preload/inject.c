@@ -15,13 +15,14 @@
  * of a pipe whose only write end the tool holds (the tool made the pipe in
  * the target and closed the target's write end before the attach): its
  * hangup is the tool's end closing, by a detach or by the tool's death,
- * at any moment from the attach on.  The end of a session (the tool's detach, or the watchdog) restores the
- * slots first and turns the hooks into plain calls to the real functions;
- * the state is unmapped once no thread is inside a hook (the threads' busy
- * flags, after a membarrier: thread.c), by the watchdog if some still
- * were.  The library stays loaded, its hooks inert, for the next attach
- * to reuse.  Everything the attach makes is in the target from the start:
- * the tool dying at any moment leaves nothing it would have had to close.
+ * at any moment from the attach on.  The end of a session (the tool's
+ * detach, or the watchdog) restores the slots first and turns the hooks
+ * into plain calls to the real functions; the state is unmapped once no
+ * thread is inside a hook (the threads' busy flags, after a membarrier:
+ * thread.c), by the watchdog if some still were.  The library stays
+ * loaded, its hooks inert, for the next attach to reuse.  What the attach
+ * makes (the state, the watchdog) is the target's own: the tool dying at
+ * any moment after it leaves nothing it would have had to undo.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
