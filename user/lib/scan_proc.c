@@ -7,7 +7,6 @@
  * stop) is read as it is.
  */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -15,10 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/ptrace.h>
 #include <sys/uio.h>
-#include <sys/user.h>
-#include <sys/wait.h>
 
 #include "memtrack.h"
 #include "internal.h"
