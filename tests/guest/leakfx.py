@@ -1,7 +1,11 @@
 """Fixture helpers of the memtrack-leak suites (test_leak.py,
-test_leak_tool.py): the LEAK(name): N x SIZE markers of
+test_leak_tool.py, ...): the LEAK(name): N x SIZE markers of
 tests/progs/leaks, a fixture traced with memtrack-leak -p, and exact
-checks of a report's stacks against the markers and of their callers."""
+checks of a report's stacks against the markers and of their callers.
+
+LEAK_ENGINE=inject runs the -p tests with the injected in-process engine
+(`--engine inject`, no module needed) instead of the module's uprobes
+(`--engine uprobe`, the default here)."""
 import json
 import os
 import re
@@ -15,6 +19,33 @@ LEAKS = os.path.join(ROOT, "tests", "progs", "leaks")
 TOOL = os.path.join(ROOT, "build", "bin", "memtrack-leak")
 # The fixture builds every test runs on.
 VARIANTS = ("fp", "nofp")
+ENGINE = os.environ.get("LEAK_ENGINE", "uprobe")
+# -p's engine under test
+PID_ENGINE = "inject" if ENGINE == "inject" else "uprobe"
+INJECT = PID_ENGINE == "inject"
+# The injected library's watchdog thread: there once the slots are taken.
+WATCH_COMM = "memtrack-watch"
+
+
+def tool_p(pid, *args):
+    """The command line of memtrack-leak -p PID with the engine under test."""
+    return [TOOL, "-p", str(pid), "--engine", PID_ENGINE] + list(args)
+
+
+def watchdog(pid):
+    """The tid of pid's injected watchdog thread, or None."""
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except FileNotFoundError:
+        return None
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/comm") as f:
+                if f.read().strip() == WATCH_COMM:
+                    return int(tid)
+        except FileNotFoundError:
+            pass
+    return None
 
 
 def source(name):
@@ -84,7 +115,7 @@ def run_attached(path, args, attached, env=None, timeout=120):
     fx = subprocess.Popen([path], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                           text=True, env=env)
     check(fx.stdout.readline().strip() == "ready", "fixture did not start")
-    tool = subprocess.Popen([TOOL, "-p", str(fx.pid)] + args, stdout=subprocess.PIPE,
+    tool = subprocess.Popen(tool_p(fx.pid, *args), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     attached(fx, tool)
     fx.stdin.write("go\n")
@@ -101,8 +132,15 @@ def run_attached(path, args, attached, env=None, timeout=120):
 
 def armed(pid, timeout=60):
     """Until pid's leak session has its probes in (LEAK_ARM: memtrack-leak
-    sends the unwind tables first); False if not within timeout."""
+    sends the unwind tables first), or with the injected engine its slots
+    are taken (its watchdog runs); False if not within timeout."""
     end = time.monotonic() + timeout
+    if INJECT:
+        while time.monotonic() < end:
+            if watchdog(pid):
+                return True
+            time.sleep(0.02)
+        return False
     with Genl() as g:
         while time.monotonic() < end:
             try:
@@ -116,7 +154,11 @@ def armed(pid, timeout=60):
 
 def until_first_report(fx, tool):
     """Until the tool waits for its first report: attached, tables sent
-    (allocations before the tables arrive stop at the first libc frame)."""
+    (allocations before the tables arrive stop at the first libc frame);
+    injected, once the slots are taken."""
+    if INJECT:
+        check(armed(fx.pid), "memtrack-leak did not attach")
+        return
     end = time.monotonic() + 60
     while time.monotonic() < end and tool.poll() is None:
         with open(f"/proc/{tool.pid}/syscall") as f:
@@ -298,7 +340,7 @@ def memcheck(argv, stdin):
             key = (m.group(2), int(m.group(3)))
             _add(lines.setdefault(key, _blank()), cur["cls"], cur["bytes"], cur["blocks"])
             if cur["dtv"]:
-                dtv.append((key, cur["cls"], cur["blocks"]))
+                dtv.append((key, cur["cls"], cur["blocks"], cur["bytes"]))
             cur = None
     return summary, lines, dtv
 
@@ -324,14 +366,18 @@ def scan_lines(report):
     return lines
 
 
-def check_scan_vs_memcheck(report, vg, what, preload=False, before_attach=()):
+def check_scan_vs_memcheck(report, vg, what, preload=False, before_attach=(),
+                           no_dtvs=False):
     """The report's classes equal memcheck's (vg: memcheck()'s result), in
     total and per allocating line.  preload: the program ran with the
     in-process engine, whose library's TLS makes each DTV one slot longer
     (DTV_SLOT more bytes per DTV block, in memcheck's class).
     before_attach: sources whose allocations were made before the tool
     attached (-p), which it cannot know: their lines are left out, and
-    their bytes and blocks out of memcheck's totals."""
+    their bytes and blocks out of memcheck's totals.  no_dtvs: the engine
+    does not see the DTVs (the injected one: the dynamic loader allocates
+    them through a pointer to libc's malloc, not through a GOT slot), so
+    memcheck's DTV records are left out too."""
     vsum, vlines, vdtv = vg
     want_sum = dict(vsum)
     want_lines = {k: dict(v) for k, v in vlines.items() if k[0] not in before_attach}
@@ -339,9 +385,14 @@ def check_scan_vs_memcheck(report, vg, what, preload=False, before_attach=()):
         if key[0] in before_attach:
             for c in SCAN_CLASSES:
                 want_sum[c] = (want_sum[c][0] - cls[c][0], want_sum[c][1] - cls[c][1])
-    for key, cls, blocks in vdtv if preload else ():
+    for key, cls, blocks, _ in vdtv if preload else ():
         for acc in (want_sum, want_lines[key]):
             acc[cls] = (acc[cls][0] + DTV_SLOT * blocks, acc[cls][1])
+    for key, cls, blocks, nbytes in vdtv if no_dtvs else ():
+        for acc in [want_sum] + ([want_lines[key]] if key in want_lines else []):
+            acc[cls] = (acc[cls][0] - nbytes, acc[cls][1] - blocks)
+        if key in want_lines and all(v == (0, 0) for v in want_lines[key].values()):
+            del want_lines[key]
     got = scan_classes(report)
     check(got == want_sum, f"{what}: classes {got}, memcheck's {want_sum} (its own {vsum})")
     got_lines = {k: v for k, v in scan_lines(report).items() if k[0] not in before_attach}

@@ -8,7 +8,8 @@ start_thread).  Every fixture runs in both builds, with frame pointers (fp)
 and without (nofp, Debian's default, as libc and libstdc++ are built): the
 module unwinds with the tables memtrack-leak derives from .eh_frame (also
 for a library dlopen'ed after the attach), so the figures must be the
-same."""
+same.  With LEAK_ENGINE=inject the same tests run with the injected
+in-process engine (leakfx.py), no module needed."""
 import json
 import os
 import signal
@@ -17,8 +18,8 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from mtlib import ROOT, check, run_tests, variant_tests  # noqa: E402
-from leakfx import (TOOL, VARIANTS, check_all_callers, check_markers,  # noqa: E402
-                    frame_at, markers, check_mismatches, trace)
+from leakfx import (VARIANTS, check_all_callers, check_markers,  # noqa: E402
+                    frame_at, markers, check_mismatches, tool_p, trace)
 
 
 def check_stacks(name, variant, thread=False, start=True):
@@ -61,7 +62,7 @@ def dlopen_library_loaded_after_attach(variant):
     fx = subprocess.Popen([os.path.join(ROOT, "build", "tests", "leaks", variant, "dlopen")],
                           stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     check(fx.stdout.readline().strip() == "ready", "fixture did not start")
-    tool = subprocess.Popen([TOOL, "-p", str(fx.pid), "-i", "1", "--json"],
+    tool = subprocess.Popen(tool_p(fx.pid, "-i", "1", "--json"),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         reports_after(tool, 1)

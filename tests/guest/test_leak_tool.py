@@ -10,7 +10,11 @@ Runs inside the VM with the module loaded:
     tests/vm/run -- python3 tests/guest/test_leak_tool.py [test ...]
 With LEAK_ENGINE=preload the `-- CMD` tests run with the in-process engine
 (`--engine preload`, no module: the host suite leak-preload) and the -p
-tests, which need the module, are not there.
+tests, which need the module, are not there.  With LEAK_ENGINE=inject the
+-p tests run with the injected in-process engine (`--engine inject`, no
+module: tests/guest/test_leak_inject.py imports them), those of the
+module's uprobes alone (breakpoints, unload, its unwind tables) and the
+`-- CMD` tests are not there.
 """
 import json
 import os
@@ -30,14 +34,29 @@ TOOL = lfx.TOOL
 PROBES = os.path.join(ROOT, "build", "tests", "user", "leak_probes")
 # per process: suites of other checkouts may run at the same time
 OUT = f"/tmp/memtrack-leak-report.{os.getpid()}"
-ENGINE = os.environ.get("LEAK_ENGINE", "uprobe")
+ENGINE = lfx.ENGINE
 # memtrack-leak with the engine under test, for -- CMD
 TOOL_CMD = [TOOL, "--engine", ENGINE]
 
 
 def pid_test(fn):
-    """A test of -p PID: the module's engine only."""
+    """A test of -p PID: the module's engine or the injected one."""
+    return test(fn) if ENGINE in ("uprobe", "inject") else fn
+
+
+def uprobe_test(fn):
+    """A test of the module's engine alone."""
     return test(fn) if ENGINE == "uprobe" else fn
+
+
+def cmd_test(fn):
+    """A test of -- CMD: either engine a command can have."""
+    return test(fn) if ENGINE in ("uprobe", "preload") else fn
+
+
+def cmd_variant_test(fn):
+    """The same, fp and nofp."""
+    return variant_test(lfx.VARIANTS)(fn) if ENGINE in ("uprobe", "preload") else fn
 
 
 def fixture(name, variant="fp"):
@@ -89,7 +108,7 @@ def run_simple(args, timeout=60, **kw):
     return r.returncode, r.stderr, docs
 
 
-@variant_test(lfx.VARIANTS)
+@cmd_variant_test
 def command_c_apis_exact(variant):
     """-- CMD: every C API's leak exact, one report, exit status 0; stacks
     complete: libc's tables were sent when ld.so had mapped it; frames'
@@ -111,7 +130,7 @@ def frames_of(report, file, line):
             for f in hits[0]["frames"]]
 
 
-@variant_test(lfx.VARIANTS)
+@cmd_variant_test
 def command_leaks_before_main(variant):
     """-- CMD sees a constructor's and a static initializer's leaks: traced
     from the first allocation.  Their stacks are complete: the program's
@@ -141,7 +160,7 @@ def command_leaks_before_main(variant):
             lfx.check_callers(s, "before_main/in_main", file)
 
 
-@variant_test(lfx.VARIANTS)
+@cmd_variant_test
 def command_cpp_cases(variant):
     """-- CMD on the C++ fixture: libstdc++'s operators probed before it is
     even mapped, its tables sent before its constructors run (its emergency
@@ -160,7 +179,7 @@ def command_cpp_cases(variant):
           f"libstdc++'s constructor stack {fr}: not ld.so's _dl_init, _dl_start_user")
 
 
-@variant_test(lfx.VARIANTS)
+@cmd_variant_test
 def command_dlopen(variant):
     """-- CMD on a program that dlopens a library mid-run: the loader's
     rendezvous sends the library's tables before it runs, so its leak is
@@ -174,7 +193,7 @@ def command_dlopen(variant):
     lfx.check_offsets(docs[0])
 
 
-@variant_test(lfx.VARIANTS)
+@cmd_variant_test
 def command_threads(variant):
     """-- CMD on 8 threads leaking concurrently: the first thread takes the
     loader breakpoint out (only the main thread is ptraced) and lets the new
@@ -263,14 +282,14 @@ def scan_at_exit(name, variant):
                                    preload=ENGINE == "preload")
 
 
-@variant_test(lfx.VARIANTS)
+@cmd_variant_test
 def command_scan_at_exit(variant):
     """scan.c: a lost tree and cycle (2 definitely + 8 indirectly lost), a
     block reached only through an interior pointer, one a global holds."""
     scan_at_exit("scan", variant)
 
 
-@variant_test(lfx.VARIANTS)
+@cmd_variant_test
 def command_scan_threads_at_exit(variant):
     """scan_threads.c: joined threads whose stacks glibc keeps (their DTVs
     possibly lost, a block only a dead frame held definitely), blocks whose
@@ -278,7 +297,7 @@ def command_scan_threads_at_exit(variant):
     scan_at_exit("scan_threads", variant)
 
 
-@variant_test(lfx.VARIANTS)
+@cmd_variant_test
 def command_scan_mismatches(variant):
     """--scan -- CMD on cpp_cases: the scan report carries the mismatched
     releases too, as the stack report does: new[] freed by delete, with the
@@ -348,7 +367,7 @@ def preload_test(fn):
     return test(fn) if ENGINE == "preload" else fn
 
 
-@pid_test
+@uprobe_test
 def unwind_sources_agree():
     """The module's two ways to unwind code without frame pointers give the
     same stacks: rules read in place from each object's .eh_frame_hdr (the
@@ -465,7 +484,7 @@ def command_static_program_uses_uprobes():
               f"{args}: exit {r.returncode}, {r.stderr!r}")
 
 
-@test
+@cmd_test
 def command_exit_status():
     """The program's exit status is the tool's; 128+N when killed by signal
     N; 127 when it cannot be run; a report in every case it exits itself."""
@@ -478,7 +497,7 @@ def command_exit_status():
     check(rc == 127 and "/nonexistent/program" in err and not docs, f"missing: {rc} {err}")
 
 
-@test
+@cmd_test
 def command_that_execs():
     """A program that execs another runs on untraced to its own exit status:
     the session ends with the exec, said once, no report, no SIGTRAP."""
@@ -497,7 +516,7 @@ def command_that_execs():
         check(r.stdout == ("out\n" if status else ""), f"{args}: stdout {r.stdout!r}")
 
 
-@test
+@cmd_test
 def command_signals_forwarded():
     """SIGTERM to the tool reaches the program, which exits by it and is
     reported on; SIGKILL of the program: no exit stop, a clear message,
@@ -549,7 +568,7 @@ class Fixture(Workload):
 
 def tool_p(pid, *args):
     """memtrack-leak -p PID; returns once it traces (text: once it says so)."""
-    t = subprocess.Popen([TOOL, "-p", str(pid)] + list(args), stdout=subprocess.PIPE,
+    t = subprocess.Popen(lfx.tool_p(pid, *args), stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True)
     if "--json" in args:    # says nothing on stderr
         check(lfx.armed(pid), "memtrack-leak did not attach")
@@ -585,6 +604,10 @@ def probed_bytes(pid):
 
 
 def session_gone(pid, timeout=10):
+    """The module's session of pid gone (injected: nothing to ask, the
+    tool's state went with the tool)."""
+    if lfx.INJECT:
+        return True
     end = time.monotonic() + timeout
     with Genl() as g:
         while time.monotonic() < end:
@@ -711,7 +734,7 @@ def first_report_whole_stacks():
     line = next(n for n, text in enumerate(open(lfx.source("busy.c")), 1) if "BUSY" in text)
     for run in range(3):
         with Fixture("busy", [fixture("busy", "nofp")]) as fx:
-            t = subprocess.run([TOOL, "-p", str(fx.pid), "-i", "2", "-n", "1", "--json"],
+            t = subprocess.run(lfx.tool_p(fx.pid, "-i", "2", "-n", "1", "--json"),
                                capture_output=True, text=True, timeout=120)
             docs = json_docs(t.stdout)
             check(t.returncode == 0 and len(docs) == 1, f"exit {t.returncode}: {t.stderr}")
@@ -724,7 +747,7 @@ def first_report_whole_stacks():
             check(all(s["pid"] == fx.pid for s in docs[0]["stacks"]), "other pid")
 
 
-@pid_test
+@uprobe_test
 def tracer_sigkill():
     """SIGKILL of memtrack-leak: every breakpoint it had put in (int3 at each
     probed offset while attached) is gone, the target works, and a new
@@ -739,7 +762,7 @@ def tracer_sigkill():
         check(session_gone(fx.pid), "session still there after the tracer's SIGKILL")
         after = probed_bytes(fx.pid)
         check(all(m == f for _, _, m, f in after), f"breakpoints left: {after}")
-        t2 = subprocess.Popen([TOOL, "-p", str(fx.pid), "-i", "2", "-n", "2", "--json"],
+        t2 = subprocess.Popen(lfx.tool_p(fx.pid, "-i", "2", "-n", "2", "--json"),
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         check(session_there(fx.pid), "the second memtrack-leak did not attach")
         fx.step()
@@ -750,7 +773,7 @@ def tracer_sigkill():
         check(fx.p.wait(timeout=30) == 0, "c_apis did not exit cleanly")
 
 
-@pid_test
+@uprobe_test
 def module_unload_while_attached():
     """rmmod under memtrack-leak -p: the unload is clean, the tool says the
     session ended and exits 3, the target runs on without breakpoints."""

@@ -198,6 +198,7 @@ python_suite() { # FILE TARGET...
 	out=$(python3 "$1" "${!selected[@]}" 2>&1); rc=$?
 	echo "$out"
 	while read -r verdict name rest; do
+		name=${name%:}		# "FAIL name: why"
 		reported[$name]=1
 		if [ "$verdict" = PASS ]; then
 			passed=$((passed + 1))

@@ -116,7 +116,7 @@ completions_options() {
 
 completions_arguments() {
 	expect "cpu growth pid rss time" memtrack-top --sort "" || return 1
-	expect "preload uprobe" memtrack-leak --engine ""
+	expect "inject preload uprobe" memtrack-leak --engine ""
 	expect "task,mmap" memtrack-events -c task,m
 	expect "all alloc_fail" memtrack-events --class a
 	expect "sum" memtrack-query s

@@ -9,7 +9,8 @@
 #    an inlined function shown as inlined, and a C++ name demangled; on a
 #    stripped copy, the object+offset it gives is what addr2line takes (its
 #    path, not all UTF-8, in JSON as UTF-8 with U+FFFD);
-#  - memtrack-leak's usage errors (exit 2) and its message without the module.
+#  - memtrack-leak's usage errors (exit 2) and its message without the module
+#    (--engine uprobe: -p's default engine, injected, needs no module).
 # Runs as tests/host/prelude.sh says: "PASS name" or "FAIL name: why" per
 # check, test names as arguments run only those (unit-leak and unit-scan:
 # the unit tests' own), --list prints them.
@@ -374,20 +375,22 @@ if ! want leak-without-module; then
 elif grep -qw memtrack /proc/net/genetlink 2>/dev/null || [ -d /sys/module/memtrack ]; then
 	skip leak-without-module "memtrack.ko is loaded"
 else
-	out=$("$leak" -p "$cpid" -n 1 -i 0.1 2>&1); rc=$?
+	out=$("$leak" -p "$cpid" --engine uprobe -n 1 -i 0.1 2>&1); rc=$?
 	[ $rc -eq 1 ] && grep -qF "memtrack.ko is not loaded" <<<"$out" &&
 		pass leak-without-module || fail leak-without-module "exit $rc, '$out'"
 fi
 
 # ---- memtrack-leak end to end, against user/tests/fake_genl.so -------------------
-# The shim answers the netlink commands as the module would (see its header):
+# The shim answers the netlink commands as the module would (see its header),
+# to the uprobe engine (-p's default is the injected one, with no netlink):
 # stack 1 (malloc) grows by 1000 bytes per dump, its frames are the return
 # addresses into leak_site (through inlined leak_inlined) and leak_direct.
 ra_inl=$(awk '$1 == "ra" && $2 == "inl" { print $3 }' "$tmp/c.out")
 ra_direct=$(awk '$1 == "ra" && $2 == "direct" { print $3 }' "$tmp/c.out")
 fake() (
 	MT_FAKE_LOG=$tmp/fake.log MT_FAKE_FRAMES1=$ra_inl,$ra_direct \
-	MT_FAKE_FRAMES2=$ra_direct LD_PRELOAD=$units/fake_genl.so exec "$leak" "$@"
+	MT_FAKE_FRAMES2=$ra_direct LD_PRELOAD=$units/fake_genl.so exec "$leak" \
+		--engine uprobe "$@"
 )
 if want_any leak-attach-dump-detach leak-attach-sends-probes leak-text-report leak-text-mismatches; then
 	rm -f "$tmp/fake.log"
@@ -483,7 +486,7 @@ fi
 # above), not the runtime address, in text, JSON ("offset") and folded.
 sfake() (
 	MT_FAKE_FRAMES1=$sra_inl MT_FAKE_FRAMES2=$sra_direct \
-	LD_PRELOAD=$units/fake_genl.so exec "$leak" "$@"
+	LD_PRELOAD=$units/fake_genl.so exec "$leak" --engine uprobe "$@"
 )
 if want leak-text-object-offset; then
 	out=$(sfake -p "$spid" -i 0.1 -n 1 2>&1)
@@ -540,7 +543,7 @@ if want leak-ctrl-c-detaches; then
 	rm -f "$tmp/fake.log"
 	# a simple command, so that $! is memtrack-leak itself
 	MT_FAKE_LOG=$tmp/fake.log LD_PRELOAD=$units/fake_genl.so \
-		"$leak" -p "$cpid" -i 10 >/dev/null 2>&1 &
+		"$leak" --engine uprobe -p "$cpid" -i 10 >/dev/null 2>&1 &
 	lpid=$!
 	for i in $(seq 100); do
 		grep -q attach "$tmp/fake.log" 2>/dev/null && break

@@ -7,9 +7,14 @@
  * .symtab.  A defined GLOBAL/WEAK function whose name is an allocator entry
  * point becomes a probe at the file offset of st_value, through the PT_LOAD
  * segment that holds it (offset = st_value - p_vaddr + p_offset).
+ * The injector finds symbols by name the same way (mt_elf_syms()), also
+ * in an object's separate debug file: libc's internals (the allocator's)
+ * are named only there.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -403,4 +408,133 @@ int mt_leak_find_probes(pid_t pid, struct mt_leak_probe **out, size_t *n)
 int mt_leak_find_fd_probes(pid_t pid, struct mt_leak_probe **out, size_t *n)
 {
 	return find_probes(pid, &fd_table, out, n);
+}
+
+/* ---- symbols by name, for the injector ------------------------------------- */
+
+struct func_find {
+	const char *const *names;
+	size_t n;
+	struct mt_elf_sym *out;
+};
+
+/* name, or one of its compiler clones (name.part.0, name.constprop.0) */
+static bool same_func(const char *sym, const char *name)
+{
+	size_t len = strlen(name);
+
+	return !strncmp(sym, name, len) && (!sym[len] || sym[len] == '.');
+}
+
+static void find_in(Elf *elf, struct func_find *f)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *data;
+		size_t i, j, nsyms;
+
+		if (!gelf_getshdr(scn, &sh) ||
+		    (sh.sh_type != SHT_DYNSYM && sh.sh_type != SHT_SYMTAB) ||
+		    !sh.sh_entsize || !(data = elf_getdata(scn, NULL)))
+			continue;
+		nsyms = sh.sh_size / sh.sh_entsize;
+		for (i = 1; i < nsyms; i++) {
+			GElf_Sym sym;
+			const char *name;
+
+			if (!gelf_getsym(data, (int)i, &sym) ||
+			    (GELF_ST_TYPE(sym.st_info) != STT_FUNC &&
+			     GELF_ST_TYPE(sym.st_info) != STT_OBJECT) ||
+			    sym.st_shndx == SHN_UNDEF ||
+			    !(name = elf_strptr(elf, sh.sh_link, sym.st_name)))
+				continue;
+			for (j = 0; j < f->n; j++)
+				if (!f->out[j].value && same_func(name, f->names[j])) {
+					f->out[j].value = sym.st_value;
+					f->out[j].size = sym.st_size;
+				}
+		}
+	}
+}
+
+/* The separate debug file of elf (by its build id), or -1. */
+static int debug_file(Elf *elf)
+{
+	Elf_Scn *scn = NULL;
+	char path[PATH_MAX];
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		GElf_Nhdr nh;
+		Elf_Data *data;
+		size_t off = 0, noff, doff, i;
+		int len;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE ||
+		    !(data = elf_getdata(scn, NULL)))
+			continue;
+		while ((off = gelf_getnote(data, off, &nh, &noff, &doff))) {
+			const unsigned char *id = (const unsigned char *)data->d_buf + doff;
+
+			if (nh.n_type != NT_GNU_BUILD_ID || nh.n_descsz < 2 ||
+			    nh.n_descsz > 64)
+				continue;
+			len = snprintf(path, sizeof(path),
+				       "/usr/lib/debug/.build-id/%02x/", id[0]);
+			for (i = 1; i < nh.n_descsz; i++)
+				len += snprintf(path + len, sizeof(path) - (size_t)len,
+						"%02x", id[i]);
+			snprintf(path + len, sizeof(path) - (size_t)len, ".debug");
+			return open(path, O_RDONLY | O_CLOEXEC);
+		}
+	}
+	return -1;
+}
+
+int mt_elf_syms(const char *path, const char *const *names, size_t n,
+		struct mt_elf_sym *out, uint64_t *load_vaddr)
+{
+	struct func_find f = { names, n, out };
+	size_t phnum, i;
+	Elf *elf, *dbg;
+	int fd, dfd;
+
+	memset(out, 0, n * sizeof(*out));
+	*load_vaddr = 0;
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return mt_seterr(-EIO, "libelf: %s", elf_errmsg(-1));
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return mt_seterr(-errno, "%s: %s", path, strerror(errno));
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF || elf_getphdrnum(elf, &phnum)) {
+		if (elf)
+			elf_end(elf);
+		close(fd);
+		return mt_seterr(-ENOEXEC, "%s: not an ELF object", path);
+	}
+	for (i = 0; i < phnum; i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD &&
+		    !ph.p_offset) {
+			*load_vaddr = ph.p_vaddr;
+			break;
+		}
+	}
+	find_in(elf, &f);
+	dfd = debug_file(elf);
+	if (dfd >= 0) {
+		dbg = elf_begin(dfd, ELF_C_READ_MMAP, NULL);
+		if (dbg && elf_kind(dbg) == ELF_K_ELF)
+			find_in(dbg, &f);
+		if (dbg)
+			elf_end(dbg);
+		close(dfd);
+	}
+	elf_end(elf);
+	close(fd);
+	return 0;
 }

@@ -33,6 +33,7 @@ struct mt_preload {
 	int fd;
 	uint32_t flags;
 	pid_t target;
+	bool live_fds;			/* descriptors checked against the target's */
 	struct mtp_header *h;
 };
 
@@ -77,6 +78,50 @@ struct mt_preload *mt_preload_new(uint32_t flags)
 fail:
 	mt_preload_free(p);
 	return NULL;
+}
+
+struct mt_preload *mt_preload_open_fd(int fd, pid_t target, uint32_t flags)
+{
+	struct mt_preload *p = calloc(1, sizeof(*p));
+
+	if (!p) {
+		mt_seterr(-ENOMEM, "out of memory");
+		return NULL;
+	}
+	p->fd = fd;
+	p->flags = flags;
+	p->target = target;
+	p->h = mmap(NULL, MTP_SIZE, PROT_READ | PROT_WRITE,
+		    MAP_SHARED | MAP_NORESERVE, fd, 0);
+	if (p->h == MAP_FAILED || p->h->magic != MTP_MAGIC ||
+	    p->h->version != MTP_VERSION) {
+		if (p->h == MAP_FAILED)
+			mt_seterr(-errno, "mapping %d's state: %s", (int)target,
+				  strerror(errno));
+		else
+			mt_seterr(-EPROTO, "%d's state is not of this version",
+				  (int)target);
+		if (p->h == MAP_FAILED)
+			p->h = NULL;
+		mt_preload_free(p);
+		return NULL;
+	}
+	return p;
+}
+
+struct mtp_header *mt_preload_header(struct mt_preload *p)
+{
+	return p->h;
+}
+
+void mt_preload_live_fds(struct mt_preload *p, bool on)
+{
+	p->live_fds = on;
+}
+
+void mt_preload_tick(struct mt_preload *p)
+{
+	__atomic_store_n(&p->h->now_ns, mono_ns(), __ATOMIC_RELAXED);
 }
 
 void mt_preload_free(struct mt_preload *p)
@@ -303,7 +348,26 @@ struct rows {
 	struct mt_leak_stack *v;
 	size_t n, cap;
 	uint32_t *first;		/* by stack id: 1 + index of its first row */
+	/* by stack id: calls the threads have not added to its totals yet */
+	uint64_t *pend_calls, *pend_bytes;
 };
+
+/* The calls each thread still holds (struct mtp_young), by stack id. */
+static void pending_calls(struct rows *r, uint32_t nr)
+{
+	const struct mtp_header *h = r->p->h;
+	unsigned int i;
+
+	for (i = 0; i < h->nr_young && i < MTP_MAX_YOUNG; i++) {
+		const struct mtp_young *y = at(r->p, h->young[i], sizeof(*y));
+		uint32_t id = y ? y->calls_id : 0;
+
+		if (id && id <= nr && y->calls) {
+			r->pend_calls[id] += y->calls;
+			r->pend_bytes[id] += y->call_bytes;
+		}
+	}
+}
 
 static struct mt_leak_stack *row_get(struct rows *r, uint32_t id, pid_t tgid)
 {
@@ -341,8 +405,8 @@ static struct mt_leak_stack *row_get(struct rows *r, uint32_t id, pid_t tgid)
 	if (!r->first[id]) {
 		/* what is the stack's, not a process's: on its first row */
 		r->first[id] = (uint32_t)r->n;
-		row->total_allocs = s->total_allocs;
-		row->total_bytes = s->total_bytes;
+		row->total_allocs = s->total_allocs + r->pend_calls[id];
+		row->total_bytes = s->total_bytes + r->pend_bytes[id];
 		row->mismatched = s->mismatched;
 		row->free_api = s->free_api;
 		row->free_stack_id = s->free_stack_id;
@@ -434,6 +498,27 @@ static void unique_blocks(struct collect *c)
 	c->n = k;
 }
 
+/*
+ * A descriptor of the target that a raw close or close_range() took away
+ * without a hook seeing it: not open, whatever the state says.
+ */
+static void drop_closed(struct collect *c)
+{
+	char path[64];
+	size_t i, k = 0;
+
+	for (i = 0; i < c->n; i++) {
+		const struct mtp_block *b = &c->v[i];
+
+		snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)b->tgid,
+			 (int)(uint32_t)b->addr);
+		if (b->addr >> 62 && access(path, F_OK) && errno == ENOENT)
+			continue;
+		c->v[k++] = *b;
+	}
+	c->n = k;
+}
+
 int mt_preload_stacks(struct mt_preload *p, uint32_t min_age_ms, bool all,
 		      struct mt_leak_stack **out, size_t *n)
 {
@@ -447,11 +532,17 @@ int mt_preload_stacks(struct mt_preload *p, uint32_t min_age_ms, bool all,
 	if (nr > MTP_MAX_STACKS)
 		nr = MTP_MAX_STACKS;
 	r.first = calloc(nr + 1, sizeof(*r.first));
-	err = r.first ? each_block(p, collect_block, &c) :
-			mt_seterr(-ENOMEM, "out of memory");
+	r.pend_calls = calloc(nr + 1, sizeof(*r.pend_calls));
+	r.pend_bytes = calloc(nr + 1, sizeof(*r.pend_bytes));
+	err = r.first && r.pend_calls && r.pend_bytes ?
+	      each_block(p, collect_block, &c) :
+	      mt_seterr(-ENOMEM, "out of memory");
 	if (err)
 		goto out;
+	pending_calls(&r, nr);
 	unique_blocks(&c);
+	if (p->live_fds)
+		drop_closed(&c);
 	qsort(c.v, c.n, sizeof(*c.v), cmp_block_stack);
 	for (i = 0; i < c.n; i++)
 		if (c.v[i].stack_id <= nr)
@@ -461,7 +552,8 @@ int mt_preload_stacks(struct mt_preload *p, uint32_t min_age_ms, bool all,
 		s = stack_of(p, id);
 		if (!s || r.first[id])
 			continue;
-		if (all ? s->total_allocs || s->mismatched : s->mismatched)
+		if (all ? s->total_allocs || r.pend_calls[id] || s->mismatched :
+			  s->mismatched)
 			row_get(&r, id, p->target);
 		if (s->mismatched && s->free_stack_id <= nr &&
 		    !r.first[s->free_stack_id])
@@ -474,6 +566,8 @@ int mt_preload_stacks(struct mt_preload *p, uint32_t min_age_ms, bool all,
 out:
 	free(r.v);
 	free(r.first);
+	free(r.pend_calls);
+	free(r.pend_bytes);
 	free(c.v);
 	return err;
 }

@@ -164,23 +164,23 @@ int mt_rdv_remove(pid_t pid, struct mt_rdv *b)
 
 int mt_rdv_hit(pid_t pid, struct mt_rdv *b)
 {
-	struct user_regs_struct regs;
+	mt_regs_t regs;
 
 	if (!b->on || ptrace(PTRACE_GETREGS, pid, NULL, &regs))
 		return 0;
-	return regs.rip - 1 == b->addr;
+	return MT_REG_PC(&regs) - 1 == b->addr;
 }
 
 int mt_rdv_step(pid_t pid, struct mt_rdv *b, int *status)
 {
-	struct user_regs_struct regs;
+	mt_regs_t regs;
 	int st;
 
 	/* Put the instruction back, run it alone, re-arm the breakpoint. */
 	if (ptrace(PTRACE_GETREGS, pid, NULL, &regs) ||
 	    ptrace(PTRACE_POKETEXT, pid, (void *)b->addr, (void *)b->orig))
 		return mt_seterr(-errno, "ptrace: %s", strerror(errno));
-	regs.rip = b->addr;
+	MT_REG_PC(&regs) = b->addr;
 	if (ptrace(PTRACE_SETREGS, pid, NULL, &regs) ||
 	    ptrace(PTRACE_SINGLESTEP, pid, NULL, NULL))
 		return mt_seterr(-errno, "ptrace: %s", strerror(errno));

@@ -179,6 +179,12 @@ int mt_events_fd(struct mt_handle *h);
 int mt_read_events(struct mt_handle *h, mt_record_cb cb, void *arg);
 uint64_t mt_events_overruns(struct mt_handle *h);
 
+/*
+ * Has thread tid of process pid exited (gone, or a zombie its parent has
+ * not reaped yet)?  tid pid: the process (stop_world.c).
+ */
+bool mt_task_exited(pid_t pid, pid_t tid);
+
 /* ---- leak tracer ------------------------------------------------------------ */
 
 /*
@@ -424,6 +430,53 @@ int mt_preload_exit_stack(struct mt_preload *p, pid_t *tid, uint64_t *pcs,
 			  uint64_t *sps, size_t max);
 /* Counters of the run: allocs, frees, unknown and mismatched frees, ... */
 int mt_preload_stats(struct mt_preload *p, struct memtrack_leak_stats *st);
+/*
+ * A state made elsewhere (an injected library's), its memfd fd (owned
+ * from now on); the blocks' clock, which the tool keeps (every
+ * MTP_CLOCK_MS while the program runs).
+ */
+struct mt_preload *mt_preload_open_fd(int fd, pid_t target, uint32_t flags);
+void mt_preload_tick(struct mt_preload *p);
+/* --fds of a live process: descriptors it no longer has left out. */
+void mt_preload_live_fds(struct mt_preload *p, bool on);
+
+/*
+ * memtrack-leak -p's in-process engine (inject.c): libmemtrack-preload.so
+ * (lib) loaded into the running process pid with ptrace, its calls'
+ * slots pointed at its hooks; flags MT_PRELOAD_F_FOLLOW, _FDS.  Returns
+ * 0, or a negative errno with mt_errmsg() saying why, the process left as
+ * it was: -ENOEXEC (statically linked, not glibc: use the uprobe engine),
+ * -EPERM (no ptrace rights), -EACCES (seccomp forbids it), -EAGAIN (no
+ * safe point), -EBUSY (traced already), -ESRCH (gone).  The state is the
+ * session's (mt_inject_state()).  mt_inject_detach() restores the slots
+ * and waits (2 s at most) for the library to release the state; the
+ * library stays loaded, inert.  mt_inject_free() closes the tool's side:
+ * a session still on then ends in the target by itself.
+ */
+struct mt_inject;
+struct mt_inject_stats {
+	uint64_t stop_ns;		/* the threads stopped, from first to last */
+	unsigned int threads;		/* stopped */
+	unsigned int tries;		/* stops until a safe point */
+	unsigned int slots;		/* GOT slots taken (restored) */
+	bool loaded;			/* the library loaded now, not reused */
+	bool let_go;			/* the threads ran meanwhile (a lock) */
+};
+
+int mt_inject_attach(pid_t pid, const char *lib, uint32_t flags,
+		     struct mt_inject **out, struct mt_inject_stats *st);
+struct mt_preload *mt_inject_state(struct mt_inject *in);
+int mt_inject_detach(struct mt_inject *in, struct mt_inject_stats *st);
+void mt_inject_free(struct mt_inject *in);
+/*
+ * Between reports (inject_wait.c): up to ms milliseconds, keeping the
+ * state's clock; less if *stop is set or the session ends: the process
+ * exited or exec'd (the state is as it left it), or the session ended
+ * in the target (GONE: the program closed the library's descriptors).
+ */
+enum { MT_INJECT_ON, MT_INJECT_EXITED, MT_INJECT_EXECED, MT_INJECT_GONE };
+int mt_inject_wait(struct mt_inject *in, long long ms,
+		   volatile sig_atomic_t *stop);
 
 /* ---- symbols of a live process (libdw) ------------------------------------ */
 

@@ -1,14 +1,12 @@
 // SPDX-License-Identifier: LGPL-2.1
 /*
  * The memory snapshot --scan classifies: the target's threads are stopped
- * with PTRACE_SEIZE + PTRACE_INTERRUPT (no signal it could see, and a
- * blocking system call restarts by itself afterwards), their registers
- * read, the root mappings and those holding blocks copied, then the
- * threads are detached and run on.  A thread the caller has stopped
- * already (the launched program at its exit stop) is read as it is.
+ * (stop_world.c), their registers read, the root mappings and those
+ * holding blocks copied, then the threads are detached and run on.  A
+ * thread the caller has stopped already (the launched program at its exit
+ * stop) is read as it is.
  */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -16,142 +14,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/ptrace.h>
 #include <sys/uio.h>
-#include <sys/user.h>
-#include <sys/wait.h>
 
 #include "memtrack.h"
 #include "internal.h"
 #include "memtrack_preload.h"
-
-struct thread {
-	pid_t tid;
-	int sig;			/* signal to hand back at detach */
-	bool stopped;
-	bool ours;			/* stopped by the caller: left stopped */
-	struct user_regs_struct regs;
-};
-
-struct threads {
-	struct thread *v;
-	size_t n, cap;
-};
-
-static bool seized(const struct threads *t, pid_t tid)
-{
-	size_t i;
-
-	for (i = 0; i < t->n; i++)
-		if (t->v[i].tid == tid)
-			return true;
-	return false;
-}
-
-/*
- * Seize and interrupt every thread; repeat until no new one appears.
- * traced: a thread the caller has stopped already (the launched program's
- * exit stop), only marked.
- */
-static int stop_all(pid_t pid, pid_t traced, struct threads *t)
-{
-	char path[64];
-	bool more = true;
-
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
-	while (more) {
-		struct dirent *de;
-		DIR *d = opendir(path);
-
-		if (!d)
-			return mt_seterr(-errno, "%s: %s", path, strerror(errno));
-		more = false;
-		while ((de = readdir(d))) {
-			pid_t tid = (pid_t)atoi(de->d_name);
-
-			if (tid <= 0 || seized(t, tid))
-				continue;
-			if (t->n == t->cap) {
-				size_t cap = t->cap ? 2 * t->cap : 16;
-				struct thread *v = realloc(t->v, cap * sizeof(*v));
-
-				if (!v) {
-					closedir(d);
-					return mt_seterr(-ENOMEM, "out of memory");
-				}
-				t->v = v;
-				t->cap = cap;
-			}
-			if (tid == traced) {
-				memset(&t->v[t->n], 0, sizeof(t->v[t->n]));
-				t->v[t->n].tid = tid;
-				t->v[t->n++].ours = true;
-				more = true;
-				continue;
-			}
-			if (ptrace(PTRACE_SEIZE, tid, 0, 0) < 0) {
-				int e = errno;
-
-				if (e == ESRCH)		/* exited meanwhile */
-					continue;
-				closedir(d);
-				return mt_seterr(-e, "ptrace(SEIZE, %d): %s",
-						 (int)tid, strerror(e));
-			}
-			memset(&t->v[t->n], 0, sizeof(t->v[t->n]));
-			t->v[t->n++].tid = tid;
-			ptrace(PTRACE_INTERRUPT, tid, 0, 0);
-			more = true;
-		}
-		closedir(d);
-	}
-	return 0;
-}
-
-/* Wait for a seized thread's stop: false if it exited instead. */
-static bool wait_one(struct thread *th)
-{
-	int status;
-
-	while (waitpid(th->tid, &status, __WALL) < 0)
-		if (errno != EINTR)
-			return false;	/* gone */
-	if (!WIFSTOPPED(status))
-		return false;		/* exited */
-	/* a signal arrived first: it is delivered at detach */
-	if (status >> 16 == 0 && WSTOPSIG(status) != SIGTRAP)
-		th->sig = WSTOPSIG(status);
-	return true;
-}
-
-/* Wait for each thread's stop and read its registers. */
-static int wait_all(struct threads *t)
-{
-	size_t i;
-
-	for (i = 0; i < t->n; i++) {
-		struct thread *th = &t->v[i];
-
-		if (!th->ours && !wait_one(th))
-			continue;
-		th->stopped = true;
-		if (ptrace(PTRACE_GETREGS, th->tid, 0, &th->regs) < 0)
-			return mt_seterr(-errno, "ptrace(GETREGS, %d): %s",
-					 (int)th->tid, strerror(errno));
-	}
-	return 0;
-}
-
-static void release_all(struct threads *t)
-{
-	size_t i;
-
-	for (i = 0; i < t->n; i++)
-		if (!t->v[i].ours)
-			ptrace(PTRACE_DETACH, t->v[i].tid, 0,
-			       (void *)(long)t->v[i].sig);
-	free(t->v);
-}
 
 /*
  * Roots, as memcheck has them (every readable and writable mapping of the
@@ -306,19 +173,19 @@ static bool snap_word(const struct mt_scan_snapshot *snap, uint64_t addr,
 #define TCB_ALIGN	64
 #define DTV_MAX		4096
 
-static bool live_tp(const struct threads *t, uint64_t tp)
+static bool live_tp(const struct mt_world *t, uint64_t tp)
 {
 	size_t i;
 
 	for (i = 0; i < t->n; i++)
-		if (t->v[i].stopped && t->v[i].regs.fs_base == tp)
+		if (t->v[i].stopped && MT_REG_TP(&t->v[i].regs) == tp)
 			return true;
 	return false;
 }
 
 static uint64_t dead_stack_from(const struct mt_scan_snapshot *snap,
 				const struct mt_scan_region *r,
-				const struct threads *t)
+				const struct mt_world *t)
 {
 	uint64_t tp, dtv, len, i, val, from = 0;
 
@@ -347,7 +214,7 @@ static uint64_t dead_stack_from(const struct mt_scan_snapshot *snap,
 
 /* Cut each dead stack's region to its descriptor and TLS. */
 static void cut_dead_stacks(struct mt_scan_snapshot *snap, const bool *dead,
-			    const struct threads *t)
+			    const struct mt_world *t)
 {
 	size_t i;
 
@@ -367,7 +234,7 @@ static void cut_dead_stacks(struct mt_scan_snapshot *snap, const bool *dead,
 	}
 }
 
-static int copy_all(pid_t pid, const struct threads *t,
+static int copy_all(pid_t pid, const struct mt_world *t,
 		    const struct mt_scan_block *blocks, size_t nblocks,
 		    const struct mt_scan_stack *from, struct mt_scan_snapshot *snap)
 {
@@ -382,7 +249,7 @@ static int copy_all(pid_t pid, const struct threads *t,
 	if (err)
 		return err;
 	for (i = 0; i < t->n; i++) {
-		const struct thread *th = &t->v[i];
+		const struct mt_thread *th = &t->v[i];
 		struct map *sm;
 
 		if (!th->stopped)
@@ -392,9 +259,9 @@ static int copy_all(pid_t pid, const struct threads *t,
 				 true, &buf);
 		if (err)
 			goto out;
-		sm = map_of(maps, nmaps, th->regs.rsp);
+		sm = map_of(maps, nmaps, MT_REG_SP(&th->regs));
 		if (sm && sm->rw) {
-			uint64_t sp = th->regs.rsp;
+			uint64_t sp = MT_REG_SP(&th->regs);
 
 			/* what lies below sp is dead; so may more be (from) */
 			if (from && from->tid == th->tid && from->sp > sp &&
@@ -441,17 +308,15 @@ int mt_scan_snapshot_take(pid_t pid, const struct mt_scan_block *blocks,
 			  size_t nblocks, const struct mt_scan_stack *from,
 			  struct mt_scan_snapshot *snap)
 {
-	struct threads t = { 0 };
+	struct mt_world t;
 	int err;
 
 	memset(snap, 0, sizeof(*snap));
-	err = stop_all(pid, from && from->traced ? from->tid : 0, &t);
-	if (!err)
-		err = wait_all(&t);
+	err = mt_world_stop(pid, from && from->traced ? from->tid : 0, 0, &t);
 	if (!err)
 		err = copy_all(pid, &t, blocks, nblocks, from, snap);
 	snap->nthreads = (unsigned int)t.n;
-	release_all(&t);
+	mt_world_release(&t);
 	if (err)
 		mt_scan_snapshot_free(snap);
 	return err;

@@ -335,7 +335,7 @@ void mt_unwind_table_free(struct mt_unwind_table *t)
 
 /* Tests compare the two builders: with force_libdw, libdw alone. */
 int mt_unwind_build_with(const char *path, struct mt_unwind_table *t,
-			 bool force_libdw)
+			 enum mt_cfi_src from)
 {
 	struct spans sp = { 0 };
 	bool fast = false;
@@ -367,11 +367,12 @@ int mt_unwind_build_with(const char *path, struct mt_unwind_table *t,
 	cfi = dwfl_module_eh_cfi(mod, &bias);
 	if (cfi)
 		src[nsrc++] = (struct cfi_src){ cfi, mod_bias - bias };
-	cfi = dwfl_module_dwarf_cfi(mod, &bias);
+	/* (MT_CFI_EH: not even looked for, nor the debug file it is in) */
+	cfi = from == MT_CFI_EH ? NULL : dwfl_module_dwarf_cfi(mod, &bias);
 	if (cfi)
 		src[nsrc++] = (struct cfi_src){ cfi, mod_bias - bias };
 	/* .eh_frame alone, read by us: one pass */
-	if (!cfi && !force_libdw && eh_spans(elf, &sp) == 0)
+	if (!cfi && from != MT_CFI_LIBDW && eh_spans(elf, &sp) == 0)
 		fast = true;
 	for (i = 0; i < nph; i++) {
 		GElf_Phdr ph;
@@ -406,5 +407,5 @@ out:
 
 int mt_unwind_build(const char *path, struct mt_unwind_table *t)
 {
-	return mt_unwind_build_with(path, t, false);
+	return mt_unwind_build_with(path, t, MT_CFI_AUTO);
 }

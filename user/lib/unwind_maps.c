@@ -47,6 +47,7 @@ struct mt_unwinder {
 	struct sent *sent;
 	size_t nsent;
 	bool rows;			/* MEMTRACK_UNWIND=rows: tables for all */
+	bool eh_only;			/* tables from .eh_frame alone */
 };
 
 /* A LEAK_UNWIND message for one mapping, room bytes more to put in it. */
@@ -183,11 +184,18 @@ static struct object *object_of(struct mt_unwinder *u,
 	return o;
 }
 
+void mt_unwinder_eh_only(struct mt_unwinder *u)
+{
+	u->eh_only = true;
+}
+
 /* Its table of rows, built at the first need. */
-static int object_rows(struct object *o, const char *path)
+static int object_rows(struct mt_unwinder *u, struct object *o,
+		       const char *path)
 {
 	if (!o->built) {
-		o->err = mt_unwind_build(path, &o->t);
+		o->err = mt_unwind_build_with(path, &o->t, u->eh_only ?
+					      MT_CFI_EH : MT_CFI_AUTO);
 		if (!o->err && !o->t.nr)
 			o->err = -ENOENT;
 		o->built = true;
@@ -265,7 +273,7 @@ const struct mt_unwind_table *mt_unwinder_table(struct mt_unwinder *u,
 	if (m->path[0] != '/' || m->perms[2] != 'x' || m->deleted)
 		return NULL;
 	o = object_of(u, m->dev_major, m->dev_minor, m->inode);
-	if (!o || object_rows(o, m->path))
+	if (!o || object_rows(u, o, m->path))
 		return NULL;
 	*bias = m->start - m->offset - o->t.vaddr_off;
 	return &o->t;
@@ -297,7 +305,7 @@ int mt_unwinder_sync(struct mt_unwinder *u, struct mt_handle *h)
 		if (!h) {
 			/* What needs rows is built before the attach. */
 			if (u->rows || eh_frame_hdr_of(u->pid, maps, i, &hdr, &bias))
-				object_rows(o, m->path);
+				object_rows(u, o, m->path);
 			continue;
 		}
 		s = realloc(u->sent, (u->nsent + 1) * sizeof(*s));
@@ -316,7 +324,7 @@ int mt_unwinder_sync(struct mt_unwinder *u, struct mt_handle *h)
 			continue;
 		}
 		/* Not ELF, no CFI: its frames fall back to frame pointers. */
-		if (object_rows(o, m->path))
+		if (object_rows(u, o, m->path))
 			continue;
 		err = mt_leak_unwind(h, u->pid, m->start, m->end,
 				     m->start - m->offset - o->t.vaddr_off,

@@ -16,25 +16,24 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/ptrace.h>
-#include <sys/user.h>
 
 #include "memtrack.h"
 #include "internal.h"
 
-struct walk {
+struct mt_walker {
 	struct mt_unwinder *u;
 	struct mt_procmap *maps;
 	size_t nmaps;
 	int mem;
 };
 
-static bool read_word(const struct walk *w, uint64_t addr, uint64_t *val)
+static bool read_word(const struct mt_walker *w, uint64_t addr, uint64_t *val)
 {
 	return pread(w->mem, val, sizeof(*val), (off_t)addr) == sizeof(*val);
 }
 
 /* The row covering pc; NULL: no table, or no CFI there (NONE). */
-static const struct memtrack_unwind_row *row_of(const struct walk *w,
+static const struct memtrack_unwind_row *row_of(const struct mt_walker *w,
 						uint64_t pc)
 {
 	const struct mt_unwind_table *t = NULL;
@@ -64,7 +63,7 @@ static const struct memtrack_unwind_row *row_of(const struct walk *w,
 }
 
 /* One frame up: *sp, *bp and the return address; false where it ends. */
-static bool step(const struct walk *w, uint64_t pc, uint64_t *sp,
+static bool step(const struct mt_walker *w, uint64_t pc, uint64_t *sp,
 		 uint64_t *bp, uint64_t *ra)
 {
 	const struct memtrack_unwind_row *row = row_of(w, pc);
@@ -93,42 +92,82 @@ static bool step(const struct walk *w, uint64_t pc, uint64_t *sp,
 	return true;
 }
 
+int mt_walker_open(struct mt_unwinder *u, pid_t pid, struct mt_walker **out)
+{
+	struct mt_walker *w = calloc(1, sizeof(*w));
+	uint64_t bias;
+	char path[64];
+	size_t i;
+	int err;
+
+	if (!w)
+		return mt_seterr(-ENOMEM, "out of memory");
+	w->u = u;
+	snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);
+	w->mem = open(path, O_RDONLY | O_CLOEXEC);
+	if (w->mem < 0) {
+		err = mt_seterr(-errno, "%s: %s", path, strerror(errno));
+		free(w);
+		return err;
+	}
+	err = mt_procmaps_read(pid, &w->maps, &w->nmaps);
+	if (err) {
+		close(w->mem);
+		free(w);
+		return err;
+	}
+	/* every table built now, not while the walks' threads are stopped */
+	for (i = 0; i < w->nmaps; i++)
+		mt_unwinder_table(u, &w->maps[i], &bias);
+	*out = w;
+	return 0;
+}
+
+void mt_walker_close(struct mt_walker *w)
+{
+	if (!w)
+		return;
+	mt_procmaps_free(w->maps, w->nmaps);
+	close(w->mem);
+	free(w);
+}
+
+int mt_walker_stack(struct mt_walker *w, const mt_regs_t *regs,
+		    uint64_t *pcs, uint64_t *sps, size_t max)
+{
+	uint64_t pc = MT_REG_PC(regs), sp = MT_REG_SP(regs);
+	uint64_t bp = MT_REG_FP(regs), ra;
+	size_t n = 0;
+
+	if (!max)
+		return 0;
+	pcs[n] = pc;
+	sps[n++] = sp;
+	/* a return address may be just past a noreturn call's end: pc - 1 */
+	while (n < max && step(w, n > 1 ? pc - 1 : pc, &sp, &bp, &ra)) {
+		pc = ra;
+		pcs[n] = pc;
+		sps[n++] = sp;
+	}
+	return (int)n;
+}
+
 int mt_unwinder_walk(struct mt_unwinder *u, pid_t tid, uint64_t *pcs,
 		     uint64_t *sps, size_t max)
 {
-	struct walk w = { .u = u };
-	struct user_regs_struct regs;
-	uint64_t pc, sp, bp, ra;
-	char path[64];
-	size_t n = 0;
-	int err;
+	struct mt_walker *w;
+	mt_regs_t regs;
+	int n;
 
 	if (!max)
 		return 0;
 	if (ptrace(PTRACE_GETREGS, tid, NULL, &regs) < 0)
 		return mt_seterr(-errno, "ptrace(GETREGS, %d): %s", (int)tid,
 				 strerror(errno));
-	snprintf(path, sizeof(path), "/proc/%d/mem", (int)tid);
-	w.mem = open(path, O_RDONLY | O_CLOEXEC);
-	if (w.mem < 0)
-		return mt_seterr(-errno, "%s: %s", path, strerror(errno));
-	err = mt_procmaps_read(tid, &w.maps, &w.nmaps);
-	if (err) {
-		close(w.mem);
-		return err;
-	}
-	pc = regs.rip;
-	sp = regs.rsp;
-	bp = regs.rbp;
-	pcs[n] = pc;
-	sps[n++] = sp;
-	/* a return address may be just past a noreturn call's end: pc - 1 */
-	while (n < max && step(&w, n > 1 ? pc - 1 : pc, &sp, &bp, &ra)) {
-		pc = ra;
-		pcs[n] = pc;
-		sps[n++] = sp;
-	}
-	mt_procmaps_free(w.maps, w.nmaps);
-	close(w.mem);
-	return (int)n;
+	n = mt_walker_open(u, tid, &w);
+	if (n)
+		return n;
+	n = mt_walker_stack(w, &regs, pcs, sps, max);
+	mt_walker_close(w);
+	return n;
 }

@@ -20,6 +20,7 @@
 #include <unistd.h>
 #include <linux/memtrack.h>
 
+#include "hooks.h"
 #include "real.h"
 #include "state.h"
 
@@ -46,6 +47,7 @@ void *malloc(size_t n)
 	pl_leave();
 	return p;
 }
+PL_HOOK_ALIAS(malloc);
 
 void *calloc(size_t n, size_t size)
 {
@@ -59,6 +61,7 @@ void *calloc(size_t n, size_t size)
 	pl_leave();
 	return p;
 }
+PL_HOOK_ALIAS(calloc);
 
 void free(void *p)
 {
@@ -72,6 +75,7 @@ void free(void *p)
 	pl_real.free(p);
 	pl_leave();
 }
+PL_HOOK_ALIAS(free);
 
 /*
  * The old block goes out before the call (its address may be someone
@@ -109,6 +113,7 @@ void *realloc(void *old, size_t n)
 	pl_leave();
 	return p;
 }
+PL_HOOK_ALIAS(realloc);
 
 void *reallocarray(void *old, size_t n, size_t size)
 {
@@ -126,6 +131,7 @@ void *reallocarray(void *old, size_t n, size_t size)
 	pl_leave();
 	return p;
 }
+PL_HOOK_ALIAS(reallocarray);
 
 int posix_memalign(void **pp, size_t align, size_t n)
 {
@@ -139,6 +145,7 @@ int posix_memalign(void **pp, size_t align, size_t n)
 	pl_leave();
 	return err;
 }
+PL_HOOK_ALIAS(posix_memalign);
 
 /* aligned_alloc, memalign: (align, size) -> ptr. */
 #define ALIGNED_HOOK(name, api)						\
@@ -157,6 +164,8 @@ void *name(size_t align, size_t n)					\
 
 ALIGNED_HOOK(aligned_alloc, MEMTRACK_API_ALIGNED_ALLOC)
 ALIGNED_HOOK(memalign, MEMTRACK_API_MEMALIGN)
+PL_HOOK_ALIAS(aligned_alloc);
+PL_HOOK_ALIAS(memalign);
 
 /* valloc, pvalloc: (size) -> a page-aligned ptr; size(n): what it holds. */
 #define PAGE_HOOK(name, api, size)					\
@@ -183,6 +192,8 @@ static inline size_t pages(size_t n)
 
 PAGE_HOOK(valloc, MEMTRACK_API_VALLOC, n)
 PAGE_HOOK(pvalloc, MEMTRACK_API_PVALLOC, pages(n))
+PL_HOOK_ALIAS(valloc);
+PL_HOOK_ALIAS(pvalloc);
 
 /*
  * libstdc++'s operators.  Every variant takes its size (new) or pointer
@@ -203,23 +214,24 @@ static void leave_on_unwind(int *entered)
 }
 
 #define NEW_HOOK(sym, api)						\
+PL_NEXT_DEF(sym);							\
 void *sym(size_t n, uintptr_t a, uintptr_t b)				\
 {									\
-	static void *next;						\
-	new_fn f = (new_fn)pl_next(&next, #sym);			\
+	new_fn f = (new_fn)PL_NEXT(sym);				\
 	int in __attribute__((cleanup(leave_on_unwind))) = pl_enter(PL_MEM);	\
 	void *p = f(n, a, b);						\
 									\
 	if (in && p)							\
 		RECORD(p, n, api);					\
 	return p;							\
-}
+}									\
+PL_HOOK_ALIAS(sym)
 
 #define DELETE_HOOK(sym, api)						\
+PL_NEXT_DEF(sym);							\
 void sym(void *p, uintptr_t a, uintptr_t b)				\
 {									\
-	static void *next;						\
-	delete_fn f = (delete_fn)pl_next(&next, #sym);			\
+	delete_fn f = (delete_fn)PL_NEXT(sym);				\
 	struct mtp_block blk;						\
 									\
 	if (!p || !pl_enter(PL_MEM)) {					\
@@ -229,25 +241,26 @@ void sym(void *p, uintptr_t a, uintptr_t b)				\
 	RELEASE(p, api, &blk);						\
 	f(p, a, b);							\
 	pl_leave();							\
-}
+}									\
+PL_HOOK_ALIAS(sym)
 
-NEW_HOOK(_Znwm, MEMTRACK_API_NEW)
-NEW_HOOK(_ZnwmRKSt9nothrow_t, MEMTRACK_API_NEW)
-NEW_HOOK(_ZnwmSt11align_val_t, MEMTRACK_API_NEW)
-NEW_HOOK(_ZnwmSt11align_val_tRKSt9nothrow_t, MEMTRACK_API_NEW)
-NEW_HOOK(_Znam, MEMTRACK_API_NEW_ARRAY)
-NEW_HOOK(_ZnamRKSt9nothrow_t, MEMTRACK_API_NEW_ARRAY)
-NEW_HOOK(_ZnamSt11align_val_t, MEMTRACK_API_NEW_ARRAY)
-NEW_HOOK(_ZnamSt11align_val_tRKSt9nothrow_t, MEMTRACK_API_NEW_ARRAY)
-DELETE_HOOK(_ZdlPv, MEMTRACK_API_DELETE)
-DELETE_HOOK(_ZdlPvm, MEMTRACK_API_DELETE)
-DELETE_HOOK(_ZdlPvSt11align_val_t, MEMTRACK_API_DELETE)
-DELETE_HOOK(_ZdlPvmSt11align_val_t, MEMTRACK_API_DELETE)
-DELETE_HOOK(_ZdlPvRKSt9nothrow_t, MEMTRACK_API_DELETE)
-DELETE_HOOK(_ZdlPvSt11align_val_tRKSt9nothrow_t, MEMTRACK_API_DELETE)
-DELETE_HOOK(_ZdaPv, MEMTRACK_API_DELETE_ARRAY)
-DELETE_HOOK(_ZdaPvm, MEMTRACK_API_DELETE_ARRAY)
-DELETE_HOOK(_ZdaPvSt11align_val_t, MEMTRACK_API_DELETE_ARRAY)
-DELETE_HOOK(_ZdaPvmSt11align_val_t, MEMTRACK_API_DELETE_ARRAY)
-DELETE_HOOK(_ZdaPvRKSt9nothrow_t, MEMTRACK_API_DELETE_ARRAY)
-DELETE_HOOK(_ZdaPvSt11align_val_tRKSt9nothrow_t, MEMTRACK_API_DELETE_ARRAY)
+NEW_HOOK(_Znwm, MEMTRACK_API_NEW);
+NEW_HOOK(_ZnwmRKSt9nothrow_t, MEMTRACK_API_NEW);
+NEW_HOOK(_ZnwmSt11align_val_t, MEMTRACK_API_NEW);
+NEW_HOOK(_ZnwmSt11align_val_tRKSt9nothrow_t, MEMTRACK_API_NEW);
+NEW_HOOK(_Znam, MEMTRACK_API_NEW_ARRAY);
+NEW_HOOK(_ZnamRKSt9nothrow_t, MEMTRACK_API_NEW_ARRAY);
+NEW_HOOK(_ZnamSt11align_val_t, MEMTRACK_API_NEW_ARRAY);
+NEW_HOOK(_ZnamSt11align_val_tRKSt9nothrow_t, MEMTRACK_API_NEW_ARRAY);
+DELETE_HOOK(_ZdlPv, MEMTRACK_API_DELETE);
+DELETE_HOOK(_ZdlPvm, MEMTRACK_API_DELETE);
+DELETE_HOOK(_ZdlPvSt11align_val_t, MEMTRACK_API_DELETE);
+DELETE_HOOK(_ZdlPvmSt11align_val_t, MEMTRACK_API_DELETE);
+DELETE_HOOK(_ZdlPvRKSt9nothrow_t, MEMTRACK_API_DELETE);
+DELETE_HOOK(_ZdlPvSt11align_val_tRKSt9nothrow_t, MEMTRACK_API_DELETE);
+DELETE_HOOK(_ZdaPv, MEMTRACK_API_DELETE_ARRAY);
+DELETE_HOOK(_ZdaPvm, MEMTRACK_API_DELETE_ARRAY);
+DELETE_HOOK(_ZdaPvSt11align_val_t, MEMTRACK_API_DELETE_ARRAY);
+DELETE_HOOK(_ZdaPvmSt11align_val_t, MEMTRACK_API_DELETE_ARRAY);
+DELETE_HOOK(_ZdaPvRKSt9nothrow_t, MEMTRACK_API_DELETE_ARRAY);
+DELETE_HOOK(_ZdaPvSt11align_val_tRKSt9nothrow_t, MEMTRACK_API_DELETE_ARRAY);

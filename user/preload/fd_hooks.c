@@ -14,6 +14,7 @@
 #include <sys/socket.h>
 #include <linux/memtrack.h>
 
+#include "hooks.h"
 #include "real.h"
 #include "state.h"
 
@@ -29,8 +30,7 @@
  * negative value): type f is the next definition of the hook's name.
  */
 #define FD_RESULT(type, name, args, api) do {				\
-	static void *next_;						\
-	__typeof__(type) f_ = pl_next(&next_, #name);				\
+	__typeof__(type) f_ = PL_NEXT(name);				\
 	int in_ = pl_enter(PL_FD), fd_ = f_ args, err_ = errno;	\
 									\
 	if (in_) {							\
@@ -44,8 +44,7 @@
 
 /* A hook that fills an int[2] (pipe, socketpair): two descriptors. */
 #define FD_PAIR(type, name, args, fds, api) do {			\
-	static void *next_;						\
-	__typeof__(type) f_ = pl_next(&next_, #name);				\
+	__typeof__(type) f_ = PL_NEXT(name);				\
 	int in_ = pl_enter(PL_FD), r_ = f_ args, err_ = errno;		\
 									\
 	if (in_) {							\
@@ -74,6 +73,7 @@
 typedef int (*open_fn)(const char *, int, ...);
 typedef int (*openat_fn)(int, const char *, int, ...);
 
+PL_NEXT_DEF(open);
 int open(const char *path, int flags, ...)
 {
 	mode_t mode;
@@ -81,7 +81,9 @@ int open(const char *path, int flags, ...)
 	MODE_ARG(flags, flags, mode);
 	FD_RESULT(open_fn, open, (path, flags, mode), MEMTRACK_API_OPEN);
 }
+PL_HOOK_ALIAS(open);
 
+PL_NEXT_DEF(open64);
 int open64(const char *path, int flags, ...)
 {
 	mode_t mode;
@@ -89,7 +91,9 @@ int open64(const char *path, int flags, ...)
 	MODE_ARG(flags, flags, mode);
 	FD_RESULT(open_fn, open64, (path, flags, mode), MEMTRACK_API_OPEN);
 }
+PL_HOOK_ALIAS(open64);
 
+PL_NEXT_DEF(openat);
 int openat(int dir, const char *path, int flags, ...)
 {
 	mode_t mode;
@@ -97,7 +101,9 @@ int openat(int dir, const char *path, int flags, ...)
 	MODE_ARG(flags, flags, mode);
 	FD_RESULT(openat_fn, openat, (dir, path, flags, mode), MEMTRACK_API_OPEN);
 }
+PL_HOOK_ALIAS(openat);
 
+PL_NEXT_DEF(openat64);
 int openat64(int dir, const char *path, int flags, ...)
 {
 	mode_t mode;
@@ -106,45 +112,60 @@ int openat64(int dir, const char *path, int flags, ...)
 	FD_RESULT(openat_fn, openat64, (dir, path, flags, mode),
 		  MEMTRACK_API_OPEN);
 }
+PL_HOOK_ALIAS(openat64);
 
+PL_NEXT_DEF(creat);
 int creat(const char *path, mode_t mode)
 {
 	FD_RESULT(int (*)(const char *, mode_t), creat, (path, mode),
 		  MEMTRACK_API_OPEN);
 }
+PL_HOOK_ALIAS(creat);
 
+PL_NEXT_DEF(creat64);
 int creat64(const char *path, mode_t mode)
 {
 	FD_RESULT(int (*)(const char *, mode_t), creat64, (path, mode),
 		  MEMTRACK_API_OPEN);
 }
+PL_HOOK_ALIAS(creat64);
 
+PL_NEXT_DEF(socket);
 int socket(int domain, int type, int proto)
 {
 	FD_RESULT(int (*)(int, int, int), socket, (domain, type, proto),
 		  MEMTRACK_API_SOCKET);
 }
+PL_HOOK_ALIAS(socket);
 
+PL_NEXT_DEF(socketpair);
 int socketpair(int domain, int type, int proto, int sv[2])
 {
 	FD_PAIR(int (*)(int, int, int, int *), socketpair,
 		(domain, type, proto, sv), sv, MEMTRACK_API_SOCKETPAIR);
 }
+PL_HOOK_ALIAS(socketpair);
 
+PL_NEXT_DEF(pipe);
 int pipe(int fds[2])
 {
 	FD_PAIR(int (*)(int *), pipe, (fds), fds, MEMTRACK_API_PIPE);
 }
+PL_HOOK_ALIAS(pipe);
 
+PL_NEXT_DEF(pipe2);
 int pipe2(int fds[2], int flags)
 {
 	FD_PAIR(int (*)(int *, int), pipe2, (fds, flags), fds, MEMTRACK_API_PIPE);
 }
+PL_HOOK_ALIAS(pipe2);
 
+PL_NEXT_DEF(dup);
 int dup(int fd)
 {
 	FD_RESULT(int (*)(int), dup, (fd), MEMTRACK_API_DUP);
 }
+PL_HOOK_ALIAS(dup);
 
 /* dup2/dup3 close newfd first if it is open: its entry goes, unreported. */
 #define DUP_ONTO(newfd) do {				\
@@ -154,84 +175,108 @@ int dup(int fd)
 	}								\
 } while (0)
 
+PL_NEXT_DEF(dup2);
 int dup2(int oldfd, int newfd)
 {
 	if (oldfd != newfd)
 		DUP_ONTO(newfd);
 	FD_RESULT(int (*)(int, int), dup2, (oldfd, newfd), MEMTRACK_API_DUP);
 }
+PL_HOOK_ALIAS(dup2);
 
+PL_NEXT_DEF(dup3);
 int dup3(int oldfd, int newfd, int flags)
 {
 	DUP_ONTO(newfd);
 	FD_RESULT(int (*)(int, int, int), dup3, (oldfd, newfd, flags),
 		  MEMTRACK_API_DUP);
 }
+PL_HOOK_ALIAS(dup3);
 
+PL_NEXT_DEF(accept);
 int accept(int s, struct sockaddr *addr, socklen_t *len)
 {
 	FD_RESULT(int (*)(int, struct sockaddr *, socklen_t *), accept,
 		  (s, addr, len), MEMTRACK_API_ACCEPT);
 }
+PL_HOOK_ALIAS(accept);
 
+PL_NEXT_DEF(accept4);
 int accept4(int s, struct sockaddr *addr, socklen_t *len, int flags)
 {
 	FD_RESULT(int (*)(int, struct sockaddr *, socklen_t *, int), accept4,
 		  (s, addr, len, flags), MEMTRACK_API_ACCEPT);
 }
+PL_HOOK_ALIAS(accept4);
 
+PL_NEXT_DEF(eventfd);
 int eventfd(unsigned int init, int flags)
 {
 	FD_RESULT(int (*)(unsigned int, int), eventfd, (init, flags),
 		  MEMTRACK_API_EVENTFD);
 }
+PL_HOOK_ALIAS(eventfd);
 
+PL_NEXT_DEF(memfd_create);
 int memfd_create(const char *name, unsigned int flags)
 {
 	FD_RESULT(int (*)(const char *, unsigned int), memfd_create,
 		  (name, flags), MEMTRACK_API_MEMFD);
 }
+PL_HOOK_ALIAS(memfd_create);
 
+PL_NEXT_DEF(epoll_create);
 int epoll_create(int size)
 {
 	FD_RESULT(int (*)(int), epoll_create, (size), MEMTRACK_API_EPOLL);
 }
+PL_HOOK_ALIAS(epoll_create);
 
+PL_NEXT_DEF(epoll_create1);
 int epoll_create1(int flags)
 {
 	FD_RESULT(int (*)(int), epoll_create1, (flags), MEMTRACK_API_EPOLL);
 }
+PL_HOOK_ALIAS(epoll_create1);
 
+PL_NEXT_DEF(timerfd_create);
 int timerfd_create(int clock, int flags)
 {
 	FD_RESULT(int (*)(int, int), timerfd_create, (clock, flags),
 		  MEMTRACK_API_TIMERFD);
 }
+PL_HOOK_ALIAS(timerfd_create);
 
+PL_NEXT_DEF(inotify_init);
 int inotify_init(void)
 {
 	FD_RESULT(int (*)(void), inotify_init, (), MEMTRACK_API_INOTIFY);
 }
+PL_HOOK_ALIAS(inotify_init);
 
+PL_NEXT_DEF(inotify_init1);
 int inotify_init1(int flags)
 {
 	FD_RESULT(int (*)(int), inotify_init1, (flags), MEMTRACK_API_INOTIFY);
 }
+PL_HOOK_ALIAS(inotify_init1);
 
 /* signalfd(-1, ...) opens one; on an existing descriptor it changes it. */
+PL_NEXT_DEF(signalfd);
 int signalfd(int fd, const sigset_t *mask, int flags)
 {
-	static void *next;
-	int (*f)(int, const sigset_t *, int) = pl_next(&next, "signalfd");
+	int (*f)(int, const sigset_t *, int) = PL_NEXT(signalfd);
 
 	if (fd != -1)
 		return f(fd, mask, flags);
 	FD_RESULT(int (*)(int, const sigset_t *, int), signalfd,
 		  (fd, mask, flags), MEMTRACK_API_SIGNALFD);
 }
+PL_HOOK_ALIAS(signalfd);
 
 /* fcntl's third argument, an int or a pointer: passed on as a word. */
 #define FCNTL_HOOK(name)						\
+PL_NEXT_DEF(name);							\
 int name(int fd, int cmd, ...)						\
 {									\
 	unsigned long arg;						\
@@ -241,22 +286,22 @@ int name(int fd, int cmd, ...)						\
 	arg = va_arg(ap, unsigned long);				\
 	va_end(ap);							\
 	if (cmd != F_DUPFD && cmd != F_DUPFD_CLOEXEC) {			\
-		static void *plain;					\
-		int (*f)(int, int, unsigned long) = pl_next(&plain, #name); \
+		int (*f)(int, int, unsigned long) = PL_NEXT(name);	\
 									\
 		return f(fd, cmd, arg);					\
 	}								\
 	FD_RESULT(int (*)(int, int, unsigned long), name, (fd, cmd, arg), \
 		  MEMTRACK_API_FCNTL);					\
-}
+}									\
+PL_HOOK_ALIAS(name)
 
-FCNTL_HOOK(fcntl)
-FCNTL_HOOK(fcntl64)
+FCNTL_HOOK(fcntl);
+FCNTL_HOOK(fcntl64);
 
+PL_NEXT_DEF(close);
 int close(int fd)
 {
-	static void *next;
-	int (*f)(int) = pl_next(&next, "close");
+	int (*f)(int) = PL_NEXT(close);
 	struct mtp_block b;
 
 	if (fd >= 0 && pl_enter(PL_FD)) {
@@ -266,3 +311,4 @@ int close(int fd)
 	}
 	return f(fd);
 }
+PL_HOOK_ALIAS(close);

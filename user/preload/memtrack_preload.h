@@ -9,6 +9,9 @@
  *   LD_PRELOAD=.../libmemtrack-preload.so  MEMTRACK_PRELOAD=FD:PID:FLAGS
  * The library maps it MAP_SHARED on the first allocator call and then only
  * writes to it: no system call and no lock shared by all threads per call.
+ * With -p the memfd is made in the running target, the library loaded
+ * into it and told the descriptor (memtrack_inject_attach(), the fields
+ * after the counters).
  * The state survives the program (the tool holds the memfd), so a program
  * that calls _exit or is killed still gets its report.  Forked children
  * share the mapping: with MTP_F_FOLLOW they record under their own tgid,
@@ -25,9 +28,23 @@
 #include <stdint.h>
 
 #define MTP_MAGIC	0x6c70746dU	/* "mtpl" */
-#define MTP_VERSION	3
+#define MTP_VERSION	4
 #define MTP_ENV		"MEMTRACK_PRELOAD"
 #define MTP_MEMFD_NAME	"memtrack-leak"
+/* injected (memtrack-leak -p): the library's memfd in the target */
+#define MTP_LIB_MEMFD_NAME	"memtrack-preload"
+/*
+ * Its entry points, which the tool calls in the target:
+ *   memtrack_inject_attach(int lib_fd, uint32_t flags, int watch_fd)
+ *   memtrack_inject_detach(void)
+ * watch_fd: the read end of a pipe whose only write end the tool holds;
+ * its hangup ends the session.
+ * and what the attach answers (struct mtp_inject_info), read by the tool
+ * in the target's memory.
+ */
+#define MTP_INJECT_ATTACH	"memtrack_inject_attach"
+#define MTP_INJECT_DETACH	"memtrack_inject_detach"
+#define MTP_INJECT_INFO		"memtrack_inject_info"
 
 /* Virtual size of the state; pages are touched only as they are used. */
 #define MTP_SIZE		(4ULL << 30)
@@ -53,6 +70,26 @@
 #define MTP_F_FOLLOW	(1U << 0)	/* -f: forked children too */
 #define MTP_F_FDS	(1U << 1)	/* --fds: descriptors, not memory */
 #define MTP_F_EXIT_WAIT	(1U << 2)	/* at exit, wait for the tool (--scan) */
+
+/*
+ * mtp_header.inject: where an injected library's session is (the tool
+ * reads it after each of its calls into the target).
+ */
+enum mtp_inject {
+	MTP_INJECT_NONE,		/* the library has not answered */
+	MTP_INJECT_ATTACHED,		/* slots taken, recording */
+	MTP_INJECT_FAILED,		/* attach refused: inject_err */
+	MTP_INJECT_DETACHED,		/* slots restored; the state is still mapped */
+	MTP_INJECT_RELEASED,		/* ... and unmapped, its descriptors closed */
+};
+
+struct mtp_inject_info {
+	uint32_t seq;			/* the attach's number, 1 up */
+	uint32_t status;		/* enum mtp_inject */
+	int32_t err;			/* -errno of a refusal */
+	int32_t state_fd;		/* the state's memfd, in the target */
+	uint32_t nr_slots;		/* GOT slots taken */
+};
 
 /* mtp_header.state: where the program is. */
 enum mtp_state {
@@ -114,6 +151,14 @@ struct mtp_shard {
 struct mtp_young {
 	uint32_t tgid;
 	uint32_t owned;			/* a live thread uses it */
+	/*
+	 * The thread's allocations from one stack not yet added to its
+	 * totals (added when it allocates from another, or ends): the tool
+	 * adds them itself.
+	 */
+	uint32_t calls_id;
+	uint32_t pad;
+	uint64_t calls, call_bytes;
 	struct mtp_block e[MTP_YOUNG_SLOTS];
 };
 
@@ -163,6 +208,13 @@ struct mtp_header {
 	uint64_t arena_lock;		/* free lists of shard tables */
 	uint64_t free_tables[48];	/* by log2 of slots: a list of offsets */
 	struct mtp_counters c;		/* atomic */
+	/* injected (memtrack_inject_attach(), inject.c): by the library */
+	uint32_t inject;		/* enum mtp_inject */
+	int32_t inject_err;		/* -errno of a refused attach */
+	uint32_t nr_slots;		/* GOT slots taken */
+	int32_t watch_tid;		/* the watchdog thread, once it runs */
+	uint32_t nr_restored;		/* GOT slots given back at the detach */
+	uint32_t pad3;
 	/*
 	 * Followed children (-f) that exec'd: their blocks belong to a program
 	 * that is gone, and are not reported (as the uprobe engine drops them).

@@ -17,6 +17,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "hooks.h"
 #include "real.h"
 #include "state.h"
 
@@ -31,18 +32,20 @@ void _exit(int status)
 {
 	end(status);
 }
+PL_HOOK_ALIAS(_exit);
 
 void _Exit(int status)
 {
 	end(status);
 }
+PL_HOOK_ALIAS(_Exit);
 
 /* Around an exec: the state says "exec'd" unless it failed. */
 #define EXEC_HOOK(ret, name, params, args)				\
+PL_NEXT_DEF(name);							\
 ret name params								\
 {									\
-	static void *fn;						\
-	ret (*f) params = pl_next(&fn, #name);				\
+	ret (*f) params = PL_NEXT(name);				\
 	int err;							\
 	ret r;								\
 									\
@@ -52,19 +55,20 @@ ret name params								\
 	pl_execing(false);						\
 	errno = err;							\
 	return r;							\
-}
+}									\
+PL_HOOK_ALIAS(name)
 
 EXEC_HOOK(int, execve, (const char *path, char *const argv[],
-			char *const envp[]), (path, argv, envp))
-EXEC_HOOK(int, execv, (const char *path, char *const argv[]), (path, argv))
-EXEC_HOOK(int, execvp, (const char *file, char *const argv[]), (file, argv))
+			char *const envp[]), (path, argv, envp));
+EXEC_HOOK(int, execv, (const char *path, char *const argv[]), (path, argv));
+EXEC_HOOK(int, execvp, (const char *file, char *const argv[]), (file, argv));
 EXEC_HOOK(int, execvpe, (const char *file, char *const argv[],
-			 char *const envp[]), (file, argv, envp))
+			 char *const envp[]), (file, argv, envp));
 EXEC_HOOK(int, fexecve, (int fd, char *const argv[], char *const envp[]),
-	  (fd, argv, envp))
+	  (fd, argv, envp));
 EXEC_HOOK(int, execveat, (int dirfd, const char *path, char *const argv[],
 			  char *const envp[], int flags),
-	  (dirfd, path, argv, envp, flags))
+	  (dirfd, path, argv, envp, flags));
 
 /*
  * execl, execlp, execle: their arguments into an array (on the stack: no
@@ -84,7 +88,10 @@ EXEC_HOOK(int, execveat, (int dirfd, const char *path, char *const argv[],
 		argv[i_] = va_arg(ap, char *);				\
 } while (0)
 
-/* execl and execlp: the list form of execv and execvp. */
+/*
+ * execl and execlp: the list form of execv and execvp, called by this
+ * library's own names (injected, execv would bind to libc's).
+ */
 #define EXECL_HOOK(name, as)						\
 int name(const char *file, const char *arg, ...)			\
 {									\
@@ -98,8 +105,10 @@ int name(const char *file, const char *arg, ...)			\
 	return as(file, argv);						\
 }
 
-EXECL_HOOK(execl, execv)
-EXECL_HOOK(execlp, execvp)
+EXECL_HOOK(execl, pl_hook_execv)
+PL_HOOK_ALIAS(execl);
+EXECL_HOOK(execlp, pl_hook_execvp)
+PL_HOOK_ALIAS(execlp);
 
 int execle(const char *path, const char *arg, ...)
 {
@@ -111,5 +120,6 @@ int execle(const char *path, const char *arg, ...)
 	ARGV_OF(argv, arg, ap, n);
 	envp = va_arg(ap, char **);
 	va_end(ap);
-	return execve(path, argv, envp);
+	return pl_hook_execve(path, argv, envp);
 }
+PL_HOOK_ALIAS(execle);

@@ -2,7 +2,9 @@
 /*
  * libmemtrack-preload: the allocator the hooks pass calls on to, apart
  * from the hooks (which call it) and the core (which has it looked up when
- * it starts).
+ * it starts): preloaded, the definitions after this library's
+ * (RTLD_NEXT); injected, those the program's GOT slots were bound to,
+ * which inject.c puts in place before it points a slot at a hook.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -86,6 +88,8 @@ void pl_real_resolve(void)
 	NEXT(free, "free");
 }
 
+
+void (*pl_objects_changed)(bool unloaded);
 
 void *pl_next(void **cache, const char *name)
 {

@@ -7,6 +7,7 @@
 #ifndef MEMTRACK_PRELOAD_REAL_H
 #define MEMTRACK_PRELOAD_REAL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 struct pl_real {
@@ -30,8 +31,18 @@ void pl_real_resolve(void) __attribute__((visibility("hidden")));
 /*
  * The definition of name after this library's (a C++ operator, an exec
  * function), looked up on first use into *cache, the thread busy meanwhile.
+ * Injected, the caches are filled at the attach (inject.c); one left empty
+ * is looked up the same way: libc's, this library's dependency.
  */
 void *pl_next(void **cache, const char *name)
+	__attribute__((visibility("hidden")));
+
+/*
+ * Injected: what the dlopen hooks (inject_dl.c) call once objects were
+ * loaded (unloaded: false) or unloaded (true), set by inject.c while a
+ * session is on; NULL otherwise.
+ */
+extern void (*pl_objects_changed)(bool unloaded)
 	__attribute__((visibility("hidden")));
 
 #endif

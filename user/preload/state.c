@@ -449,17 +449,26 @@ static inline void young_evict(struct mtp_block *e)
 		young_move(e, addr);
 }
 
-/* At the thread's end: its young blocks to the table, the buffer free. */
+/*
+ * At the thread's end: its young blocks to the table, the buffer free.
+ * Inside a hook's guard: a detach waits for it, and a buffer of a session
+ * since ended (in a state since unmapped) is left alone.
+ */
 static void young_release(void *arg)
 {
 	struct mtp_young *y = arg;
 	unsigned int i;
 
-	for (i = 0; i < MTP_YOUNG_SLOTS; i++)
-		young_evict(&y->e[i]);
-	if (pl_self.young == y)
+	if (!pl_enter(PL_MEM | PL_FD))
+		return;
+	if (pl_self.young == y) {
+		for (i = 0; i < MTP_YOUNG_SLOTS; i++)
+			young_evict(&y->e[i]);
+		pl_flush_calls();
 		pl_self.young = NULL;
-	__atomic_store_n(&y->owned, 0, __ATOMIC_RELEASE);
+		__atomic_store_n(&y->owned, 0, __ATOMIC_RELEASE);
+	}
+	pl_leave();
 }
 
 /* The thread's first buffer: a free one of this process, or a new one. */
@@ -571,11 +580,22 @@ take(uint64_t addr, struct mtp_block *out)
 	       take_elsewhere(hash, addr, out);
 }
 
+static void add_calls(uint32_t stack_id, uint64_t calls, uint64_t bytes)
+{
+	struct mtp_stack *s = stack_id ? stack_at(stack_id) : NULL;
+
+	if (s) {
+		__atomic_fetch_add(&s->total_allocs, calls, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&s->total_bytes, bytes, __ATOMIC_RELAXED);
+	}
+}
+
 /* The thread moves to another stack: the last one's counts added. */
-static __attribute__((noinline)) void calls_switch(uint32_t stack_id)
+static __attribute__((noinline)) void calls_switch(struct mtp_young *y,
+						  uint32_t stack_id)
 {
 	pl_flush_calls();
-	pl_self.calls_id = stack_id;
+	__atomic_store_n(&y->calls_id, stack_id, __ATOMIC_RELAXED);
 }
 
 static inline __attribute__((always_inline)) void
@@ -584,24 +604,26 @@ block_add(uint64_t addr, uint64_t size, uint32_t stack_id)
 	struct mtp_young *y = young();
 	struct mtp_block *e;
 
-	/*
-	 * A stack's call counts are summed in the thread while it allocates
-	 * from that stack and added when it moves to another (or exits):
-	 * no cache line shared by all threads is written per call.
-	 */
-	if (unlikely(stack_id != pl_self.calls_id))
-		calls_switch(stack_id);
-	pl_self.calls++;
-	pl_self.call_bytes += size;
 	if (unlikely(!y)) {
 		struct mtp_block b = {
 			.addr = addr, .size = size, .time_ns = now_ns(),
 			.stack_id = stack_id, .tgid = (uint32_t)pl_tgid,
 		};
 
+		add_calls(stack_id, 1, size);
 		insert_rare(&b);
 		return;
 	}
+	/*
+	 * A stack's call counts are summed in the thread's young buffer
+	 * while it allocates from that stack and added when it moves to
+	 * another (or exits): no cache line shared by all threads is written
+	 * per call, and the tool, which reads the buffers, sees them at once.
+	 */
+	if (unlikely(stack_id != y->calls_id))
+		calls_switch(y, stack_id);
+	__atomic_store_n(&y->calls, y->calls + 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&y->call_bytes, y->call_bytes + size, __ATOMIC_RELAXED);
 	e = young_slot(y, block_hash(addr, (uint32_t)pl_tgid));
 	young_evict(e);
 	e->size = size;
@@ -631,18 +653,17 @@ void pl_record(uint64_t addr, uint64_t size, uint32_t api,
 
 void pl_flush_calls(void)
 {
-	struct mtp_stack *s;
+	struct mtp_young *y = pl_self.young;
+	uint64_t calls, bytes;
 
-	if (!pl_self.calls)
+	if (!y || !y->calls)
 		return;
-	s = pl_self.calls_id ? stack_at(pl_self.calls_id) : NULL;
-	if (s) {
-		__atomic_fetch_add(&s->total_allocs, pl_self.calls, __ATOMIC_RELAXED);
-		__atomic_fetch_add(&s->total_bytes, pl_self.call_bytes,
-				   __ATOMIC_RELAXED);
-	}
-	pl_self.calls = 0;
-	pl_self.call_bytes = 0;
+	/* out of the buffer first: a report counts them once or not at all */
+	calls = y->calls;
+	bytes = y->call_bytes;
+	__atomic_store_n(&y->calls, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&y->call_bytes, 0, __ATOMIC_RELEASE);
+	add_calls(y->calls_id, calls, bytes);
 }
 
 void pl_block_restore(const struct mtp_block *b)
@@ -733,26 +754,15 @@ static bool is_our_fd(int fd)
 	return len == (ssize_t)sizeof(name) - 1 && !memcmp(link, name, len);
 }
 
-/* Map the state and claim it; the value for pl_on. */
-static int attach_state(void)
+int pl_state_map(int fd)
 {
 	struct mtp_header *h;
 	uint32_t state = MTP_STATE_NEW;
-	int fd, pid, i;
 
-	if (!parse_env(&fd, &pid, &pl_flags))
-		return -1;
-	pl_tgid = getpid();
-	if (pid != pl_tgid) {
-		/* a program the target started: not traced, nor shown the fd */
-		if (is_our_fd(fd))
-			syscall(SYS_close, fd);
-		return -1;
-	}
 	h = mmap(NULL, MTP_SIZE, PROT_READ | PROT_WRITE,
 		 MAP_SHARED | MAP_NORESERVE, fd, 0);
 	if (h == MAP_FAILED)
-		return -1;
+		return -errno;
 	if (h->magic != MTP_MAGIC || h->version != MTP_VERSION ||
 	    !__atomic_compare_exchange_n(&h->state, &state,
 					 MTP_STATE_RUNNING, false,
@@ -762,18 +772,66 @@ static int attach_state(void)
 			__atomic_store_n(&h->state, MTP_STATE_EXECED,
 					 __ATOMIC_RELEASE);
 		munmap(h, MTP_SIZE);
+		return -EPROTO;
+	}
+	pl_tgid = getpid();
+	pl_flags = h->flags;
+	pl_hdr = h;
+	pl_fd = fd;
+	return 0;
+}
+
+int pl_state_start(void)
+{
+	static int once;
+	int i;
+
+	for (i = 0; i < MTP_SHARDS; i++)
+		shard_init(&pl_hdr->shards[i]);
+	pl_cfi_set_object_cb(note_object);
+	if (!once) {
+		pthread_atfork(NULL, NULL, after_fork_child);
+		pthread_key_create(&young_key, young_release);
+	}
+	once = 1;
+	pl_cache_init();
+	pl_threads_reset();
+	__atomic_add_fetch(&pl_gen, 1, __ATOMIC_RELEASE);
+	return pl_flags & MTP_F_FDS ? PL_FD : PL_MEM;
+}
+
+void pl_state_release(void)
+{
+	struct mtp_header *h = pl_hdr;
+
+	pl_hdr = NULL;
+	if (h)
+		munmap(h, MTP_SIZE);
+	if (pl_fd >= 0)
+		syscall(SYS_close, pl_fd);
+	pl_fd = -1;
+	pl_caches_release();
+}
+
+/* Preloaded: map the state MEMTRACK_PRELOAD names; the value for pl_on. */
+static int attach_state(void)
+{
+	uint32_t flags;
+	int fd, pid;
+
+	if (!parse_env(&fd, &pid, &flags))
+		return -1;
+	if (pid != getpid()) {
+		/* a program the target started: not traced, nor shown the fd */
+		if (is_our_fd(fd))
+			syscall(SYS_close, fd);
+		return -1;
+	}
+	if (pl_state_map(fd)) {
 		syscall(SYS_close, fd);
 		return -1;
 	}
-	pl_hdr = h;
-	pl_fd = fd;
-	for (i = 0; i < MTP_SHARDS; i++)
-		shard_init(&h->shards[i]);
-	pl_cfi_set_object_cb(note_object);
-	pthread_atfork(NULL, NULL, after_fork_child);
-	pthread_key_create(&young_key, young_release);
-	pl_cache_init();
-	return pl_flags & MTP_F_FDS ? PL_FD : PL_MEM;
+	return pl_state_start();
 }
 
 int pl_start(void)

@@ -44,14 +44,18 @@ struct pl_cache {
 	uint32_t owned;			/* by a live thread */
 };
 
-/* What a thread keeps: set while it is inside a hook (nested calls pass). */
+/*
+ * What a thread keeps: busy while it is inside a hook (nested calls pass);
+ * the rest is of the session gen (injected, a process has one per attach:
+ * a thread's first call of a session starts it afresh, pl_thread_join()).
+ */
 struct pl_thread {
 	int busy;
+	uint32_t gen;
 	uint32_t last_id;		/* the last stack it recorded */
 	uint64_t last_hash;
-	uint32_t calls_id;		/* the stack calls count for */
-	uint64_t calls, call_bytes;	/* not yet added to it */
-	struct mtp_young *young;	/* its young blocks (NULL: none yet) */
+	/* its young blocks and its call counts (NULL: none yet) */
+	struct mtp_young *young;
 	struct pl_cache *cache;		/* its caches (NULL: none yet) */
 };
 
@@ -69,6 +73,22 @@ static inline struct pl_cache *pl_cache(void)
 /* At the start (pthread keys) and in a forked child (the others' freed). */
 PL_HIDDEN void pl_cache_init(void);
 PL_HIDDEN void pl_cache_after_fork(void);
+/* At a detach, once no thread is in a hook: every cache unmapped. */
+PL_HIDDEN void pl_caches_release(void);
+
+/*
+ * The session (thread.c): a new one begins at each attach and ends at its
+ * detach, when pl_gen moves on; 0 before the first.  A thread entering a
+ * hook of a session it has not seen joins it: its per-session state is
+ * dropped and it is registered, so that a detach can see whether it is
+ * inside a hook (pl_threads_idle()).  false: no room to register it (its
+ * calls then pass unrecorded).
+ */
+extern uint32_t pl_gen PL_HIDDEN;
+PL_HIDDEN bool pl_thread_join(void);
+PL_HIDDEN bool pl_threads_idle(void);
+/* A new session: the registry emptied (no thread is in a hook). */
+PL_HIDDEN void pl_threads_reset(void);
 
 /* What the program's calls are recorded for (pl_on, pl_enter()). */
 #define PL_MEM		(1 << 0)	/* the allocator */
@@ -86,6 +106,17 @@ extern struct mtp_header *pl_hdr PL_HIDDEN;
 PL_HIDDEN int pl_start(void);
 
 /*
+ * The state's memfd fd mapped and claimed (0, or a negative errno:
+ * -EPROTO if it is not a fresh state of this version); then started:
+ * tables, keys, a new session.  Returns the value for pl_on.  Released:
+ * unmapped, fd closed, the threads' caches unmapped (no thread may be in
+ * a hook).
+ */
+PL_HIDDEN int pl_state_map(int fd);
+PL_HIDDEN int pl_state_start(void);
+PL_HIDDEN void pl_state_release(void);
+
+/*
  * Hooks enter: true if this call is to be recorded as kind (PL_*; busy is
  * then set until pl_leave()).
  */
@@ -99,7 +130,9 @@ static inline bool pl_enter(int kind)
 	on = __atomic_load_n(&pl_on, __ATOMIC_ACQUIRE);
 	if (unlikely(!on))
 		on = pl_start();
-	if (likely(on > 0 && (on & kind)))
+	if (likely(on > 0 && (on & kind)) &&
+	    likely(pl_self.gen == __atomic_load_n(&pl_gen, __ATOMIC_RELAXED) ||
+		   pl_thread_join()))
 		return true;
 	pl_self.busy = 0;
 	return false;
@@ -125,7 +158,7 @@ PL_HIDDEN void pl_record(uint64_t addr, uint64_t size, uint32_t api,
  */
 PL_HIDDEN bool pl_block_del(uint64_t addr, uint32_t api, const void *frame,
 			    struct mtp_block *out);
-/* Add the thread's call counts to their stack. */
+/* Add the thread's call counts (in its young buffer) to their stack. */
 PL_HIDDEN void pl_flush_calls(void);
 /* Take out a descriptor replaced by dup2()/dup3(), not a release: silently. */
 PL_HIDDEN void pl_block_forget(uint64_t addr);

@@ -38,10 +38,14 @@ static void usage(FILE *f)
 "                        object (frames[0]'s ELF file) and API\n"
 "      --fds             file descriptors still open instead of memory, by count\n"
 "  -f, --follow-forks    trace the children PID forks too, until they exec\n"
-"      --engine ENGINE   how COMMAND is traced: preload (default: a library\n"
-"                        loaded into it records its allocations, no module\n"
-"                        needed) or uprobe (memtrack.ko's probes; static\n"
-"                        programs, which preload cannot reach, use it)\n"
+"      --engine ENGINE   how the program is traced: with a COMMAND, preload\n"
+"                        (default: a library loaded into it records its\n"
+"                        allocations, no module needed); with -p, inject\n"
+"                        (default: the same library loaded into the running\n"
+"                        process with ptrace; its calls' GOT slots point at\n"
+"                        it until the detach); or uprobe (memtrack.ko's\n"
+"                        probes; static programs, which the library cannot\n"
+"                        reach, use it)\n"
 "  -o, --output FILE     write reports to FILE instead of standard output\n"
 "  -h, --help            this text\n"
 "  -V, --version         the release\n"
@@ -54,7 +58,7 @@ static void usage(FILE *f)
 "memtrack-leak are passed on to COMMAND; -i and -n do not apply to it.\n"
 "\n"
 "With a command, --scan runs at its exit (the preload engine).  With -p it\n"
-"knows only blocks allocated since the attach.  Older blocks may\n"
+"knows only blocks allocated since the attach (either engine).  Older blocks may\n"
 "hold pointers, so the whole [heap] outside known blocks counts as a root,\n"
 "like data and bss: a block only an older, unreachable one points to shows\n"
 "as reachable, never as lost.  Other anonymous mappings (older mmap-ed\n"
@@ -162,8 +166,10 @@ static void parse_option(struct leak_opts *o, int c, const char *arg,
 			o->engine = ENGINE_PRELOAD;
 		else if (!strcmp(arg, "uprobe"))
 			o->engine = ENGINE_UPROBE;
+		else if (!strcmp(arg, "inject"))
+			o->engine = ENGINE_INJECT;
 		else
-			die_usage("--engine: '%s' is neither preload nor uprobe", arg);
+			die_usage("--engine: '%s' is none of preload, inject and uprobe", arg);
 		*engine = true;
 		break;
 	case 'h':
@@ -178,12 +184,14 @@ static void parse_option(struct leak_opts *o, int c, const char *arg,
 }
 
 /* The options that do not go together. */
-static void check_args(const struct leak_opts *o, bool periodic, bool engine)
+static void check_args(const struct leak_opts *o, bool periodic)
 {
 	if (!o->pid && !o->cmd)
 		die_usage("%s", "-p PID or -- COMMAND is required");
-	if (o->pid && engine)
-		die_usage("%s", "--engine is for -- COMMAND: a running process is traced with uprobes");
+	if (o->pid && o->engine == ENGINE_PRELOAD)
+		die_usage("%s", "--engine preload is for -- COMMAND: a running process is traced with --engine inject or uprobe");
+	if (o->cmd && o->engine == ENGINE_INJECT)
+		die_usage("%s", "--engine inject is for -p: a command is traced with --engine preload or uprobe");
 	if (o->cmd && periodic)
 		die_usage("%s", "-i and -n are for -p: a command gets one report, at its exit");
 	if (o->cmd && o->fds && o->engine == ENGINE_UPROBE)
@@ -225,7 +233,7 @@ void parse_args(struct leak_opts *o, int argc, char **argv)
 			die_usage("unexpected argument '%s'", argv[optind]);
 		o->cmd = &argv[optind];
 	}
-	if (o->pid)
-		o->engine = ENGINE_UPROBE;
-	check_args(o, periodic, engine);
+	if (o->pid && !engine)
+		o->engine = ENGINE_INJECT;
+	check_args(o, periodic);
 }

@@ -9,8 +9,11 @@ extern const char prog[];		/* "memtrack-leak", for messages */
 
 enum fmt { FMT_TEXT, FMT_JSON, FMT_FOLDED };
 enum mode { MODE_STACKS, MODE_SCAN, MODE_BYLIB };
-/* How a command is traced: in-process (the default), or uprobes. */
-enum engine { ENGINE_PRELOAD, ENGINE_UPROBE };
+/*
+ * How the program is traced: in-process (a command: the library
+ * preloaded; -p: the library injected; the defaults), or uprobes.
+ */
+enum engine { ENGINE_PRELOAD, ENGINE_UPROBE, ENGINE_INJECT };
 
 struct leak_opts {
 	long pid;			/* -p, or 0 with a command */
@@ -21,7 +24,7 @@ struct leak_opts {
 	long top;			/* --top */
 	enum fmt fmt;			/* --json, --folded */
 	enum mode mode;			/* --scan, --by-lib */
-	enum engine engine;		/* --engine; -p: always uprobes */
+	enum engine engine;		/* --engine */
 	bool fds;			/* --fds */
 	bool follow;			/* -f */
 	const char *output;		/* -o, or NULL: standard output */

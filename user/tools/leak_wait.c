@@ -4,7 +4,9 @@
  * process.  When it exits or execs, the module ends the session but keeps
  * its tables as they were at that moment (MEMTRACK_LEAK_KEEP_MS at most),
  * so the tool asks for the session's state a few times a second and makes
- * its last report at once instead of at the end of a long interval.
+ * its last report at once instead of at the end of a long interval.  The
+ * injected engine's state outlives the process by itself (the tool holds
+ * it): the tool only has to notice the end, and keep the state's clock.
  */
 #include <errno.h>
 #include <time.h>
@@ -46,4 +48,22 @@ int wait_report(struct mt_handle *h, pid_t pid, long long ms,
 			return WAIT_ENDED;
 	}
 	return WAIT_INTERVAL;
+}
+
+int wait_inject(struct mt_inject *in, pid_t pid, long long ms,
+		volatile sig_atomic_t *stop, const char **why)
+{
+	(void)pid;
+	switch (mt_inject_wait(in, ms, stop)) {
+	case MT_INJECT_EXITED:
+		*why = "exit";
+		return WAIT_ENDED;
+	case MT_INJECT_EXECED:
+		*why = "exec";
+		return WAIT_ENDED;
+	case MT_INJECT_GONE:
+		return WAIT_GONE;
+	default:
+		return WAIT_INTERVAL;
+	}
 }

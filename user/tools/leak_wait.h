@@ -20,4 +20,16 @@
 int wait_report(struct mt_handle *h, pid_t pid, long long ms,
 		volatile sig_atomic_t *stop, struct memtrack_leak_stats *st);
 
+/*
+ * The same for the injected engine, which has no module to ask: the
+ * state's clock kept (every MTP_CLOCK_MS), the process's end seen through
+ * a pidfd, an exec through the state (or the library gone from its maps).
+ * WAIT_INTERVAL, WAIT_ENDED (*why: "exit" or "exec"), WAIT_GONE (the
+ * session ended in the target: the program closed its descriptors), or
+ * -errno.
+ */
+#define WAIT_GONE	2
+int wait_inject(struct mt_inject *in, pid_t pid, long long ms,
+		volatile sig_atomic_t *stop, const char **why);
+
 #endif

@@ -403,26 +403,6 @@ static bool session_gone(int err)
 	return err == -ESRCH || err == -ENOENT;
 }
 
-/* Gone, or a zombie its parent has not reaped yet. */
-static bool exited(pid_t pid)
-{
-	char path[64], buf[512], *s;
-	ssize_t len;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return true;
-	len = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (len <= 0)
-		return true;
-	buf[len] = '\0';
-	s = strrchr(buf, ')');		/* the name may hold anything */
-	return !s || s[1] != ' ' || s[2] == 'Z' || s[2] == 'X';
-}
-
 /*
  * What an unloaded module's requests fail with varies (the family id is
  * unknown, or the request raced the unload): ask for the family anew.
@@ -482,6 +462,7 @@ struct session {
 	size_t nprobes;
 	struct mt_unwinder *unw;
 	struct mt_preload *pre;		/* -- COMMAND in-process */
+	struct mt_inject *inj;		/* -p in-process: its state is r.pre */
 	struct mt_handle *h;
 	bool attached;			/* the module's probes are on r.pid */
 	bool running;			/* a launched command, not reaped yet */
@@ -852,6 +833,118 @@ static int run_preload(struct session *s)
 	return wait_status_code(st);
 }
 
+/* ---- -p PID in-process: libmemtrack-preload.so injected -------------------- */
+
+/*
+ * -p with the injected engine: 0 attached; 1 to end with at once; -1 to
+ * trace with uprobes instead (a static program, seccomp refusing it).
+ */
+static int inject(struct session *s)
+{
+	uint32_t flags = (follow ? MT_PRELOAD_F_FOLLOW : 0) |
+			 (fds_mode ? MT_PRELOAD_F_FDS : 0);
+	struct mt_inject_stats st;
+	char lib[PATH_MAX];
+	int err;
+
+	if (preload_lib(lib, sizeof(lib)) < 0)
+		return 1;
+	err = mt_inject_attach(s->r.pid, lib, flags, &s->inj, &st);
+	if (err == -ENOEXEC || err == -EACCES) {
+		fprintf(stderr, "%s: %s; tracing it with uprobes instead (--engine uprobe)\n",
+			prog, mt_errmsg());
+		return -1;
+	}
+	if (err) {
+		fprintf(stderr, "%s: %s\n", prog, mt_errmsg());
+		return 1;
+	}
+	s->r.pre = mt_inject_state(s->inj);
+	mt_preload_live_fds(s->r.pre, fds_mode);
+	s->r.sym = mt_sym_open(s->r.pid);
+	if (!s->r.sym) {
+		fprintf(stderr, "%s: %s\n", prog, mt_errmsg());
+		return 1;
+	}
+	fprintf(stderr, "%s: tracing %d in-process: libmemtrack-preload.so %s, %u calls redirected to it (%u threads stopped %.1f ms); a report every %.1fs, Ctrl-C to stop\n",
+		prog, (int)s->r.pid, st.loaded ? "injected" : "reused",
+		st.slots, st.threads, st.stop_ns / 1e6,
+		s->opt->interval_ms / 1000.0);
+	return 0;
+}
+
+/*
+ * The injected target exited or exec'd: the state is the tool's, as the
+ * process left it.  A last report of what it held (not a scan: the memory
+ * went with it), with the objects its library saw.  3.
+ */
+static int inject_ended(struct session *s, const char *what)
+{
+	long pid = s->opt->pid;
+	bool exec = !strcmp(what, "exec");
+
+	if (s->opt->mode == MODE_SCAN) {
+		fprintf(stderr, "%s: process %ld %s: its memory went with it, so no scan at the end (a command run under memtrack-leak is scanned at its exit)\n",
+			prog, pid, exec ? "exec'd another program" : "exited");
+		return 3;
+	}
+	fprintf(stderr, "%s: process %ld %s; what it held at its %s:\n",
+		prog, pid, exec ? "exec'd another program" : "exited", what);
+	mt_sym_close(s->r.sym);
+	s->r.sym = mt_preload_symbolizer(s->r.pre);
+	s->r.ended = what;
+	if (!s->r.sym || take_report(NULL, &s->r) < 0)
+		fprintf(stderr, "%s: last report: %s\n", prog, mt_errmsg());
+	return 3;
+}
+
+/* -p injected: a report every interval, as report_loop() does. */
+static int inject_loop(struct session *s)
+{
+	const struct leak_opts *o = s->opt;
+	struct sigaction sa = { 0 };
+	const char *why = NULL;
+	int err;
+
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	while (!stop && (!o->count || s->r.nr < o->count)) {
+		err = wait_inject(s->inj, s->r.pid, o->interval_ms, &stop, &why);
+		if (stop)
+			break;
+		if (err == WAIT_ENDED)
+			return inject_ended(s, why);
+		if (err == WAIT_GONE) {
+			fprintf(stderr, "%s: process %ld: the session ended in it (it closed memtrack's descriptors)\n",
+				prog, o->pid);
+			return 3;
+		}
+		if (err < 0 || take_report(NULL, &s->r) < 0) {
+			fprintf(stderr, "%s: %s\n", prog, mt_errmsg());
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* The slots restored, the library inert; rc, or 1 if that failed. */
+static int inject_detach(struct session *s, int rc)
+{
+	struct mt_inject_stats st;
+
+	if (rc != 3 && mt_inject_detach(s->inj, &st) < 0) {
+		fprintf(stderr, "%s: detach: %s\n", prog, mt_errmsg());
+		return rc ? rc : 1;
+	}
+	if (rc != 3 && s->r.fmt == FMT_TEXT)
+		fprintf(stderr, "%s: detached from %d: %u calls given back (%u threads stopped %.1f ms)\n",
+			prog, (int)s->r.pid, st.slots, st.threads,
+			st.stop_ns / 1e6);
+	return rc;
+}
+
 /* Whether -- COMMAND runs in-process: the default, unless it is static. */
 static bool use_preload(const struct leak_opts *o)
 {
@@ -880,7 +973,7 @@ static void say_session_ended(long pid)
 	if (module_gone())
 		fprintf(stderr, "%s: process %ld: the session ended: memtrack.ko was unloaded\n",
 			prog, pid);
-	else if (exited((pid_t)pid))
+	else if (mt_task_exited((pid_t)pid, (pid_t)pid))
 		fprintf(stderr, "%s: process %ld exited; its session ended with it\n",
 			prog, pid);
 	else
@@ -995,6 +1088,9 @@ static int finish(struct session *s, int rc)
 			strerror(errno));
 		rc = 1;
 	}
+	if (s->inj)
+		rc = inject_detach(s, rc);
+	mt_inject_free(s->inj);
 	free(s->r.prev);
 	mt_unwinder_free(s->unw);
 	mt_sym_close(s->r.sym);
@@ -1029,6 +1125,13 @@ int main(int argc, char **argv)
 	rc = opt.cmd ? launch(&s) : find_process(&s);
 	if (rc)
 		return rc;
+	if (opt.pid && opt.engine == ENGINE_INJECT) {
+		rc = inject(&s);
+		if (rc >= 0)
+			return finish(&s, rc ? rc : inject_loop(&s));
+		mt_inject_free(s.inj);
+		s.inj = NULL;
+	}
 	if (find_probes(&s) < 0 || attach(&s) < 0)
 		rc = 1;
 	else

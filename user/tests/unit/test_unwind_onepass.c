@@ -62,7 +62,7 @@ int main(int argc, char **argv)
 		t0 = now();
 		e1 = mt_unwind_build(argv[i], &one);
 		t1 = now();
-		e2 = mt_unwind_build_with(argv[i], &dw, true);
+		e2 = mt_unwind_build_with(argv[i], &dw, MT_CFI_LIBDW);
 		t2 = now();
 		if (e1 || e2) {
 			printf("FAIL %s: build %d / libdw %d: %s\n", name_of(argv[i]), e1,

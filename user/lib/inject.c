@@ -1,0 +1,1012 @@
+// SPDX-License-Identifier: LGPL-2.1
+/*
+ * libmemtrack: memtrack-leak -p's default engine, the in-process one
+ * (libmemtrack-preload.so) loaded into a running process with ptrace
+ * alone, and taken out again.
+ *
+ * Before anything is stopped, what the injection needs is found from the
+ * outside: libc and the dynamic loader in the target's maps (none: a
+ * static program), libc's dlopen (__libc_dlopen_mode before glibc 2.34),
+ * memfd_create and signal trampoline, the code ranges a thread must not be
+ * in, the unwind tables to walk the threads' stacks, and whether the
+ * target runs under seccomp.  Then every thread is stopped (stop_world.c),
+ * at a safe point or not at all: no thread in the dynamic loader (a
+ * dlopen or a lazy binding under way), and one thread, the one the calls
+ * run on, in none of libc's allocator, dl* and thread-creation functions
+ * nor in a signal handler, with room on its stack; otherwise the threads
+ * run a few milliseconds and it is tried again, a bounded number of
+ * times.  The calls (remote_call.c, each of which puts the thread back by
+ * itself when it returns) make a memfd in the target, which the tool
+ * fills with the library through /proc/PID/fd (so a target in another
+ * mount namespace loads it just the same), dlopen it from
+ * /proc/self/fd/N, and call its memtrack_inject_attach(), which makes the
+ * state and the watchdog's pipe and answers in its memtrack_inject_info.
+ * The tool opens both through /proc/PID/fd, writes the byte the watchdog
+ * waits for, and lets the threads go.  A library already in the target
+ * (an earlier session's) is reused.  A lock another stopped thread holds
+ * lets the threads run until the calls are done (remote_call.c).
+ *
+ * The detach stops the threads again, calls memtrack_inject_detach() on
+ * one of them, lets them go, closes the tool's end of the pipe (the
+ * watchdog ends) and waits for the state to be released.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/ptrace.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "memtrack.h"
+#include "internal.h"
+#include "memtrack_preload.h"
+
+#ifndef MFD_EXEC
+#define MFD_EXEC	0x10U		/* Linux 6.3: executable despite vm.memfd_noexec */
+#endif
+
+#define MAX_TRIES	50		/* stops until a safe point */
+#define MAX_FRAMES	128
+#define STACK_ROOM	(128 << 10)	/* a thread's stack the calls may use */
+#define CALL_NS		(10ULL * 1000000000ULL)
+#define LIB_NAME	"/memfd:" MTP_LIB_MEMFD_NAME
+
+/* The functions of libc a thread the calls run on must not be in. */
+static const char *const unsafe[] = {
+	/* the allocator, and its internals (named in libc's debug file) */
+	"malloc", "free", "calloc", "realloc", "reallocarray", "memalign",
+	"aligned_alloc", "posix_memalign", "valloc", "pvalloc", "malloc_trim",
+	"malloc_usable_size", "mallinfo", "mallinfo2", "malloc_stats",
+	"malloc_info", "mallopt", "_int_malloc", "_int_free", "_int_realloc",
+	"_int_memalign", "malloc_consolidate", "sysmalloc", "systrim",
+	"arena_get2", "arena_get_retry", "tcache_init", "ptmalloc_init",
+	"munmap_chunk", "mremap_chunk", "unlink_chunk", "malloc_printerr",
+	"sysmalloc_mmap", "sysmalloc_mmap_fallback",
+	"__malloc_fork_lock_parent", "__malloc_fork_unlock_parent",
+	"__malloc_arena_thread_freeres", "tcache_thread_shutdown",
+	/* the loader's lock */
+	"dl_iterate_phdr", "dlopen", "dlmopen", "dlclose", "dlsym", "dlvsym",
+	"dladdr", "dladdr1", "dlinfo", "dlerror", "__libc_dlopen_mode",
+	"__libc_dlsym", "__libc_dlclose", "_dl_find_object",
+	/* the stack cache's lock, fork's, exit's */
+	"pthread_create", "allocate_stack", "__nptl_deallocate_stack",
+	"__nptl_free_stacks", "fork", "_Fork", "__libc_fork", "vfork",
+	"__run_fork_handlers", "__register_atfork", "exit",
+	"__run_exit_handlers",
+};
+
+/* The libc symbols the calls use (index constants below). */
+static const char *const used[] = {
+	"dlopen", "__libc_dlopen_mode", "memfd_create", "close", "pipe2",
+};
+enum { U_DLOPEN, U_LIBC_DLOPEN, U_MEMFD, U_CLOSE, U_PIPE2, NR_USED };
+
+static const char *const lib_syms[] = {
+	MTP_INJECT_ATTACH, MTP_INJECT_DETACH, MTP_INJECT_INFO,
+};
+enum { L_ATTACH, L_DETACH, L_INFO, NR_LIB };
+
+struct range {
+	uint64_t lo, hi;
+};
+
+struct ranges {
+	struct range *v;
+	size_t n, cap;
+};
+
+struct mt_inject {
+	pid_t pid;
+	int pidfd;			/* inject_wait.c's */
+	char lib[PATH_MAX];
+	struct mt_preload *pre;
+	int watch_fd;			/* the tool's end of the pipe */
+	/* in the target */
+	uint64_t lib_off[NR_LIB];	/* the library's symbols (st_value) */
+	uint64_t lib_base;		/* its load bias; 0: not loaded */
+	uint64_t fn[NR_USED];		/* libc's, runtime addresses */
+	uint64_t restore_rt;
+	struct ranges loader;		/* ld.so's code */
+	struct ranges unsafe;		/* unsafe[]'s, the library's code */
+	int seccomp;			/* /proc/PID/status Seccomp: 0, 1, 2 */
+	uint64_t image;			/* its code mappings when surveyed */
+	struct mt_unwinder *unw;
+	struct mt_walker *walker;
+};
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* MEMTRACK_INJECT_DEBUG=1: when each step ended, on stderr. */
+static void dbg(const char *what)
+{
+	static uint64_t t0;
+	uint64_t now = mono_ns();
+
+	if (!getenv("MEMTRACK_INJECT_DEBUG"))
+		return;
+	if (!t0)
+		t0 = now;
+	fprintf(stderr, "inject: %8.3f ms %s\n", (now - t0) / 1e6, what);
+}
+
+static int add_range(struct ranges *r, uint64_t lo, uint64_t hi)
+{
+	if (r->n == r->cap) {
+		size_t cap = r->cap ? 2 * r->cap : 64;
+		struct range *v = realloc(r->v, cap * sizeof(*v));
+
+		if (!v)
+			return mt_seterr(-ENOMEM, "out of memory");
+		r->v = v;
+		r->cap = cap;
+	}
+	r->v[r->n++] = (struct range){ lo, hi };
+	return 0;
+}
+
+static bool in_ranges(const struct ranges *r, uint64_t pc)
+{
+	size_t i;
+
+	for (i = 0; i < r->n; i++)
+		if (pc >= r->v[i].lo && pc < r->v[i].hi)
+			return true;
+	return false;
+}
+
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s ? s + 1 : path;
+}
+
+static bool is_libc(const char *path)
+{
+	const char *b = base_name(path);
+
+	return !strncmp(b, "libc.so", 7) || !strncmp(b, "libc-2.", 7);
+}
+
+static bool is_loader(const char *path)
+{
+	const char *b = base_name(path);
+
+	return !strncmp(b, "ld-linux", 8) || !strncmp(b, "ld-2.", 5) ||
+	       !strncmp(b, "ld64.so", 7);
+}
+
+/* The seccomp mode of /proc/PID/status (0 none, 1 strict, 2 filter). */
+static int seccomp_mode(pid_t pid)
+{
+	char path[64], line[256];
+	int mode = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Seccomp: %d", &mode) == 1)
+			break;
+	fclose(f);
+	return mode;
+}
+
+/* A file of the target's, as the target sees it (its mount namespace). */
+static void target_path(pid_t pid, const char *path, char *buf, size_t len)
+{
+	snprintf(buf, len, "/proc/%d/root%s", (int)pid, path);
+}
+
+/*
+ * libc's signal trampoline: its bytes in libc's code, read from the file
+ * (as the target sees it): reading them in the target's memory would map
+ * every page of libc's code into it, a megabyte more of its RSS.
+ */
+static int find_restore_rt(struct mt_inject *in, const struct mt_procmap *m)
+{
+	size_t len = m->end - m->start, chunk = 1 << 20, off;
+	unsigned char *buf = malloc(chunk + MT_RESTORE_RT_LEN);
+	const unsigned char *hit;
+	char file[PATH_MAX];
+	ssize_t n;
+	int fd, err = 0;
+
+	if (!buf)
+		return mt_seterr(-ENOMEM, "out of memory");
+	target_path(in->pid, m->path, file, sizeof(file));
+	fd = open(file, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		err = mt_seterr(-errno, "%s: %s", file, strerror(errno));
+	for (off = 0; !err && off < len && !in->restore_rt; off += chunk) {
+		n = pread(fd, buf, len - off < chunk + MT_RESTORE_RT_LEN ?
+			  len - off : chunk + MT_RESTORE_RT_LEN,
+			  (off_t)(m->offset + off));
+		if (n <= 0)
+			break;
+		hit = memmem(buf, (size_t)n, MT_RESTORE_RT_BYTES,
+			     MT_RESTORE_RT_LEN);
+		if (hit)
+			in->restore_rt = m->start + off + (uint64_t)(hit - buf);
+	}
+	if (fd >= 0)
+		close(fd);
+	free(buf);
+	return err;
+}
+
+/* libc's symbols and the unsafe ranges in it. */
+static int libc_syms(struct mt_inject *in, const char *path, uint64_t start)
+{
+	size_t nun = MT_ARRAY_SIZE(unsafe), i;
+	struct mt_elf_sym u[MT_ARRAY_SIZE(unsafe)], f[NR_USED];
+	char file[PATH_MAX];
+	uint64_t vaddr;
+	int err;
+
+	target_path(in->pid, path, file, sizeof(file));
+	err = mt_elf_syms(file, used, NR_USED, f, &vaddr);
+	if (!err)
+		err = mt_elf_syms(file, unsafe, nun, u, &vaddr);
+	if (err)
+		return err;
+	for (i = 0; i < NR_USED; i++)
+		in->fn[i] = f[i].value ? start - vaddr + f[i].value : 0;
+	for (i = 0; i < nun && !err; i++)
+		if (u[i].value && u[i].size)
+			err = add_range(&in->unsafe, start - vaddr + u[i].value,
+					start - vaddr + u[i].value + u[i].size);
+	return err;
+}
+
+/*
+ * A hash of the process's code mappings (address, file, offset): what the
+ * survey found is stale once it changes (an exec, a dlopen, between the
+ * survey and the stop).
+ */
+static uint64_t image_of(const struct mt_procmap *maps, size_t n)
+{
+	uint64_t h = 1469598103934665603ULL;
+	const char *c;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (maps[i].perms[2] != 'x')
+			continue;
+		h = (h ^ maps[i].start) * 1099511628211ULL;
+		h = (h ^ maps[i].offset) * 1099511628211ULL;
+		h = (h ^ maps[i].inode) * 1099511628211ULL;
+		for (c = maps[i].path; *c; c++)
+			h = (h ^ (unsigned char)*c) * 1099511628211ULL;
+	}
+	return h;
+}
+
+static bool image_changed(const struct mt_inject *in)
+{
+	struct mt_procmap *maps;
+	uint64_t h;
+	size_t n;
+
+	if (mt_procmaps_read(in->pid, &maps, &n))
+		return true;
+	h = image_of(maps, n);
+	mt_procmaps_free(maps, n);
+	return h != in->image;
+}
+
+/* What the injection needs from the target's maps and objects. */
+static int survey(struct mt_inject *in)
+{
+	const struct mt_procmap *libc = NULL, *libc_x = NULL;
+	bool loader = false;
+	struct mt_procmap *maps;
+	uint64_t lib = 0;
+	size_t n, i;
+	int err;
+
+	err = mt_procmaps_read(in->pid, &maps, &n);
+	if (err == -ESRCH)
+		return mt_seterr(err, "no such process: %d", (int)in->pid);
+	if (err == -EACCES || err == -EPERM)
+		return mt_seterr(-EPERM, "permission denied: tracing %d needs the rights of ptrace on it",
+				 (int)in->pid);
+	if (err)
+		return err;
+	for (i = 0; i < n && !err; i++) {
+		const struct mt_procmap *m = &maps[i];
+
+		if (!strcmp(base_name(m->path), "libmemtrack-preload.so")) {
+			err = mt_seterr(-EBUSY, "%d runs with libmemtrack-preload.so preloaded: it is traced by a memtrack-leak -- COMMAND already",
+					(int)in->pid);
+		} else if (!strcmp(m->path, LIB_NAME)) {
+			if (!m->offset)
+				lib = m->start;
+			if (m->perms[2] == 'x')
+				err = add_range(&in->unsafe, m->start, m->end);
+		} else if (is_loader(m->path)) {
+			loader = true;
+			if (m->perms[2] == 'x')
+				err = add_range(&in->loader, m->start, m->end);
+		} else if (is_libc(m->path)) {
+			if (!m->offset && !libc)
+				libc = m;
+			if (m->perms[2] == 'x' && !libc_x)
+				libc_x = m;
+		}
+	}
+	if (!err && (!loader || !libc || !libc_x))
+		err = mt_seterr(-ENOEXEC, loader ?
+				"%d has no glibc mapped (another C library?): the library cannot be injected" :
+				"%d is statically linked: no dynamic loader to load a library",
+				(int)in->pid);
+	if (!err)
+		err = libc_syms(in, libc->path, libc->start);
+	if (!err)
+		err = find_restore_rt(in, libc_x);
+	if (!err && (!in->restore_rt || !in->fn[U_MEMFD] || !in->fn[U_CLOSE] ||
+		     !in->fn[U_PIPE2] ||
+		     (!in->fn[U_DLOPEN] && !in->fn[U_LIBC_DLOPEN])))
+		err = mt_seterr(-ENOEXEC, "%d's libc (%s) lacks what the injection calls",
+				(int)in->pid, libc->path);
+	/* the library of an earlier session: its load bias */
+	in->lib_base = lib ? lib : 0;
+	in->image = image_of(maps, n);
+	mt_procmaps_free(maps, n);
+	return err;
+}
+
+/* ---- a safe point ----------------------------------------------------------- */
+
+struct pick {
+	struct mt_thread *t;		/* the thread the calls run on */
+	const char *why;		/* or why there is none */
+};
+
+/* Room below sp on its stack: the main thread's grows by itself. */
+static bool room(pid_t pid, uint64_t sp)
+{
+	struct mt_procmap *maps;
+	size_t n, i;
+	bool ok = false;
+
+	if (mt_procmaps_read(pid, &maps, &n))
+		return false;
+	for (i = 0; i < n; i++)
+		if (maps[i].start <= sp && sp < maps[i].end)
+			ok = !strcmp(maps[i].path, "[stack]") ||
+			     sp - maps[i].start >= STACK_ROOM;
+	mt_procmaps_free(maps, n);
+	return ok;
+}
+
+static void pick(struct mt_inject *in, struct mt_world *w, struct pick *p)
+{
+	uint64_t pcs[MAX_FRAMES], sps[MAX_FRAMES];
+	size_t i;
+	int n, k;
+
+	p->t = NULL;
+	p->why = "every thread was in the allocator, the dynamic loader or a signal handler";
+	for (i = 0; i < w->n; i++) {
+		struct mt_thread *t = &w->v[i];
+		bool ok = true;
+
+		if (!t->stopped)
+			continue;
+		n = mt_walker_stack(in->walker, &t->regs, pcs, sps, MAX_FRAMES);
+		for (k = 0; k < n; k++) {
+			/* the loader at work: none may be stopped there */
+			if (in_ranges(&in->loader, pcs[k])) {
+				p->t = NULL;
+				p->why = "a thread was in the dynamic loader";
+				return;
+			}
+			if (in_ranges(&in->unsafe, pcs[k]) ||
+			    (k && pcs[k] == in->restore_rt))
+				ok = false;
+		}
+		if (ok && (!p->t || t->tid == w->pid) &&
+		    room(w->pid, MT_REG_SP(&t->regs)))
+			p->t = t;
+	}
+}
+
+/* ---- the calls ------------------------------------------------------------- */
+
+struct held {
+	struct mt_world *w;
+	pid_t tid;			/* the thread the calls run on */
+};
+
+static void let_go(void *arg)
+{
+	struct held *h = arg;
+
+	mt_world_let_go(h->w, h->tid);
+}
+
+static int call(struct mt_remote *rc, uint64_t fn, const uint64_t *args,
+		int nargs, const char *str, int str_arg, long sys,
+		int64_t *ret)
+{
+	struct mt_remote_args a = { .fn = fn, .nargs = nargs,
+				    .data_arg = str ? str_arg : -1,
+				    .data = str, .len = str ? strlen(str) + 1 : 0,
+				    .sys = sys };
+	int err;
+
+	memcpy(a.args, args, (size_t)nargs * sizeof(*args));
+	err = mt_remote_call(rc, &a, ret);
+	dbg(rc->let_go ? "called (threads let go)" : "called");
+	return err;
+}
+
+/* The library written into a memfd of the target's: its fd there. */
+static int lib_memfd(struct mt_inject *in, struct mt_remote *rc, int *fd)
+{
+	uint64_t args[2] = { 0, MFD_CLOEXEC | MFD_EXEC };
+	char path[64], buf[1 << 16];
+	int64_t r = -1;
+	int src, dst, err;
+	ssize_t n;
+
+	err = call(rc, in->fn[U_MEMFD], args, 2, MTP_LIB_MEMFD_NAME, 0,
+		   SYS_memfd_create, &r);
+	if (!err && r == -EINVAL) {	/* before Linux 6.3: no MFD_EXEC */
+		args[1] = MFD_CLOEXEC;
+		err = call(rc, in->fn[U_MEMFD], args, 2, MTP_LIB_MEMFD_NAME, 0,
+			   SYS_memfd_create, &r);
+	}
+	if (err)
+		return err;
+	if (r < 0)
+		return mt_seterr((int)r, "memfd_create in %d: %s", (int)in->pid,
+				 strerror((int)-r));
+	*fd = (int)r;
+	snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)in->pid, *fd);
+	dst = open(path, O_WRONLY | O_CLOEXEC);
+	src = open(in->lib, O_RDONLY | O_CLOEXEC);
+	err = dst < 0 || src < 0 ? mt_seterr(-errno, "%s: %s",
+					     dst < 0 ? path : in->lib,
+					     strerror(errno)) : 0;
+	while (!err && (n = read(src, buf, sizeof(buf))) > 0)
+		if (write(dst, buf, (size_t)n) != n)
+			err = mt_seterr(-EIO, "writing the library into %d: %s",
+					(int)in->pid, strerror(errno));
+	if (dst >= 0)
+		close(dst);
+	if (src >= 0)
+		close(src);
+	return err;
+}
+
+/* The library's load bias in the target, if it is mapped: from its maps. */
+static uint64_t lib_loaded(pid_t pid)
+{
+	struct mt_procmap *maps;
+	uint64_t base = 0;
+	size_t n, i;
+
+	if (mt_procmaps_read(pid, &maps, &n))
+		return 0;
+	for (i = 0; i < n && !base; i++)
+		if (!strcmp(maps[i].path, LIB_NAME) && !maps[i].offset)
+			base = maps[i].start;
+	mt_procmaps_free(maps, n);
+	return base;
+}
+
+static int load_lib(struct mt_inject *in, struct mt_remote *rc, int *lib_fd)
+{
+	uint64_t args[2] = { 0, RTLD_NOW };
+	char name[64];
+	int err;
+
+	err = lib_memfd(in, rc, lib_fd);
+	if (err)
+		return err;
+	snprintf(name, sizeof(name), "/proc/self/fd/%d", *lib_fd);
+	if (in->fn[U_DLOPEN]) {
+		err = call(rc, in->fn[U_DLOPEN], args, 2, name, 0, -1, NULL);
+	} else {
+		args[1] = RTLD_NOW | 0x80000000U;	/* __RTLD_DLOPEN */
+		err = call(rc, in->fn[U_LIBC_DLOPEN], args, 2, name, 0, -1,
+			   NULL);
+	}
+	if (err)
+		return err;
+	in->lib_base = lib_loaded(in->pid);
+	if (!in->lib_base)
+		return mt_seterr(-ENOEXEC, "%d's dynamic loader refused libmemtrack-preload.so (built for glibc 2.34 or later; or its static TLS is used up)",
+				 (int)in->pid);
+	return 0;
+}
+
+/* Open the target's fd through /proc; -1 with mt_errmsg() set. */
+static int open_theirs(pid_t pid, int fd, int flags)
+{
+	char path[64];
+	int r;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)pid, fd);
+	r = open(path, flags | O_CLOEXEC);
+	if (r < 0)
+		mt_seterr(-errno, "%s: %s", path, strerror(errno));
+	return r;
+}
+
+/*
+ * The watchdog's pipe, made in the target; the tool opens its write end
+ * through /proc and closes the target's: from then on the tool's death
+ * is the pipe's hangup.  *rd: the read end, in the target.
+ */
+static int watch_pipe(struct mt_inject *in, struct mt_remote *rc, int *rd)
+{
+	uint64_t args[2] = { 0, O_CLOEXEC }, wr;
+	static const char two_ints[8];
+	struct mt_remote_args a = { .fn = in->fn[U_PIPE2], .nargs = 2,
+				    .data_arg = 0, .data = two_ints,
+				    .len = sizeof(two_ints), .sys = SYS_pipe2 };
+	int32_t fds[2];
+	int64_t r = -1;
+	int err;
+
+	memcpy(a.args, args, sizeof(args));
+	err = mt_remote_call(rc, &a, &r);
+	dbg("called");
+	/* the ints are still below the thread's stack pointer */
+	if (!err && !r)
+		err = mt_remote_peek(in->pid, rc->data, fds, sizeof(fds));
+	if (err)
+		return err;
+	if (r < 0)
+		return mt_seterr((int)r, "pipe2 in %d: %s", (int)in->pid,
+				 strerror((int)-r));
+	in->watch_fd = open_theirs(in->pid, fds[1], O_WRONLY);
+	wr = (uint64_t)fds[1];
+	err = call(rc, in->fn[U_CLOSE], &wr, 1, NULL, -1, -1, NULL);
+	if (!err && in->watch_fd < 0)
+		err = -EIO;
+	*rd = fds[0];
+	return err;
+}
+
+/* The attach call and its answer; then the state opened. */
+static int attach_lib(struct mt_inject *in, struct mt_remote *rc, int lib_fd,
+		      uint32_t flags, unsigned int *slots)
+{
+	uint64_t info = in->lib_base + in->lib_off[L_INFO], rd64;
+	struct mtp_inject_info before, after;
+	int err, state, rd = -1;
+
+	err = watch_pipe(in, rc, &rd);
+	rd64 = (uint64_t)(int64_t)rd;
+	if (!err)
+		err = mt_remote_peek(in->pid, info, &before, sizeof(before));
+	if (!err)
+		err = call(rc, in->lib_base + in->lib_off[L_ATTACH],
+			   (uint64_t[]){ (uint64_t)(int64_t)lib_fd, flags, rd64 },
+			   3, NULL, -1, -1, NULL);
+	else if (rd >= 0)
+		call(rc, in->fn[U_CLOSE], &rd64, 1, NULL, -1, -1, NULL);
+	if (!err)
+		err = mt_remote_peek(in->pid, info, &after, sizeof(after));
+	if (err)
+		return err;
+	if (after.seq == before.seq)
+		return mt_seterr(-EIO, "the library in %d did not answer", (int)in->pid);
+	if (after.status != MTP_INJECT_ATTACHED)
+		return mt_seterr(after.err == -EBUSY ? -EBUSY : -EIO,
+				 after.err == -EBUSY ?
+				 "%d is traced by another memtrack-leak already (or its last session is still ending)" :
+				 "the library in %d refused the attach: %s",
+				 (int)in->pid, strerror(-after.err));
+	*slots = after.nr_slots;
+	dbg("answered");
+	state = open_theirs(in->pid, after.state_fd, O_RDWR);
+	in->pre = state < 0 ? NULL : mt_preload_open_fd(state, in->pid, flags);
+	if (!in->pre) {
+		if (state >= 0)
+			close(state);
+		return -EIO;
+	}
+	return 0;
+}
+
+/* ---- the seccomp filters ------------------------------------------------------- */
+
+/* The system calls an attach makes in the target (as they are made). */
+static const struct mt_syscall_use uses[] = {
+	{ SYS_memfd_create, { 0, MFD_CLOEXEC }, "memfd_create" },
+	{ SYS_ftruncate, { 0 }, "ftruncate" },
+	{ SYS_openat, { 0 }, "openat" },
+	{ SYS_read, { 0 }, "read" },
+	{ SYS_pread64, { 0 }, "pread64" },
+	{ SYS_newfstatat, { 0 }, "newfstatat" },
+	{ SYS_fstat, { 0 }, "fstat" },
+	{ SYS_mmap, { 0, 0, PROT_READ | PROT_EXEC, MAP_PRIVATE }, "mmap" },
+	{ SYS_mmap, { 0, 0, PROT_READ | PROT_WRITE, MAP_SHARED }, "mmap" },
+	{ SYS_mprotect, { 0, 0, PROT_READ | PROT_WRITE }, "mprotect" },
+	{ SYS_munmap, { 0 }, "munmap" },
+	{ SYS_close, { 0 }, "close" },
+	{ SYS_pipe2, { 0, O_CLOEXEC }, "pipe2" },
+	{ SYS_membarrier, { 0 }, "membarrier" },
+	{ SYS_clone3, { 0 }, "clone3" },
+	{ SYS_rt_sigprocmask, { 0 }, "rt_sigprocmask" },
+	{ SYS_poll, { 0 }, "poll" },
+	{ SYS_futex, { 0 }, "futex" },
+	{ SYS_process_vm_readv, { 0 }, "process_vm_readv" },
+	{ SYS_getpid, { 0 }, "getpid" },
+	{ SYS_gettid, { 0 }, "gettid" },
+	{ SYS_rt_sigreturn, { 0 }, "rt_sigreturn" },
+	{ SYS_exit, { 0 }, "exit" },
+};
+
+/* strict: refused; filter: run over uses[], refused if one is not let through. */
+static int check_seccomp(struct mt_inject *in)
+{
+	const struct mt_syscall_use *no;
+	int err;
+
+	if (in->seccomp == 1)
+		return mt_seterr(-EACCES, "%d runs in seccomp's strict mode: a library cannot be loaded into it",
+				 (int)in->pid);
+	if (in->seccomp != 2)
+		return 0;
+	err = mt_seccomp_check(in->pid, uses, MT_ARRAY_SIZE(uses), &no);
+	if (err)
+		return mt_seterr(-EACCES, "%d runs under a seccomp filter that memtrack-leak cannot read (%s: it needs CAP_SYS_ADMIN), so cannot tell whether loading the library is allowed",
+				 (int)in->pid, strerror(-err));
+	if (no)
+		return mt_seterr(-EACCES, "%d's seccomp filter does not allow %s, which loading the library needs",
+				 (int)in->pid, no->name);
+	return 0;
+}
+
+/* ---- attach and detach ------------------------------------------------------ */
+
+/* The process is exiting or gone (a thread vanished under the calls). */
+static bool ended(pid_t pid)
+{
+	struct timespec ms = { 0, 10000000 };
+	int i;
+
+	for (i = 0; i < 20 && !mt_task_exited(pid, pid); i++)
+		nanosleep(&ms, NULL);
+	return mt_task_exited(pid, pid);
+}
+
+/*
+ * While the target is stopped: SIGCHLD blocked (the tracer waits for the
+ * thread's stops with sigtimedwait, remote_call.c), and the tracer's own
+ * priority raised where it may (CAP_SYS_NICE: SCHED_FIFO, else nice -20):
+ * a busy target's threads already let go would otherwise take its CPU
+ * between two of its ptrace calls, and the others stay stopped meanwhile.
+ * Undone by let_target().
+ */
+struct held_self {
+	sigset_t mask;
+	int nice, policy;
+	struct sched_param sp;
+};
+
+static void hold_target(struct held_self *h)
+{
+	sigset_t chld;
+
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	pthread_sigmask(SIG_BLOCK, &chld, &h->mask);
+	errno = 0;
+	h->nice = getpriority(PRIO_PROCESS, 0);
+	if (errno)
+		h->nice = 0;
+	h->policy = sched_getscheduler(0);
+	sched_getparam(0, &h->sp);
+	/* the tracer only waits in system calls: a real-time class is safe */
+	if (sched_setscheduler(0, SCHED_FIFO, &(struct sched_param){ 1 }))
+		setpriority(PRIO_PROCESS, 0, -20);
+}
+
+static void let_target(const struct held_self *h)
+{
+	if (h->policy >= 0)
+		sched_setscheduler(0, h->policy, &h->sp);
+	setpriority(PRIO_PROCESS, 0, h->nice);
+	pthread_sigmask(SIG_SETMASK, &h->mask, NULL);
+}
+
+static void inject_free(struct mt_inject *in)
+{
+	if (!in)
+		return;
+	if (in->watch_fd >= 0)
+		close(in->watch_fd);
+	if (in->pidfd >= 0)
+		close(in->pidfd);
+	mt_preload_free(in->pre);
+	mt_walker_close(in->walker);
+	mt_unwinder_free(in->unw);
+	free(in->loader.v);
+	free(in->unsafe.v);
+	free(in);
+}
+
+/* Everything found before the target is stopped. */
+static int prepare(pid_t pid, const char *lib, struct mt_inject **out)
+{
+	struct mt_elf_sym s[NR_LIB];
+	struct mt_inject *in;
+	uint64_t vaddr;
+	int err, i;
+
+	in = calloc(1, sizeof(*in));
+	if (!in)
+		return mt_seterr(-ENOMEM, "out of memory");
+	in->pid = pid;
+	in->pidfd = -2;
+	in->watch_fd = -1;
+	snprintf(in->lib, sizeof(in->lib), "%s", lib);
+	err = mt_elf_syms(lib, lib_syms, NR_LIB, s, &vaddr);
+	for (i = 0; !err && i < NR_LIB; i++) {
+		if (!s[i].value)
+			err = mt_seterr(-ENOEXEC, "%s has no %s", lib, lib_syms[i]);
+		in->lib_off[i] = s[i].value;
+	}
+	dbg("preparing");
+	if (!err)
+		err = survey(in);
+	dbg("surveyed");
+	in->seccomp = seccomp_mode(pid);
+	if (!err) {
+		in->unw = mt_unwinder_new(pid);
+		if (in->unw)
+			mt_unwinder_eh_only(in->unw);
+		err = in->unw ? mt_walker_open(in->unw, pid, &in->walker) :
+				-ENOMEM;
+	}
+	dbg("walker ready");
+	if (err) {
+		inject_free(in);
+		return err;
+	}
+	*out = in;
+	return 0;
+}
+
+/* The world stopped at a safe point, or why not (-EAGAIN: try again). */
+static int stop_safe(struct mt_inject *in, struct mt_world *w, struct pick *p)
+{
+	int err = mt_world_stop(in->pid, 0, PTRACE_O_TRACESYSGOOD, w);
+
+	dbg("stopped");
+	if (err == -EPERM)
+		return mt_seterr(err, "permission denied: tracing %d needs the rights of ptrace on it",
+				 (int)in->pid);
+	if (err)
+		return err;
+	/* an exec (or a dlopen) since the survey: the addresses are stale */
+	if (image_changed(in)) {
+		dbg("changed since the survey");
+		return -ESTALE;
+	}
+	pick(in, w, p);
+	dbg(p->t ? "picked" : p->why);
+	return p->t ? 0 : -EAGAIN;
+}
+
+int mt_inject_attach(pid_t pid, const char *lib, uint32_t flags,
+		     struct mt_inject **out, struct mt_inject_stats *st)
+{
+	struct timespec pause = { 0, 2000000 };
+	struct mt_remote rc = { .pid = pid, .timeout_ns = CALL_NS };
+	struct mt_inject *in = NULL;
+	struct mt_world w;
+	struct held h;
+	struct pick p = { NULL, NULL };
+	struct held_self self;
+	int err, lib_fd = -1, tries;
+	uint64_t t0;
+
+	memset(st, 0, sizeof(*st));
+	err = prepare(pid, lib, &in);
+	if (err)
+		return err;
+	hold_target(&self);
+	for (tries = 1;; tries++) {
+		t0 = mono_ns();
+		dbg("stopping");
+		err = stop_safe(in, &w, &p);
+		if ((err != -EAGAIN && err != -ESTALE) || tries == MAX_TRIES)
+			break;
+		mt_world_release(&w);
+		if (err == -ESTALE) {
+			/* surveyed again, the target running meanwhile */
+			let_target(&self);
+			inject_free(in);
+			in = NULL;
+			err = prepare(pid, lib, &in);
+			hold_target(&self);
+			if (err)
+				break;
+		}
+		nanosleep(&pause, NULL);
+		if (pause.tv_nsec < 16000000)
+			pause.tv_nsec *= 2;
+	}
+	if (err == -EAGAIN)
+		err = mt_seterr(-EAGAIN, "no safe point in %d after %d tries: %s; left as it was",
+				(int)pid, tries, p.why);
+	if (err == -ESTALE)
+		err = mt_seterr(-EAGAIN, "%d kept changing its code mappings (%d tries); left as it was",
+				(int)pid, tries);
+	if (!err)
+		err = check_seccomp(in);
+	st->tries = (unsigned int)tries;
+	st->threads = (unsigned int)w.n;
+	if (!err) {
+		h = (struct held){ &w, p.t->tid };
+		rc.t = p.t;
+		rc.restore_rt = in->restore_rt;
+		rc.on_block = let_go;
+		rc.arg = &h;
+		st->loaded = !in->lib_base;
+		if (!in->lib_base)
+			err = load_lib(in, &rc, &lib_fd);
+		if (!err) {
+			/* the attach closes the library's memfd */
+			err = attach_lib(in, &rc, lib_fd, flags, &st->slots);
+		} else if (lib_fd >= 0) {
+			uint64_t fd = (uint64_t)lib_fd;
+
+			call(&rc, in->fn[U_CLOSE], &fd, 1, NULL, -1, -1, NULL);
+		}
+		st->let_go = rc.let_go;
+	}
+	mt_world_release(&w);
+	st->stop_ns = mono_ns() - t0;
+	dbg("released");
+	let_target(&self);
+	if (err && ended(pid))
+		err = mt_seterr(-ESRCH, "process %d exited during the attach; nothing to trace",
+				(int)pid);
+	if (err) {
+		inject_free(in);
+		return err;
+	}
+	*out = in;
+	return 0;
+}
+
+struct mt_preload *mt_inject_state(struct mt_inject *in)
+{
+	return in->pre;
+}
+
+/* The threads but the watchdog: the detach runs on one of them. */
+static struct mt_thread *detach_thread(struct mt_world *w, pid_t watch)
+{
+	struct mt_thread *t = NULL;
+	size_t i;
+
+	for (i = 0; i < w->n; i++)
+		if (w->v[i].stopped && w->v[i].tid != watch &&
+		    (!t || w->v[i].tid == w->pid))
+			t = &w->v[i];
+	return t;
+}
+
+/* Until the state is released in the target (or it ends), at most 2 s. */
+static bool wait_released(struct mt_inject *in, pid_t watch)
+{
+	struct mtp_header *h = mt_preload_header(in->pre);
+	struct timespec ms = { 0, 1000000 };
+	char path[64];
+	int i;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d", (int)in->pid,
+		 (int)watch);
+	for (i = 0; i < 2000; i++) {
+		if (__atomic_load_n(&h->inject, __ATOMIC_ACQUIRE) ==
+		    MTP_INJECT_RELEASED && (watch <= 0 || access(path, F_OK)))
+			return true;
+		if (kill(in->pid, 0) && errno == ESRCH)
+			return true;
+		nanosleep(&ms, NULL);
+	}
+	return false;
+}
+
+int mt_inject_detach(struct mt_inject *in, struct mt_inject_stats *st)
+{
+	struct mtp_header *h = mt_preload_header(in->pre);
+	struct mt_remote rc = { .pid = in->pid, .timeout_ns = CALL_NS };
+	pid_t watch = __atomic_load_n(&h->watch_tid, __ATOMIC_ACQUIRE);
+	struct mt_world w;
+	struct held hd;
+	struct held_self self;
+	uint64_t t0;
+	uint32_t ended;
+	int err;
+
+	memset(st, 0, sizeof(*st));
+	ended = __atomic_load_n(&h->inject, __ATOMIC_ACQUIRE);
+	if (ended == MTP_INJECT_DETACHED || ended == MTP_INJECT_RELEASED)
+		goto out;		/* the watchdog ended it already */
+	hold_target(&self);
+	t0 = mono_ns();
+	dbg("detach: stopping");
+	err = mt_world_stop(in->pid, 0, PTRACE_O_TRACESYSGOOD, &w);
+	dbg("detach: stopped");
+	/* an exec meanwhile: the library went with the old program */
+	if (!err && lib_loaded(in->pid) != in->lib_base)
+		err = -ESRCH;
+	if (!err) {
+		rc.t = detach_thread(&w, watch);
+		rc.restore_rt = in->restore_rt;
+		hd = (struct held){ &w, rc.t ? rc.t->tid : 0 };
+		rc.on_block = let_go;
+		rc.arg = &hd;
+		err = rc.t ? call(&rc, in->lib_base + in->lib_off[L_DETACH],
+				  NULL, 0, NULL, -1, -1, NULL) :
+			     mt_seterr(-ESRCH, "process %d has no thread left",
+				       (int)in->pid);
+		st->let_go = rc.let_go;
+	}
+	st->threads = (unsigned int)w.n;
+	mt_world_release(&w);
+	st->stop_ns = mono_ns() - t0;
+	dbg("detach: released");
+	let_target(&self);
+	if (err == -ESRCH)
+		err = 0;		/* it ended: nothing is left to undo */
+	if (err)
+		return err;
+	st->slots = h->nr_restored;
+out:
+	/* the watchdog's end: it releases the state if a thread held it */
+	close(in->watch_fd);
+	in->watch_fd = -1;
+	dbg("detach: pipe closed");
+	if (!wait_released(in, watch))
+		return mt_seterr(-EBUSY, "%d: the library's state is not released yet (a thread is inside a hook)",
+				 (int)in->pid);
+	dbg("detach: released in the target");
+	return 0;
+}
+
+pid_t mt_inject_pid(struct mt_inject *in)
+{
+	return in->pid;
+}
+
+int *mt_inject_pidfd(struct mt_inject *in)
+{
+	return &in->pidfd;
+}
+
+void mt_inject_free(struct mt_inject *in)
+{
+	inject_free(in);
+}

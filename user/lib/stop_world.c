@@ -1,0 +1,233 @@
+// SPDX-License-Identifier: LGPL-2.1
+/*
+ * libmemtrack: every thread of a process stopped under ptrace and let go
+ * again, for --scan's snapshot (scan_proc.c) and the injector (inject.c).
+ * Each thread is seized and interrupted (PTRACE_SEIZE + PTRACE_INTERRUPT:
+ * no signal it could see, and a blocking system call restarts by itself
+ * afterwards); the task list is read again until a pass, made once every
+ * thread seen is stopped, finds none new (a thread created meanwhile by
+ * one not stopped yet).  A thread that exits meanwhile is dropped, a
+ * zombie main thread (one that called pthread_exit) is passed over, and a
+ * signal that arrived before the stop is handed back at the release.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/ptrace.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "memtrack.h"
+#include "internal.h"
+
+static struct mt_thread *thread_of(struct mt_world *w, pid_t tid)
+{
+	size_t i;
+
+	for (i = 0; i < w->n; i++)
+		if (w->v[i].tid == tid)
+			return &w->v[i];
+	return NULL;
+}
+
+static struct mt_thread *add(struct mt_world *w, pid_t tid)
+{
+	if (w->n == w->cap) {
+		size_t cap = w->cap ? 2 * w->cap : 16;
+		struct mt_thread *v = realloc(w->v, cap * sizeof(*v));
+
+		if (!v)
+			return NULL;
+		w->v = v;
+		w->cap = cap;
+	}
+	memset(&w->v[w->n], 0, sizeof(w->v[w->n]));
+	w->v[w->n].tid = tid;
+	return &w->v[w->n++];
+}
+
+bool mt_task_exited(pid_t pid, pid_t tid)
+{
+	char path[64], buf[512], *s;
+	ssize_t len;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return true;
+	len = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (len <= 0)
+		return true;
+	buf[len] = '\0';
+	s = strrchr(buf, ')');
+	return !s || s[1] != ' ' || s[2] == 'Z' || s[2] == 'X';
+}
+
+/* Seize and interrupt the threads not seen yet; *more: some were. */
+static int seize_new(struct mt_world *w, pid_t traced, unsigned long opts,
+		     bool *more)
+{
+	char path[64];
+	struct dirent *de;
+	DIR *d;
+
+	*more = false;
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)w->pid);
+	d = opendir(path);
+	if (!d && errno == ENOENT)
+		return mt_seterr(-ESRCH, "process %d exited", (int)w->pid);
+	if (!d)
+		return mt_seterr(-errno, "%s: %s", path, strerror(errno));
+	while ((de = readdir(d))) {
+		pid_t tid = (pid_t)atoi(de->d_name);
+		struct mt_thread *t;
+
+		if (tid <= 0 || thread_of(w, tid))
+			continue;
+		t = add(w, tid);
+		if (!t) {
+			closedir(d);
+			return mt_seterr(-ENOMEM, "out of memory");
+		}
+		*more = true;
+		if (tid == traced) {
+			t->ours = true;
+			continue;
+		}
+		if (ptrace(PTRACE_SEIZE, tid, 0, (void *)opts) < 0) {
+			int e = errno;
+
+			t->gone = true;
+			if (e == ESRCH || (e == EPERM && mt_task_exited(w->pid, tid)))
+				continue;	/* exited meanwhile */
+			closedir(d);
+			return mt_seterr(-e, "ptrace(SEIZE, %d): %s", (int)tid,
+					 strerror(e));
+		}
+		t->seized = true;
+		ptrace(PTRACE_INTERRUPT, tid, 0, 0);
+	}
+	closedir(d);
+	return 0;
+}
+
+/*
+ * Wait for a seized thread's stop: false if it exited instead.  Not a
+ * blocking wait: the exit of a main thread is reported only once every
+ * other thread is reaped, so an exited thread is told by /proc.
+ */
+static bool wait_stop(pid_t pid, struct mt_thread *t)
+{
+	struct timespec ms = { 0, 1000000 };
+	sigset_t chld;
+	int status;
+	pid_t r;
+
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	for (;;) {
+		r = waitpid(t->tid, &status, __WALL | WNOHANG);
+		if (r == t->tid)
+			break;
+		if (r < 0 && errno != EINTR)
+			return false;	/* gone */
+		if (!r && mt_task_exited(pid, t->tid))
+			return false;
+		if (sigtimedwait(&chld, NULL, &ms) < 0 && errno == EAGAIN)
+			continue;
+	}
+	if (!WIFSTOPPED(status))
+		return false;		/* exited */
+	/* a signal arrived first: it is delivered at the release */
+	if (status >> 16 == 0 && WSTOPSIG(status) != SIGTRAP)
+		t->sig = WSTOPSIG(status);
+	return true;
+}
+
+int mt_world_stop(pid_t pid, pid_t traced, unsigned long opts,
+		  struct mt_world *w)
+{
+	bool more = true;
+	size_t i;
+	int err;
+
+	memset(w, 0, sizeof(*w));
+	w->pid = pid;
+	while (more) {
+		err = seize_new(w, traced, opts, &more);
+		if (err)
+			return err;
+		for (i = 0; i < w->n; i++) {
+			struct mt_thread *t = &w->v[i];
+
+			if (t->stopped || t->gone)
+				continue;
+			if (!t->ours && !wait_stop(w->pid, t)) {
+				t->gone = true;
+				continue;
+			}
+			t->stopped = true;
+			if (ptrace(PTRACE_GETREGS, t->tid, 0, &t->regs) < 0) {
+				if (errno == ESRCH) {	/* killed meanwhile */
+					t->stopped = false;
+					t->gone = true;
+					continue;
+				}
+				return mt_seterr(-errno, "ptrace(GETREGS, %d): %s",
+						 (int)t->tid, strerror(errno));
+			}
+		}
+	}
+	for (i = 0; i < w->n && !w->v[i].stopped; i++)
+		;
+	if (i == w->n)
+		return mt_seterr(-ESRCH, "process %d exited", (int)pid);
+	return 0;
+}
+
+void mt_world_let_go(struct mt_world *w, pid_t except)
+{
+	size_t i;
+
+	for (i = 0; i < w->n; i++) {
+		struct mt_thread *t = &w->v[i];
+
+		if (t->seized && t->stopped && !t->gone && !t->running &&
+		    t->tid != except &&
+		    !ptrace(PTRACE_CONT, t->tid, 0, (void *)(long)t->sig)) {
+			t->sig = 0;
+			t->running = true;
+		}
+	}
+}
+
+void mt_world_release(struct mt_world *w)
+{
+	size_t i;
+
+	for (i = 0; i < w->n; i++) {
+		struct mt_thread *t = &w->v[i];
+
+		if (!t->seized)
+			continue;
+		/* one let go is stopped again: a detach needs a stop */
+		if (t->running && (ptrace(PTRACE_INTERRUPT, t->tid, 0, 0) ||
+				   !wait_stop(w->pid, t)))
+			t->gone = true;
+		if (!t->gone &&
+		    !ptrace(PTRACE_DETACH, t->tid, 0, (void *)(long)t->sig))
+			continue;
+		/* it exited meanwhile: reaped, so that its parent sees the end */
+		waitpid(t->tid, NULL, __WALL | WNOHANG);
+	}
+	free(w->v);
+	memset(w, 0, sizeof(*w));
+}
