@@ -63,13 +63,9 @@ int top_leak_start(struct top_leak *l, pid_t pid, double interval)
 		dup2(fds[1], 2);
 		/* its own group: the terminal's Ctrl-C is memtrack-top's */
 		setpgid(0, 0);
-		/*
-		 * The module's engine, as before -p injected by default:
-		 * tests/guest/test_top.py holds the pane to its message
-		 * without the module on the host.
-		 */
-		execlp(tool, tool, "--engine", "uprobe", "-p", spid, "-i", sint,
-		       "--top", "4", (char *)NULL);
+		/* its default engine: injected, with or without the module */
+		execlp(tool, tool, "-p", spid, "-i", sint, "--top", "4",
+		       (char *)NULL);
 		dprintf(1, "memtrack-top: cannot run %s: %s\n", tool,
 			strerror(errno));
 		_exit(127);
