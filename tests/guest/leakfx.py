@@ -43,8 +43,8 @@ def watchdog(pid):
             with open(f"/proc/{pid}/task/{tid}/comm") as f:
                 if f.read().strip() == WATCH_COMM:
                     return int(tid)
-        except FileNotFoundError:
-            pass
+        except (FileNotFoundError, ProcessLookupError):
+            pass                # the thread ended since the listing
     return None
 
 

@@ -47,20 +47,33 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from mtlib import (NOBODY, ROOT, TESTBIN, Workload, check, readline,  # noqa: E402
                    run_tests, test, variant_tests)
 import leakfx as lfx  # noqa: E402
+
+IN_VM = os.environ.get("MEMTRACK_VM") == "1"
 # The -p tests of the memtrack-leak suites, registered here with the
-# injected engine (LEAK_ENGINE=inject above).
+# injected engine (LEAK_ENGINE=inject above).  In the VM, on each kernel,
+# what a kernel could change: the fixtures' exact stacks and the tool's
+# report loop (the attach: ptrace, memfd, /proc/PID/fd, pidfd); the rest
+# (--scan's memcheck comparisons, --fds, -f) is the same user space on
+# every kernel and runs on the host (the leak-inject suite), as do the
+# tests below marked host_test.
 import test_leak  # noqa: E402,F401
 import test_leak_tool  # noqa: E402,F401
-import test_leak_scan  # noqa: E402,F401
-import test_leak_fds  # noqa: E402,F401
-import test_leak_children  # noqa: E402,F401
+if not IN_VM:
+    import test_leak_scan  # noqa: E402,F401
+    import test_leak_fds  # noqa: E402,F401
+    import test_leak_children  # noqa: E402,F401
+
+
+def host_test(fn):
+    """A test of the host suite only (see above)."""
+    return fn if IN_VM else test(fn)
+
 
 TOOL = lfx.TOOL
 LIB = "/memfd:memtrack-preload"
 STATE = "/memfd:memtrack-leak"
 STORM = os.path.join(TESTBIN, "mstorm")
 SANDBOXED = os.path.join(TESTBIN, "sandboxed")
-IN_VM = os.environ.get("MEMTRACK_VM") == "1"
 # What the injected library hooks for memory (user/preload/hook_table.c).
 HOOKED = {"malloc", "calloc", "realloc", "reallocarray", "free", "posix_memalign",
           "aligned_alloc", "memalign", "valloc", "pvalloc", "_exit", "_Exit",
@@ -198,7 +211,17 @@ def unhooked(pid, before):
     return True, ""
 
 
-def until_unhooked(pid, before, timeout=1.0):
+# A target un-hooks itself within a second of its tracer's death: a second
+# of its own time on a real CPU.  Under emulation (the VM suites: about 20
+# times slower, and each look at its slots takes a tenth of a second) the
+# bound is 5 s; the host suite holds the second.
+UNHOOK_S = 5.0 if IN_VM else 1.0
+# Attach/detach cycles on the storm: 100 on the host; 5 on each kernel
+# in the VM, where a cycle takes 4 s.
+CYCLES = 5 if IN_VM else 100
+
+
+def until_unhooked(pid, before, timeout=UNHOOK_S):
     """Seconds until unhooked(), or a failure after timeout."""
     t0 = time.monotonic()
     while True:
@@ -262,18 +285,31 @@ def got_slots_taken_and_restored(variant):
               f"no malloc/free slot found: {slots}")
         before = slot_values(fx.pid, slots)
         check(not any(in_lib(fx.pid, v) for v in before.values()), "hooked before the attach")
-        t = subprocess.Popen(lfx.tool_p(fx.pid, "-i", "1", "-n", "2", "--json"),
+        # no -n: the tool stays attached while the slots are read (readelf
+        # over every object takes seconds in the VM) until its Ctrl-C
+        t = subprocess.Popen(lfx.tool_p(fx.pid, "-i", "1", "--json"),
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         check(lfx.armed(fx.pid), "not attached")
         now = hooked_slots(fx.pid)
         during = slot_values(fx.pid, now)
-        check(slots <= now and
-              all(in_lib(fx.pid, during[s]) for s in now),
-              f"slots not pointing at the library: "
-              f"{[s for s in now if not in_lib(fx.pid, during[s])]}")
+        if not (slots <= now and all(in_lib(fx.pid, during[s]) for s in now)):
+            t.kill()
+            check(False, f"slots not pointing at the library: "
+                  f"{[s for s in now if not in_lib(fx.pid, during[s])]}; the tool: "
+                  f"{t.communicate()[1]}; maps: {open(f'/proc/{fx.pid}/maps').read()}")
         fx.say()
         check(readline(fx.p.stdout).strip() == "done", "c_apis did not finish")
-        out, err = t.communicate(timeout=60)
+        done = time.time()
+        # the first report whose tables were read after the leaks: the one
+        # after the first printed after them
+        while True:
+            line = readline(t.stdout)
+            check(line.startswith("{"), f"no report: {line!r}")
+            if json.loads(line)["time"] >= done:
+                break
+        out = readline(t.stdout)
+        t.send_signal(signal.SIGINT)
+        err = t.communicate(timeout=60)[1]
         check(t.returncode == 0, f"exit {t.returncode}: {err}")
         n = int(re.search(r", (\d+) calls redirected", err).group(1))
         check(n == len(now), f"the tool took {n} slots, readelf lists {len(now)}: {err}")
@@ -295,7 +331,7 @@ def got_slots_taken_and_restored(variant):
 variant_tests((got_slots_taken_and_restored,), lfx.VARIANTS)
 
 
-@test
+@host_test
 def reattach_reuses_library():
     """Three sessions on one storm: the first loads the library, the next
     reuse it ("reused"), one copy mapped; each session's report holds the
@@ -347,8 +383,8 @@ def rss_floor(s, n=5):
 
 
 @test
-def storm_attach_detach_100():
-    """100 attach/detach cycles on a 16-thread storm: every session exits 0
+def storm_attach_detach_cycles():
+    """CYCLES (100 on the host) attach/detach cycles on a 16-thread storm: every session exits 0
     with a report, the storm never errs and runs on, un-hooked at the end,
     its RSS (every block freed and trimmed, mstorm's pause; the lowest of
     five readings) within 1 MiB of what it was before the first attach,
@@ -362,7 +398,7 @@ def storm_attach_detach_100():
         ops = storm_ok(s)
         slots = hooked_slots(s.pid)
         before = slot_values(s.pid, slots)
-        for i in range(100):
+        for i in range(CYCLES):
             rc, err, doc = attach_cycle(s.pid)
             check(rc == 0 and doc is not None, f"cycle {i}: exit {rc}: {err}")
             if i % 10 == 0:
@@ -387,6 +423,19 @@ STEPS = (("stopping", 1), ("stopped", 1), ("picked", 1), ("called", 1), ("called
          ("called", 3), ("answered", 1), ("released", 1))
 
 
+def thread_states(pid):
+    """The states (R, S, t, T...) of pid's threads; a thread that ends
+    while it is read (the watchdog, going) is left out."""
+    states = set()
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                states.add(f.read().split(") ")[1][0])
+        except (FileNotFoundError, ProcessLookupError):
+            pass
+    return states
+
+
 def until_step(t, step, n):
     """Reads the tool's stderr up to the n-th line ending with step; False
     if it ended first."""
@@ -401,22 +450,21 @@ def until_step(t, step, n):
 @test
 def tracer_killed_during_attach():
     """SIGKILL of memtrack-leak at each step of an attach (its
-    MEMTRACK_INJECT_DEBUG lines), twice over: within 1 s the storm's
+    MEMTRACK_INJECT_DEBUG lines), twice over (once in the VM): within 1 s the storm's
     slots hold what they held, its state is released, no watchdog runs,
     no thread is left stopped, and it runs on without an error."""
     with Proc([STORM, "4"]) as s:
         ops = storm_ok(s)
         before = slot_values(s.pid, hooked_slots(s.pid))
         env = dict(os.environ, MEMTRACK_INJECT_DEBUG="1")
-        for step, n in STEPS * 2:
+        for step, n in STEPS * (1 if IN_VM else 2):
             t = subprocess.Popen([TOOL, "-p", str(s.pid), "-i", "60"], stdout=subprocess.PIPE,
                                  stderr=subprocess.PIPE, text=True, env=env)
             check(until_step(t, step, n), f"the tool ended before {step} {n}")
             t.kill()
             t.wait()
             until_unhooked(s.pid, before)
-            states = {open(f"/proc/{s.pid}/task/{tid}/stat").read().split(") ")[1][0]
-                      for tid in os.listdir(f"/proc/{s.pid}/task")}
+            states = thread_states(s.pid)
             check("t" not in states and "T" not in states,
                   f"after {step} {n}: threads {states}")
             ops = storm_ok(s, ops)
@@ -441,10 +489,10 @@ def tracer_killed_during_session():
             ops = storm_ok(s, ops)
 
 
-@test
+@host_test
 def stop_the_world_64_threads():
     """A storm of 64 threads (65 with its main one): 5 attaches, each
-    stopping every thread; on the host the median stop is at most 50 ms."""
+    stopping every thread; the median stop at most 50 ms."""
     with Proc([STORM, "64"]) as s:
         time.sleep(0.5)
         times = []
@@ -457,7 +505,7 @@ def stop_the_world_64_threads():
         storm_ok(s)
         med = statistics.median(times)
         print(f"# stop times {times} ms, median {med} ms", flush=True)
-        check(IN_VM or med <= 50, f"median stop {med} ms over 50 ms: {times}")
+        check(med <= 50, f"median stop {med} ms over 50 ms: {times}")
 
 
 # ---- refusals ---------------------------------------------------------------------
@@ -547,7 +595,17 @@ def as_nobody_own_process():
         check(lfx.armed(fx.pid), "nobody did not attach")
         fx.say()
         check(readline(fx.p.stdout).strip() == "done", "c_apis did not finish")
-        out, err = t.communicate(timeout=60)
+        done = time.time()
+        # the first report whose tables were read after the leaks: the one
+        # after the first printed after them
+        while True:
+            line = readline(t.stdout)
+            check(line.startswith("{"), f"no report: {line!r}")
+            if json.loads(line)["time"] >= done:
+                break
+        out = readline(t.stdout)
+        t.send_signal(signal.SIGINT)
+        err = t.communicate(timeout=60)[1]
         check(t.returncode == 0, f"exit {t.returncode}: {err}")
         lfx.check_markers([json.loads(ln) for ln in out.splitlines()][-1], "c_apis")
         fx.say()

@@ -835,9 +835,25 @@ static int run_preload(struct session *s)
 
 /* ---- -p PID in-process: libmemtrack-preload.so injected -------------------- */
 
+static int inject_ended(struct session *s, const char *what);
+
+/* Whether pid is exiting: gone, or a zombie within a second. */
+static bool exiting(pid_t pid)
+{
+	int i;
+
+	for (i = 0; i < 100; i++) {
+		if (mt_task_exited(pid, pid))
+			return true;
+		usleep(10000);
+	}
+	return false;
+}
+
 /*
- * -p with the injected engine: 0 attached; 1 to end with at once; -1 to
- * trace with uprobes instead (a static program, seccomp refusing it).
+ * -p with the injected engine: 0 attached; 1 to end with at once; 3 the
+ * target exited meanwhile (its last report given); -1 to trace with
+ * uprobes instead (a static program, seccomp refusing it).
  */
 static int inject(struct session *s)
 {
@@ -863,6 +879,9 @@ static int inject(struct session *s)
 	mt_preload_live_fds(s->r.pre, fds_mode);
 	s->r.sym = mt_sym_open(s->r.pid);
 	if (!s->r.sym) {
+		/* exiting since the attach (its maps going or gone): say so */
+		if (exiting(s->r.pid))
+			return inject_ended(s, "exit");
 		fprintf(stderr, "%s: %s\n", prog, mt_errmsg());
 		return 1;
 	}
