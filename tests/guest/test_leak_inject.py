@@ -262,6 +262,17 @@ def attach_cycle(pid, *args, timeout=120):
     return r.returncode, r.stderr, docs[-1] if docs else None
 
 
+def report_after(t, done):
+    """The tool t's first JSON report whose tables were read after time
+    done: the one after the first it printed after it."""
+    while True:
+        line = readline(t.stdout)
+        check(line.startswith("{"), f"no report: {line!r}")
+        if json.loads(line)["time"] >= done:
+            break
+    return readline(t.stdout)
+
+
 def stopped_ms(err):
     """The stop time and thread count memtrack-leak says an attach took."""
     m = re.search(r"\((\d+) threads stopped ([\d.]+) ms\)", err)
@@ -299,15 +310,7 @@ def got_slots_taken_and_restored(variant):
                   f"{t.communicate()[1]}; maps: {open(f'/proc/{fx.pid}/maps').read()}")
         fx.say()
         check(readline(fx.p.stdout).strip() == "done", "c_apis did not finish")
-        done = time.time()
-        # the first report whose tables were read after the leaks: the one
-        # after the first printed after them
-        while True:
-            line = readline(t.stdout)
-            check(line.startswith("{"), f"no report: {line!r}")
-            if json.loads(line)["time"] >= done:
-                break
-        out = readline(t.stdout)
+        out = report_after(t, time.time())
         t.send_signal(signal.SIGINT)
         err = t.communicate(timeout=60)[1]
         check(t.returncode == 0, f"exit {t.returncode}: {err}")
@@ -595,15 +598,7 @@ def as_nobody_own_process():
         check(lfx.armed(fx.pid), "nobody did not attach")
         fx.say()
         check(readline(fx.p.stdout).strip() == "done", "c_apis did not finish")
-        done = time.time()
-        # the first report whose tables were read after the leaks: the one
-        # after the first printed after them
-        while True:
-            line = readline(t.stdout)
-            check(line.startswith("{"), f"no report: {line!r}")
-            if json.loads(line)["time"] >= done:
-                break
-        out = readline(t.stdout)
+        out = report_after(t, time.time())
         t.send_signal(signal.SIGINT)
         err = t.communicate(timeout=60)[1]
         check(t.returncode == 0, f"exit {t.returncode}: {err}")

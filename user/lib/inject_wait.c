@@ -65,12 +65,7 @@ static int library_mapped(pid_t pid)
  */
 static bool watchdog_runs(pid_t pid, pid_t watch)
 {
-	char path[64];
-
-	if (watch <= 0)
-		return false;
-	snprintf(path, sizeof(path), "/proc/%d/task/%d", (int)pid, (int)watch);
-	return !access(path, F_OK);
+	return watch > 0 && !mt_task_exited(pid, watch);
 }
 
 /* Has the process ended?  Its pidfd, or without one a signal 0. */
