@@ -29,6 +29,8 @@ const struct mtr_config_key mtr_config_keys[MTR_CFG_NR] = {
 	[MTR_CFG_RSS_ALERT_KB] = { "rss_alert_kb", &mtr_rss_alert_kb, NULL },
 	[MTR_CFG_RSS_GROWTH_KBPS] = { "rss_growth_kbps", &mtr_rss_growth_kbps,
 				      NULL },
+	[MTR_CFG_LEAK_KEEP_MS] = { "leak_keep_ms", &mtr_leak_keep_ms,
+				   mtr_leak_keep_valid },
 };
 
 static bool mtr_config_valid(enum mtr_config_key_id k, unsigned int v)
@@ -125,5 +127,8 @@ int mtr_config_apply(const struct mtr_config_req *req)
 		if (req->set & (1U << k))
 			WRITE_ONCE(*mtr_config_keys[k].var, req->value[k]);
 	mutex_unlock(&mtr_config_lock);
+	/* A shorter keep may expire ended sessions before the reaper's time. */
+	if (!err && req->set & (1U << MTR_CFG_LEAK_KEEP_MS))
+		mtr_leak_keep_changed();
 	return err;
 }

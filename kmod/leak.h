@@ -30,7 +30,6 @@
 #define MTR_LEAK_MAX_PROBES	64		/* per session */
 #define MTR_LEAK_MAX_SESSIONS	64		/* traced processes */
 #define MTR_LEAK_MAX_DEPTH	4		/* nested allocator calls kept */
-#define MTR_LEAK_KEEP		msecs_to_jiffies(MEMTRACK_LEAK_KEEP_MS)
 #define MTR_LEAK_MAX_CHILDREN	64		/* F_CHILDREN: processes at once */
 #define MTR_LEAK_MAX_SPARE	256		/* freed blocks kept for reuse */
 #define MTR_LEAK_BLOCK_BITS	16		/* block hash buckets (log2) */

@@ -14,13 +14,15 @@
  * A session is freed by LEAK_DETACH, when the socket that attached closes,
  * and at unload.  When the target exits or execs, the session ends: its
  * probes go, but its tables stay, as they were at that moment, for the
- * tracer's last report, until it detaches or MTR_LEAK_KEEP passes.
+ * tracer's last report, until it detaches or leak_keep_ms passes.
  * Unregistering uprobes sleeps, so the hooks that notice an exit, an exec
  * or a closed socket only mark the session and queue the reaper; a session
  * is freed only after its uprobes are gone and no handler can run any more.
  */
 #include <linux/cred.h>
 #include <linux/mm.h>
+#include <linux/module.h>
+#include <linux/moduleparam.h>
 #include <linux/mutex.h>
 #include <linux/namei.h>
 #include <linux/netlink.h>
@@ -51,6 +53,30 @@ static DECLARE_DELAYED_WORK(mtr_leak_reap_work, mtr_leak_reap_fn);
 static void mtr_leak_reap_soon(void)
 {
 	mod_delayed_work(system_wq, &mtr_leak_reap_work, 0);
+}
+
+unsigned int mtr_leak_keep_ms = MEMTRACK_LEAK_KEEP_MS;
+module_param_named(leak_keep_ms, mtr_leak_keep_ms, uint, 0444);
+MODULE_PARM_DESC(leak_keep_ms,
+		 "How long an ended leak session's tables are kept (ms)");
+
+bool mtr_leak_keep_valid(unsigned int ms)
+{
+	return ms >= MEMTRACK_LEAK_KEEP_MS_MIN &&
+	       ms <= MEMTRACK_LEAK_KEEP_MS_MAX;
+}
+
+/*
+ * config.c, after a new leak_keep_ms: expiries are computed again.  Only
+ * while sessions are listed, as for the hooks: once mtr_leak_exit() has
+ * emptied the list, nothing may queue the work again.
+ */
+void mtr_leak_keep_changed(void)
+{
+	mutex_lock(&mtr_leak_lock);
+	if (!list_empty(&mtr_leak_sessions))
+		mtr_leak_reap_soon();
+	mutex_unlock(&mtr_leak_lock);
 }
 
 /* Caller holds s->lock: is this process (or, mm NULL, tgid) traced by s? */
@@ -169,18 +195,19 @@ static void mtr_leak_unlink(struct mtr_leak_session *s)
 
 /*
  * Caller holds mtr_leak_lock: free every session marked dead or ended
- * longer than MTR_LEAK_KEEP ago, unprobe those ended since.  Returns in how
+ * longer than leak_keep_ms ago, unprobe those ended since.  Returns in how
  * many jiffies the next ended one expires (0: none left).
  */
 static unsigned long mtr_leak_reap_dead(void)
 {
 	struct mtr_leak_session *s, *tmp;
 	unsigned long next = 0, left;
+	unsigned long keep = msecs_to_jiffies(READ_ONCE(mtr_leak_keep_ms));
 
 	list_for_each_entry_safe(s, tmp, &mtr_leak_sessions, node) {
 		if (READ_ONCE(s->ended) && !READ_ONCE(s->dead)) {
-			left = s->ended_at + MTR_LEAK_KEEP - jiffies;
-			if (time_before(jiffies, s->ended_at + MTR_LEAK_KEEP)) {
+			left = s->ended_at + keep - jiffies;
+			if (time_before(jiffies, s->ended_at + keep)) {
 				mtr_leak_unprobe(s);
 				next = next ? min(next, left) : max(left, 1UL);
 				continue;

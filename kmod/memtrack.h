@@ -263,6 +263,7 @@ enum mtr_config_key_id {
 	MTR_CFG_RING_KB,
 	MTR_CFG_RSS_ALERT_KB,
 	MTR_CFG_RSS_GROWTH_KBPS,
+	MTR_CFG_LEAK_KEEP_MS,
 	MTR_CFG_NR
 };
 
@@ -352,6 +353,11 @@ void mtr_ev_kmalloc(u16 type, unsigned long call_site, const void *ptr,
 		    size_t bytes_req, size_t bytes_alloc, gfp_t gfp);
 extern unsigned int mtr_ring_kb;	/* per-CPU buffer of a new reader */
 bool mtr_ring_kb_valid(unsigned int kb);
+
+/* leak_session.c: how long an ended session's tables are kept. */
+extern unsigned int mtr_leak_keep_ms;
+bool mtr_leak_keep_valid(unsigned int ms);
+void mtr_leak_keep_changed(void);
 
 /* dev.c: /dev/memtrack. */
 int mtr_dev_init(void);

@@ -10,6 +10,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from mtlib import *  # noqa: E402,F403
+import uapi  # noqa: E402
 
 MiB = 1 << 20
 GROUPS = ("task", "pages", "kmalloc", "mmap", "reclaim", "oom")
@@ -29,7 +30,10 @@ def every_hook_attached():
         got, total = map(int, frac.split("/"))
         check(state == "on" and got == total and total > 0,
               f"hook group {g}: {state} {got}/{total}")
-    check(read_config()["retention_ms"] == "15000", "default retention_ms is not 15000")
+    cfg = read_config()
+    check(cfg["retention_ms"] == "15000", "default retention_ms is not 15000")
+    keep = str(uapi.define("MEMTRACK_LEAK_KEEP_MS"))
+    check(cfg["leak_keep_ms"] == keep, f"default leak_keep_ms {cfg['leak_keep_ms']}, not {keep}")
 
 
 @test
@@ -296,7 +300,8 @@ def config_refuses_bad_writes():
            b"retention_ms 00", b"retention_ms -0", b"ring_kb 0064",
            b"ring_kb +64", b"rss_alert_kb +1", b"rss_alert_kb 01",
            b"rss_growth_kbps 4294967296", b"ring_kb 96", b"ring_kb 4",
-           b"ring_kb 131072",
+           b"ring_kb 131072", b"leak_keep_ms 999", b"leak_keep_ms 0",
+           b"leak_keep_ms 3600001", b"leak_keep_ms +1000", b"leak_keep_ms 01000",
            # refused for what it asks, with the same errno
            b"task off"]
     for b in bad:
@@ -322,7 +327,8 @@ def config_accepts_each_range_end():
     before = read_config()
     ends = {"retention_ms": ("0", "3600000"), "ring_kb": ("8", "65536"),
             "rss_alert_kb": ("0", "4294967295"),
-            "rss_growth_kbps": ("0", "4294967295")}
+            "rss_growth_kbps": ("0", "4294967295"),
+            "leak_keep_ms": ("1000", "3600000")}
     try:
         for key, values in ends.items():
             for v in values:

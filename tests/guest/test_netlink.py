@@ -448,7 +448,7 @@ def dump_equals_proc_with_many_processes():
 # GET_CONFIG show it, every value in its documented range, and the summary's
 # task counts once exited tasks are reaped.
 
-VALUE_KEYS = ("retention_ms", "ring_kb", "rss_alert_kb", "rss_growth_kbps")
+VALUE_KEYS = ("retention_ms", "ring_kb", "rss_alert_kb", "rss_growth_kbps", "leak_keep_ms")
 TASK_KEYS = ("Processes", "ProcessesExited", "Threads", "ThreadsExited", "Untracked")
 DUMP_CMDS = {nl.CMD_GET_TASKS, nl.CMD_GET_THREADS, nl.CMD_LEAK_STACKS,
              nl.CMD_LEAK_BLOCKS}
@@ -493,6 +493,8 @@ def config_problems(st):
         for k in ("rss_alert_kb", "rss_growth_kbps"):
             if not 0 <= int(st[k]) < 1 << 32:
                 out.append(f"{k} {st[k]} out of range")
+        if not nl.LEAK_KEEP_MS_MIN <= int(st["leak_keep_ms"]) <= nl.LEAK_KEEP_MS_MAX:
+            out.append(f"leak_keep_ms {st['leak_keep_ms']} out of range")
     except (TypeError, ValueError) as e:
         out.append(f"unreadable value: {e}")
     groups = set(st) - set(VALUE_KEYS) - {"netlink retention_ms"}
@@ -543,7 +545,7 @@ class StateGuard:
             g.set_config(retention_ms=self.RETENTION_MS, hooks={
                 n: int(self.config[n][0] == "on") for n in GROUPS
                 if st[n][0] != self.config[n][0]})
-        for k in ("ring_kb", "rss_alert_kb", "rss_growth_kbps"):
+        for k in ("ring_kb", "rss_alert_kb", "rss_growth_kbps", "leak_keep_ms"):
             if st[k] != self.config[k]:
                 set_config(k, self.config[k])
 

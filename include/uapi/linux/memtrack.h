@@ -475,11 +475,14 @@ struct memtrack_leak_stats {
  * The traced process exited (its last thread) or exec'd: its probes are
  * gone and the tables hold what was outstanding at that moment, kept for
  * the tracer's last report until it detaches, its socket closes, or
- * MEMTRACK_LEAK_KEEP_MS pass.
+ * leak_keep_ms pass (a setting of /proc/memtrack/config: by default
+ * MEMTRACK_LEAK_KEEP_MS, in MEMTRACK_LEAK_KEEP_MS_MIN..MAX).
  */
 #define MEMTRACK_LEAK_ENDED_EXIT	1
 #define MEMTRACK_LEAK_ENDED_EXEC	2
 #define MEMTRACK_LEAK_KEEP_MS		60000
+#define MEMTRACK_LEAK_KEEP_MS_MIN	1000
+#define MEMTRACK_LEAK_KEEP_MS_MAX	3600000
 
 /*
  * LEAK_UNWIND: the unwind table of one executable mapping of the target, so
