@@ -6,9 +6,10 @@ unprivileged requests; a fuzz run; unload with a subscribed socket.
 Runs inside the VM with the module loaded, with more memory for the 10,000
 process test:  tests/vm/run --mem 2048 -- python3 tests/guest/test_netlink.py
 """
+import ctypes
+import functools
 import os
 import random
-import select
 import socket
 import struct
 import sys
@@ -454,27 +455,33 @@ DUMP_CMDS = {nl.CMD_GET_TASKS, nl.CMD_GET_THREADS, nl.CMD_LEAK_STACKS,
              nl.CMD_LEAK_BLOCKS}
 
 
-_config_sock = {}
+_nlconf = {}
+_nlconf_buf = ctypes.create_string_buffer(1 << 14)
 
 
 def config_state():
     """The whole config, as {key: value}: /proc/memtrack/config's keys, and
     the hook groups' on/off, attached and total as GET_CONFIG has them.
-    (Asked through one socket per process: the fuzz asks after every
-    SET_CONFIG, and opening one costs a family lookup.)"""
-    g = _config_sock.get(os.getpid())
-    try:
-        if g is None:
-            raise OSError("no socket yet")
-        cfg = g.get_config()
-    except (NlError, OSError):      # none yet, or the module was reloaded
-        g = _config_sock[os.getpid()] = Genl()
-        cfg = g.get_config()
-    text = read_config()
+    (Read by nlfuzz.c through one socket and file per process: the fuzz
+    asks after every SET_CONFIG.)"""
+    lib = nlfuzz()
+    c = _nlconf.get(os.getpid())
+    n = lib.nlconf_read(c, _nlconf_buf, len(_nlconf_buf)) if c else -1
+    if n < 0:       # none yet, or the module was reloaded
+        lib.nlconf_close(c)
+        with Genl() as g:
+            c = _nlconf[os.getpid()] = lib.nlconf_open(g.family_id)
+        check(c, "nlconf_open: no socket or no /proc/memtrack/config")
+        n = lib.nlconf_read(c, _nlconf_buf, len(_nlconf_buf))
+        check(n >= 0, f"reading the config: {os.strerror(-n)}")
+    proc, _, answer = _nlconf_buf.raw[:n].decode().partition("=\n")
+    text = dict(line.split() for line in proc.splitlines())
+    rows = [line.split() for line in answer.splitlines()]
+    hooks = {r[0]: (int(r[1]), int(r[2]), int(r[3])) for r in rows[1:]}
     state = {k: text.get(k) for k in VALUE_KEYS}
-    for name in set(text) - set(VALUE_KEYS) | set(cfg["hooks"]):
-        state[name] = (text.get(name), cfg["hooks"].get(name))
-    state["netlink retention_ms"] = cfg["retention_ms"]
+    for name in set(text) - set(VALUE_KEYS) | set(hooks):
+        state[name] = (text.get(name), hooks.get(name))
+    state["netlink retention_ms"] = int(rows[0][1])
     return state
 
 
@@ -704,30 +711,6 @@ def every_command_with_every_attribute_subset():
         guard.verify()
 
 
-def fuzz_attrs(rnd, depth=0):
-    out = b""
-    for _ in range(rnd.randint(0, 4)):
-        t = rnd.randint(0, 14) if rnd.random() < 0.9 else rnd.randint(0, 0xffff)
-        k = rnd.random()
-        if k < 0.2 and depth < 3:
-            payload = fuzz_attrs(rnd, depth + 1)
-            if rnd.random() < 0.7:
-                t |= nl.NLA_F_NESTED
-        elif k < 0.6:
-            payload = struct.pack(rnd.choice(["<B", "<H", "<I", "<Q"]),
-                                  rnd.getrandbits(8) if rnd.random() < 0.5 else 1)
-        elif k < 0.8:
-            payload = rnd.choice([b"task", b"mmap", b"oom", b"x" * 17, b""]) + \
-                (b"\0" if rnd.random() < 0.8 else b"")
-        else:
-            payload = rnd.randbytes(rnd.randint(0, 48))
-        a = attr(t & 0xffff, payload)
-        if rnd.random() < 0.05:
-            a = struct.pack("<H", rnd.randint(0, 0xffff)) + a[2:]
-        out += a
-    return out
-
-
 def carried_keys(attrs):
     """The config keys a SET_CONFIG's attributes could name at all: what
     an accepted one may change."""
@@ -746,107 +729,78 @@ def carried_keys(attrs):
     return keys
 
 
-LOST = "lost"
+# tests/progs/nlfuzz/nlfuzz.c: the fuzz run's messages are made, sent and
+# their answers drained there; the checks are made here.
+NLFUZZ = os.path.join(TESTBIN, "libnlfuzz.so")
+NONE, LOST = -1, -2     # NLFUZZ_NONE: no answer; NLFUZZ_LOST: it may be lost
+AWAITED, PERIODIC = 1, 2
 
 
-def wait_reply(g, seq, timeout=5):
-    """The errno of the ack or error answering seq; None: no answer;
-    LOST: the socket overran meanwhile, so it may have been dropped."""
-    deadline = time.monotonic() + timeout
-    overran = False
-    while time.monotonic() < deadline:
-        r, _, _ = select.select([g.sock], [], [], deadline - time.monotonic())
-        if not r:
-            break
-        try:
-            data = g.sock.recv(1 << 20)
-        except (BlockingIOError, InterruptedError):
-            continue
-        except OSError:   # ENOBUFS
-            overran = True
-            continue
-        off = 0
-        while off + 16 <= len(data):
-            n, typ, _, mseq, _ = struct.unpack_from("<IHHII", data, off)
-            if n < 16:
-                break
-            if mseq == seq and typ == nl.NLMSG_ERROR:
-                return -struct.unpack_from("<i", data, off + 16)[0]
-            off += (n + 3) & ~3
-    return LOST if overran else None
+@functools.lru_cache(maxsize=None)
+def nlfuzz():
+    lib = ctypes.CDLL(NLFUZZ)
+    lib.nlconf_open.restype = ctypes.c_void_p
+    lib.nlconf_open.argtypes = [ctypes.c_int]
+    lib.nlconf_read.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int]
+    lib.nlconf_close.argtypes = [ctypes.c_void_p]
+    lib.nlfuzz_new.restype = ctypes.c_void_p
+    lib.nlfuzz_new.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_ulonglong, ctypes.c_long]
+    lib.nlfuzz_next.restype = ctypes.c_long
+    lib.nlfuzz_next.argtypes = [ctypes.c_void_p] + [ctypes.POINTER(ctypes.c_int)] * 2 + \
+        [ctypes.c_char_p, ctypes.POINTER(ctypes.c_int)]
+    lib.nlfuzz_counts.argtypes = [ctypes.c_void_p] + [ctypes.POINTER(ctypes.c_long)] * 2
+    lib.nlfuzz_free.argtypes = [ctypes.c_void_p]
+    return lib
 
 
 def fuzz(n, seed, privileged):
-    """n random messages; a valid request after every 500 must be answered.
-    A SET_CONFIG to the family is awaited: refused, it changed nothing;
-    accepted, it changed only keys it names.  Anything else changes nothing.
-    Returns the problems seen."""
-    rnd = random.Random(seed)
-    sent = replies = 0
+    """n random messages (nlfuzz.c). A SET_CONFIG to the family is awaited:
+    refused, it changed nothing; accepted, it changed only keys it names.
+    Every 500 messages the family must answer a valid request, and nothing
+    but a SET_CONFIG may have changed the config.  Returns the problems
+    seen."""
+    lib = nlfuzz()
     problems = []
     last = config_state()
-    with Genl() as g, Genl() as check_sock:
-        g.sock.setblocking(False)
-        for i in range(n):
-            cmd = rnd.choice([rnd.randint(0, 8), rnd.randint(0, 255),
-                              nl.CMD_GET_TASK, nl.CMD_SET_CONFIG, nl.CMD_GET_TASKS])
-            flags = rnd.choice([nl.NLM_F_REQUEST, nl.NLM_F_REQUEST | nl.NLM_F_ACK,
-                                nl.NLM_F_REQUEST | nl.NLM_F_DUMP,
-                                rnd.getrandbits(16) | nl.NLM_F_REQUEST])
-            family = g.family_id if rnd.random() < 0.97 else rnd.getrandbits(16)
-            if privileged and family == nl.GENL_ID_CTRL:
-                family = g.family_id
-            attrs = fuzz_attrs(rnd)
-            awaited = cmd == nl.CMD_SET_CONFIG and family == g.family_id
-            if awaited:
-                flags |= nl.NLM_F_ACK
-            msg = g.message(cmd, attrs, flags, family,
-                            version=rnd.choice([1, 1, 0, 2, 255]), seq=i)
-            r = rnd.random()
-            if r < 0.03:
-                msg = msg[:rnd.randint(0, len(msg))]
-            elif r < 0.05:
-                msg = struct.pack("<I", rnd.getrandbits(32)) + msg[4:]
-            whole = len(msg) >= 16 and struct.unpack_from("<I", msg)[0] == len(msg)
-            try:
-                g.send_raw(msg)
-                sent += 1
-            except OSError:
-                whole = False
-            if awaited and whole:
-                err = wait_reply(g, i)
-                replies += err not in (None, LOST)
-                st = config_state()
-                changed = set(diff(last, st))
-                if err is None:
-                    problems.append(f"message {i}: SET_CONFIG not answered")
-                elif err is not LOST and (err or not privileged) and changed:
-                    problems.append(f"message {i}: refused ({os.strerror(err)}) but "
-                                    f"changed {diff(last, st)}")
-                elif changed - carried_keys(attrs):
-                    problems.append(f"message {i}: changed {diff(last, st)}, "
-                                    f"names only {sorted(carried_keys(attrs))}")
-                problems += [f"message {i}: {p}" for p in config_problems(st)]
-                last = st
+    what, err, alen = ctypes.c_int(), ctypes.c_int(), ctypes.c_int()
+    buf = ctypes.create_string_buffer(1 << 14)
+    sent, replies = ctypes.c_long(), ctypes.c_long()
+    with Genl() as check_sock:
+        f = lib.nlfuzz_new(check_sock.family_id, int(privileged), seed, n)
+        check(f, "nlfuzz_new: no socket")
+        try:
             while True:
-                try:
-                    g.sock.recv(1 << 20)
-                    replies += 1
-                except (BlockingIOError, InterruptedError):
+                i = lib.nlfuzz_next(f, ctypes.byref(what), ctypes.byref(err), buf,
+                                    ctypes.byref(alen))
+                if i < 0:
                     break
-                except OSError:   # ENOBUFS: replies overran; keep going
-                    pass
-            if i % 500 == 0:
-                s = check_sock.summary()
-                if s["abi_version"] != 1:
-                    problems.append(f"message {i}: summary abi {s['abi_version']}")
                 st = config_state()
-                if st != last:
-                    problems.append(f"message {i}: changed by what was not a "
-                                    f"SET_CONFIG: {diff(last, st)}")
+                if what.value == AWAITED:
+                    e, attrs = err.value, buf.raw[:alen.value]
+                    changed = set(diff(last, st))
+                    if e == NONE:
+                        problems.append(f"message {i}: SET_CONFIG not answered")
+                    elif e != LOST and (e or not privileged) and changed:
+                        problems.append(f"message {i}: refused ({os.strerror(e)}) but "
+                                        f"changed {diff(last, st)}")
+                    elif changed - carried_keys(attrs):
+                        problems.append(f"message {i}: changed {diff(last, st)}, "
+                                        f"names only {sorted(carried_keys(attrs))}")
+                    problems += [f"message {i}: {p}" for p in config_problems(st)]
+                else:
+                    s = check_sock.summary()
+                    if s["abi_version"] != 1:
+                        problems.append(f"message {i}: summary abi {s['abi_version']}")
+                    if st != last:
+                        problems.append(f"message {i}: changed by what was not a "
+                                        f"SET_CONFIG: {diff(last, st)}")
                 last = st
-            if len(problems) > 5:
-                break
+                if len(problems) > 5:
+                    break
+        finally:
+            lib.nlfuzz_counts(f, ctypes.byref(sent), ctypes.byref(replies))
+            lib.nlfuzz_free(f)
+    sent, replies = sent.value, replies.value
     print(f"    seed {seed}: {n} messages, {sent} sent, {replies} replies read",
           flush=True)
     if sent <= n * 0.9 or replies <= n // 2:
