@@ -314,8 +314,16 @@ static int each_block(struct mt_preload *p,
 	int err;
 
 	for (i = 0; i < p->h->nr_young && i < MTP_MAX_YOUNG; i++) {
-		const struct mtp_young *y = at(p, p->h->young[i], sizeof(*y));
+		uint64_t off = __atomic_load_n(&p->h->young[i], __ATOMIC_ACQUIRE);
+		const struct mtp_young *y = at(p, off, sizeof(*y));
 
+		/*
+		 * 0: a thread's buffer counted in nr_young but not published
+		 * yet (young_get() in preload/state.c counts it first), or
+		 * never, if the arena was full: nothing in it to report.
+		 */
+		if (!off)
+			continue;
 		if (!y)
 			return mt_seterr(-EBADMSG, "the traced program's state is corrupt (young %u)", i);
 		for (j = 0; j < MTP_YOUNG_SLOTS; j++)

@@ -223,7 +223,8 @@ struct mtp_header {
 	int32_t execed[MTP_MAX_EXECED];
 	uint32_t nr_young;		/* (atomic) */
 	uint32_t pad2;
-	uint64_t young[MTP_MAX_YOUNG];	/* offsets of struct mtp_young */
+	/* offsets of struct mtp_young; 0: counted, not published yet */
+	uint64_t young[MTP_MAX_YOUNG];
 	struct mtp_shard shards[MTP_SHARDS];
 	uint64_t stack_off[MTP_MAX_STACKS + 1];		/* by id */
 	uint32_t stack_slot[MTP_STACK_SLOTS];		/* hash -> id */

@@ -253,10 +253,11 @@ long nlfuzz_next(void *arg, int *what, int *err, unsigned char *attrs,
 		return f->i - 1;
 	}
 	while (f->i < f->n) {
-		long i = f->i++, choice = rint_(f, 0, 4);
-		int cmd = (int[]){ (int)rint_(f, 0, 8), (int)rint_(f, 0, 255),
-				   MEMTRACK_CMD_GET_TASK, MEMTRACK_CMD_SET_CONFIG,
-				   MEMTRACK_CMD_GET_TASKS }[choice];
+		long i = f->i++;
+		int cmds[] = { (int)rint_(f, 0, 8), (int)rint_(f, 0, 255),
+			       MEMTRACK_CMD_GET_TASK, MEMTRACK_CMD_SET_CONFIG,
+			       MEMTRACK_CMD_GET_TASKS };
+		int cmd = cmds[rint_(f, 0, 4)];
 		uint16_t flags = flag_set[rint_(f, 0, 3)];
 		int family = f->family, awaited, whole;
 		struct nlmsghdr h;
