@@ -629,58 +629,73 @@ def wellformed(rnd, target):
     return out
 
 
+POOL = 64      # instances of each attribute a request's one is picked from
+
+
 def every_subset(privileged, target, seed):
     """Every command (1..CMD_MAX) with every subset of well-formed
-    attributes, in a random order; returns the problems seen."""
-    rnd = random.Random(seed)
-    gen = wellformed(rnd, target)
+    attributes, in a random order; returns the problems seen.  The
+    requests are sent and answered in nlsubset.c, each attribute one of
+    POOL instances wellformed() made; the checks are made here."""
+    lib = nlfuzz()
+    gen = wellformed(random.Random(seed), target)
     attrs = sorted(gen)
-    jobs = [(cmd, mask) for cmd in range(1, nl.CMD_MAX + 1)
-            for mask in range(1 << len(attrs))]
-    rnd.shuffle(jobs)
-    problems, answered = [], 0
-    last = config_state()
+    insts = [(j, gen[a]()) for j, a in enumerate(attrs) for _ in range(POOL)]
+    blob, offs, lens, owners = b"", [], [], []
+    for j, (data, _) in insts:
+        offs.append(len(blob))
+        lens.append(len(data))
+        owners.append(j)
+        blob += data
+
+    def ints(v):
+        return (ctypes.c_int * len(v))(*v)
     with Genl() as g:
-        for i, (cmd, mask) in enumerate(jobs):
-            parts = [gen[a]() for j, a in enumerate(attrs) if mask >> j & 1]
-            payload = b"".join(p for p, _ in parts)
-            effects = [e for _, es in parts for e in es]
-            # A dump of SET_CONFIG is no SET_CONFIG (EOPNOTSUPP): not modelled.
-            dump = cmd != nl.CMD_SET_CONFIG and \
-                (cmd in DUMP_CMDS) != (rnd.random() < 0.1)
-            try:
-                g.request(cmd, payload, dump=dump)
-                err = 0
-                answered += 1
-            except NlError as e:
-                err = e.errno
-            if cmd == nl.CMD_SET_CONFIG:
+        family = g.family_id
+    sub = lib.nlsub_new(family, seed, len(attrs), blob, ints(offs), ints(lens), ints(owners),
+                        len(offs), nl.CMD_MAX, nl.CMD_SET_CONFIG,
+                        sum(1 << c for c in DUMP_CMDS))
+    check(sub, "nlsub_new: no socket, or an instance over 1 KiB")
+    problems = []
+    last = config_state()
+    what, cmd, err = ctypes.c_int(), ctypes.c_int(), ctypes.c_int()
+    picks = (ctypes.c_int * len(attrs))()
+    carrying = (attrs.index(nl.ATTR_RETENTION_MS), attrs.index(nl.ATTR_HOOKS))
+    try:
+        while len(problems) <= 5 and \
+                lib.nlsub_next(sub, ctypes.byref(what), ctypes.byref(cmd), ctypes.byref(err),
+                               picks) >= 0:
+            if what.value == 3:
+                problems.append(f"command {cmd.value}: no answer ({os.strerror(err.value)})")
+            elif what.value == 1:       # a SET_CONFIG, answered err
                 st = config_state()
-                carried = mask & ((1 << attrs.index(nl.ATTR_RETENTION_MS)) |
-                                  (1 << attrs.index(nl.ATTR_HOOKS)))
-                task_off = ("task", 0) in effects
+                effects = [e for k in picks if k >= 0 for e in insts[k][1][1]]
+                carried = any(picks[j] >= 0 for j in carrying)
                 if not privileged:
                     want, want_err = last, errno.EPERM
-                elif not carried or task_off:
+                elif not carried or ("task", 0) in effects:
                     want, want_err = last, errno.EINVAL
                 else:
                     want, want_err = expected_config(last, effects), 0
-                if err != want_err or st != want:
-                    problems.append(f"SET_CONFIG {effects}: {os.strerror(err) if err else 'ok'}"
+                if err.value != want_err or st != want:
+                    problems.append(f"SET_CONFIG {effects}: "
+                                    f"{os.strerror(err.value) if err.value else 'ok'}"
                                     f" (want {os.strerror(want_err) if want_err else 'ok'}),"
                                     f" changed {diff(want, st)}")
                 problems += [f"after SET_CONFIG {effects}: {p}"
                              for p in config_problems(st)]
                 last = st
-            elif i % 256 == 255 or i == len(jobs) - 1:
+            else:                       # every 256 requests, and after the last
                 st = config_state()
                 if st != last:
                     problems.append(f"changed by other commands: {diff(last, st)}")
                 last = st
-            if len(problems) > 5:
-                break
-    print(f"    {'root' if privileged else 'nobody'}: {len(jobs)} well-formed "
-          f"requests, {answered} answered without error", flush=True)
+        answered, requests = ctypes.c_long(), ctypes.c_long()
+        lib.nlsub_counts(sub, ctypes.byref(answered), ctypes.byref(requests))
+    finally:
+        lib.nlsub_free(sub)
+    print(f"    {'root' if privileged else 'nobody'}: {requests.value} well-formed "
+          f"requests, {answered.value} answered without error", flush=True)
     return problems
 
 
@@ -750,6 +765,13 @@ def nlfuzz():
         [ctypes.c_char_p, ctypes.POINTER(ctypes.c_int)]
     lib.nlfuzz_counts.argtypes = [ctypes.c_void_p] + [ctypes.POINTER(ctypes.c_long)] * 2
     lib.nlfuzz_free.argtypes = [ctypes.c_void_p]
+    lib.nlsub_new.restype = ctypes.c_void_p
+    lib.nlsub_new.argtypes = [ctypes.c_int, ctypes.c_ulonglong, ctypes.c_int, ctypes.c_char_p] + \
+        [ctypes.POINTER(ctypes.c_int)] * 3 + [ctypes.c_int] * 3 + [ctypes.c_uint]
+    lib.nlsub_next.restype = ctypes.c_long
+    lib.nlsub_next.argtypes = [ctypes.c_void_p] + [ctypes.POINTER(ctypes.c_int)] * 4
+    lib.nlsub_counts.argtypes = [ctypes.c_void_p] + [ctypes.POINTER(ctypes.c_long)] * 2
+    lib.nlsub_free.argtypes = [ctypes.c_void_p]
     return lib
 
 

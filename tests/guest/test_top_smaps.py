@@ -210,7 +210,10 @@ def smaps_rollup_read_for_printed_rows_only():
 
 
 def screen_table(lines):
-    """(titles, rows as dicts) under the column titles; None if none."""
+    """(titles, rows as dicts) under the column titles; None if none, or if
+    a row has not as many fields as there are titles: tmux shows a redraw
+    as far as it has been written, and a capture can fall in the middle of
+    one (a row cleared to its end, its new text not yet there)."""
     for i, line in enumerate(lines):
         if line.split()[:3] == ["PID", "USER", "COMMAND"]:
             titles = line.split()
@@ -219,6 +222,8 @@ def screen_table(lines):
                 if row.startswith("EVENTS"):
                     break
                 if row.strip():
+                    if len(row.split()) != len(titles):
+                        return None
                     rows.append(dict(zip(titles, row.split())))
             return titles, rows
     return None
@@ -257,12 +262,18 @@ def screen_reads_smaps(flags, want):
                 while not pred(screen()):
                     check(time.monotonic() < end, f"{want}: {what}: " + "\n".join(screen()))
                     time.sleep(0.3)
-            wait(lambda ls: screen_table(ls) and screen_table(ls)[1], "no table")
-            check("PSS" not in screen_table(screen())[0], f"{want}: PSS before S")
+            def table(pred, what):
+                """The first whole table on screen for which pred holds."""
+                seen = []
+                wait(lambda ls: seen.append(screen_table(ls)) or (seen[-1] and pred(*seen[-1])),
+                     what)
+                return seen[-1]
+            titles, _ = table(lambda titles, rows: rows, "no table")
+            check("PSS" not in titles, f"{want}: PSS before S")
             subprocess.run(tmux + ["send-keys", "-t", "t", "S"], check=True, timeout=30)
-            wait(lambda ls: screen_table(ls) and "PSS" in screen_table(ls)[0], "no PSS after S")
+            table(lambda titles, rows: "PSS" in titles, "no PSS after S")
             time.sleep(3)  # a few refreshes and redraws
-            titles, rows = screen_table(screen())
+            titles, rows = table(lambda titles, rows: True, "no whole table")
             subprocess.run(tmux + ["send-keys", "-t", "t", "q"], check=True, timeout=30)
             end = time.monotonic() + 60
             while subprocess.run(tmux + ["has-session", "-t", "t"],

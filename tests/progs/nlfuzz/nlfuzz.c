@@ -42,6 +42,8 @@
 #include <linux/netlink.h>
 #include <uapi/linux/memtrack.h>
 
+#include "splitmix.h"
+
 #define NLFUZZ_NONE	(-1)
 #define NLFUZZ_LOST	(-2)
 #define MAX_MSG		16384
@@ -55,14 +57,9 @@ struct nlfuzz {
 	unsigned char buf[1 << 20];
 };
 
-/* splitmix64: small, fast, and the same sequence for the same seed. */
 static uint64_t rnd64(struct nlfuzz *f)
 {
-	uint64_t z = (f->rng += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
+	return splitmix64(&f->rng);
 }
 
 /* Uniform in lo..hi, both included. */
