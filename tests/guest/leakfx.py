@@ -6,8 +6,10 @@ checks of a report's stacks against the markers and of their callers.
 LEAK_ENGINE=inject runs the -p tests with the injected in-process engine
 (`--engine inject`, no module needed) instead of the module's uprobes
 (`--engine uprobe`, the default here)."""
+import hashlib
 import json
 import os
+import pickle
 import re
 import subprocess
 import time
@@ -310,10 +312,37 @@ def memcheck(argv, stdin):
     {(file, line): {class: (bytes, blocks)}}, the DTV records [(line,
     class, blocks)]), a line being the first frame in a fixture source; a
     definitely lost record counts its direct bytes (the indirect ones have
-    records of their own)."""
-    p = subprocess.run(["valgrind", "--run-libc-freeres=no", "--leak-check=full",
-                        "--show-leak-kinds=all", "--num-callers=30"] + argv,
-                       input=stdin, capture_output=True, text=True, timeout=900)
+    records of their own).
+
+    Under make check, run once per kernel and program: three suites of a
+    kernel compare with the same fixtures, and under emulation one run
+    takes 8-14 s.  The result is kept in the run's share (MEMTRACK_VM_SHARE,
+    tests/README.md) under the kernel, the arguments, the input and the
+    program's own bytes."""
+    cmd = ["valgrind", "--run-libc-freeres=no", "--leak-check=full",
+           "--show-leak-kinds=all", "--num-callers=30"] + argv
+    share = os.environ.get("MEMTRACK_VM_SHARE")
+    if not share:
+        return _memcheck(cmd, stdin)
+    key = hashlib.sha256(repr((os.uname().release, cmd, stdin)).encode())
+    with open(argv[0], "rb") as f:
+        key.update(f.read())
+    path = os.path.join(share, f"memcheck-{key.hexdigest()}.pickle")
+    try:
+        with open(path, "rb") as f:
+            return pickle.load(f)
+    except FileNotFoundError:
+        pass
+    result = _memcheck(cmd, stdin)
+    tmp = f"{path}.{os.urandom(8).hex()}"     # guests have the same pids
+    with open(tmp, "wb") as f:
+        pickle.dump(result, f)
+    os.rename(tmp, path)
+    return result
+
+
+def _memcheck(cmd, stdin):
+    p = subprocess.run(cmd, input=stdin, capture_output=True, text=True, timeout=900)
     summary = {}
     for cls in SCAN_CLASSES:
         m = re.search(r"==\d+==\s+" + cls.replace("_", " ") +

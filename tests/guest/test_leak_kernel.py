@@ -10,6 +10,7 @@ Runs inside the VM with the module loaded:
     tests/vm/run -- python3 tests/guest/test_leak_kernel.py
 """
 import array
+import contextlib
 import functools
 import os
 import re
@@ -966,46 +967,46 @@ def target_execs():
 KEEP_S = 10
 
 
+@contextlib.contextmanager
+def ended_session(g):
+    """A session of g's on a Leaker that did a round and exited: ended, its
+    tables kept (the Leaker's pid yielded)."""
+    with Leaker() as lk:
+        g.leak_attach(lk.pid, libc_probes(lk.pid))
+        lk.round()
+        lk.stop()
+        until_ended(g, lk.pid, nl.LEAK_ENDED_EXIT)
+        yield lk.pid
+
+
 @test
 def ended_session_bounds():
     """An ended session is freed when its socket closes, and on its own
     leak_keep_ms after the end if nobody detaches; a keep shortened while a
     session waits applies to it at once."""
-    with Leaker() as lk:
-        g = Genl()
-        g.leak_attach(lk.pid, libc_probes(lk.pid))
-        lk.round()
-        lk.stop()
-        until_ended(g, lk.pid, nl.LEAK_ENDED_EXIT)
+    g = Genl()
+    with ended_session(g) as pid:
         g.close()
         with Genl() as g2:
-            wait_detached(g2, lk.pid)
+            wait_detached(g2, pid)
     saved = read_config()["leak_keep_ms"]
     try:
         set_config("leak_keep_ms", KEEP_S * 1000)
-        with Leaker() as lk, Genl() as g:
-            g.leak_attach(lk.pid, libc_probes(lk.pid))
-            lk.round()
-            lk.stop()
-            until_ended(g, lk.pid, nl.LEAK_ENDED_EXIT)
+        with Genl() as g, ended_session(g) as pid:
             t0 = time.monotonic()
             time.sleep(KEEP_S - 2)
-            check(g.leak_stats(lk.pid)["outstanding_blocks"] > 0,
+            check(g.leak_stats(pid)["outstanding_blocks"] > 0,
                   f"ended session gone before {KEEP_S - 2} s")
-            wait_detached(g, lk.pid, timeout=30)
+            wait_detached(g, pid, timeout=30)
             check(time.monotonic() - t0 >= KEEP_S - 2, "expired early")
         # Ended under the default keep, then the keep shortened: the reaper
         # had the end + 60 s in view, and must expire it at end + KEEP_S.
         set_config("leak_keep_ms", saved)
-        with Leaker() as lk, Genl() as g:
-            g.leak_attach(lk.pid, libc_probes(lk.pid))
-            lk.round()
-            lk.stop()
-            until_ended(g, lk.pid, nl.LEAK_ENDED_EXIT)
+        with Genl() as g, ended_session(g) as pid:
             set_config("leak_keep_ms", KEEP_S * 1000)
-            check(g.leak_stats(lk.pid)["outstanding_blocks"] > 0,
+            check(g.leak_stats(pid)["outstanding_blocks"] > 0,
                   "ended session gone as the keep changed")
-            wait_detached(g, lk.pid, timeout=KEEP_S + 20)
+            wait_detached(g, pid, timeout=KEEP_S + 20)
     finally:
         set_config("leak_keep_ms", saved)
 

@@ -665,9 +665,9 @@ def every_subset(privileged, target, seed):
         while len(problems) <= 5 and \
                 lib.nlsub_next(sub, ctypes.byref(what), ctypes.byref(cmd), ctypes.byref(err),
                                picks) >= 0:
-            if what.value == 3:
+            if what.value == UNANSWERED:
                 problems.append(f"command {cmd.value}: no answer ({os.strerror(err.value)})")
-            elif what.value == 1:       # a SET_CONFIG, answered err
+            elif what.value == AWAITED:     # a SET_CONFIG, answered err
                 st = config_state()
                 effects = [e for k in picks if k >= 0 for e in insts[k][1][1]]
                 carried = any(picks[j] >= 0 for j in carrying)
@@ -685,7 +685,7 @@ def every_subset(privileged, target, seed):
                 problems += [f"after SET_CONFIG {effects}: {p}"
                              for p in config_problems(st)]
                 last = st
-            else:                       # every 256 requests, and after the last
+            else:                           # PERIODIC: every 256, and the last
                 st = config_state()
                 if st != last:
                     problems.append(f"changed by other commands: {diff(last, st)}")
@@ -744,11 +744,13 @@ def carried_keys(attrs):
     return keys
 
 
-# tests/progs/nlfuzz/nlfuzz.c: the fuzz run's messages are made, sent and
-# their answers drained there; the checks are made here.
+# tests/progs/nlfuzz/: the fuzz run's messages (nlfuzz.c) and every_subset()'s
+# requests (nlsubset.c) are made, sent and their answers drained there; the
+# checks are made here.  What a call hands back: a SET_CONFIG's answer, the
+# periodic check's turn, or (nlsubset.c) a request left unanswered.
 NLFUZZ = os.path.join(TESTBIN, "libnlfuzz.so")
 NONE, LOST = -1, -2     # NLFUZZ_NONE: no answer; NLFUZZ_LOST: it may be lost
-AWAITED, PERIODIC = 1, 2
+AWAITED, PERIODIC, UNANSWERED = 1, 2, 3
 
 
 @functools.lru_cache(maxsize=None)
@@ -809,7 +811,7 @@ def fuzz(n, seed, privileged):
                         problems.append(f"message {i}: changed {diff(last, st)}, "
                                         f"names only {sorted(carried_keys(attrs))}")
                     problems += [f"message {i}: {p}" for p in config_problems(st)]
-                else:
+                else:       # PERIODIC
                     s = check_sock.summary()
                     if s["abi_version"] != 1:
                         problems.append(f"message {i}: summary abi {s['abi_version']}")
