@@ -426,6 +426,22 @@ STEPS = (("stopping", 1), ("stopped", 1), ("picked", 1), ("called", 1), ("called
          ("called", 3), ("answered", 1), ("released", 1))
 
 
+def task_states(pid):
+    """Each thread of pid as "tid comm state wchan", for a failure's message."""
+    out = []
+    for tid in sorted(os.listdir(f"/proc/{pid}/task"), key=int):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                stat = f.read()
+            with open(f"/proc/{pid}/task/{tid}/wchan") as f:
+                wchan = f.read()
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+        comm = stat[stat.index("(") + 1:stat.rindex(")")]
+        out.append(f"{tid} {comm} {stat[stat.rindex(')') + 2]} {wchan or '-'}")
+    return "threads: " + ", ".join(out)
+
+
 def thread_states(pid):
     """The states (R, S, t, T...) of pid's threads; a thread that ends
     while it is read (the watchdog, going) is left out."""
@@ -466,7 +482,11 @@ def tracer_killed_during_attach():
             check(until_step(t, step, n), f"the tool ended before {step} {n}")
             t.kill()
             t.wait()
-            until_unhooked(s.pid, before)
+            try:
+                until_unhooked(s.pid, before)
+            except AssertionError as e:
+                raise AssertionError(f"killed at {step} {n}: {e}; "
+                                     f"{task_states(s.pid)}") from None
             states = thread_states(s.pid)
             check("t" not in states and "T" not in states,
                   f"after {step} {n}: threads {states}")

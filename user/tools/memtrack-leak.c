@@ -592,6 +592,21 @@ static int attach(struct session *s)
 		}
 	}
 
+	/*
+	 * -p: from the attach on, a stop signal ends the session with a detach
+	 * (report_loop() sees stop first thing).  Until report_loop() caught
+	 * them, one sent while the tables went in was lost where it was
+	 * ignored (a job started with & by a script: SIGINT and SIGQUIT
+	 * ignored) or killed the tool.  SA_RESTART: the requests below go on.
+	 */
+	if (!s->opt->cmd) {
+		struct sigaction sa = { .sa_handler = on_signal,
+					.sa_flags = SA_RESTART };
+
+		sigaction(SIGINT, &sa, NULL);
+		sigaction(SIGTERM, &sa, NULL);
+		sigaction(SIGHUP, &sa, NULL);
+	}
 	/* Built before the attach: the session waits for them unarmed. */
 	s->unw = mt_unwinder_new(s->r.pid);
 	if (!s->unw || mt_unwinder_sync(s->unw, NULL) < 0)
