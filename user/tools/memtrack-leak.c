@@ -43,6 +43,16 @@ static void on_signal(int sig)
 	stop = 1;
 }
 
+/* SIGINT, SIGTERM and SIGHUP set stop (flags: sigaction's sa_flags). */
+static void catch_stop(int flags)
+{
+	struct sigaction sa = { .sa_handler = on_signal, .sa_flags = flags };
+
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+}
+
 /* ---- growth: bytes per stack id at the previous report ------------------- */
 
 struct prev {
@@ -599,14 +609,8 @@ static int attach(struct session *s)
 	 * ignored (a job started with & by a script: SIGINT and SIGQUIT
 	 * ignored) or killed the tool.  SA_RESTART: the requests below go on.
 	 */
-	if (!s->opt->cmd) {
-		struct sigaction sa = { .sa_handler = on_signal,
-					.sa_flags = SA_RESTART };
-
-		sigaction(SIGINT, &sa, NULL);
-		sigaction(SIGTERM, &sa, NULL);
-		sigaction(SIGHUP, &sa, NULL);
-	}
+	if (!s->opt->cmd)
+		catch_stop(SA_RESTART);
 	/* Built before the attach: the session waits for them unarmed. */
 	s->unw = mt_unwinder_new(s->r.pid);
 	if (!s->unw || mt_unwinder_sync(s->unw, NULL) < 0)
@@ -936,14 +940,10 @@ static int inject_ended(struct session *s, const char *what)
 static int inject_loop(struct session *s)
 {
 	const struct leak_opts *o = s->opt;
-	struct sigaction sa = { 0 };
 	const char *why = NULL;
 	int err;
 
-	sa.sa_handler = on_signal;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
+	catch_stop(0);
 	while (!stop && (!o->count || s->r.nr < o->count)) {
 		err = wait_inject(s->inj, s->r.pid, o->interval_ms, &stop, &why);
 		if (stop)
@@ -1058,13 +1058,9 @@ static int report_loop(struct session *s)
 {
 	const struct leak_opts *o = s->opt;
 	struct memtrack_leak_stats st;
-	struct sigaction sa = { 0 };
 	int err;
 
-	sa.sa_handler = on_signal;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
+	catch_stop(0);
 	if (s->r.fmt == FMT_TEXT)
 		fprintf(stderr, "%s: tracing %ld: %zu probes; a report every %.1fs, Ctrl-C to stop\n",
 			prog, o->pid, s->nprobes, o->interval_ms / 1000.0);

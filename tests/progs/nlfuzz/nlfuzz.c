@@ -42,7 +42,7 @@
 #include <linux/netlink.h>
 #include <uapi/linux/memtrack.h>
 
-#include "splitmix.h"
+#include "nltest.h"
 
 #define NLFUZZ_NONE	(-1)
 #define NLFUZZ_LOST	(-2)
@@ -201,20 +201,12 @@ static void drain(struct nlfuzz *f)
 
 void *nlfuzz_new(int family, int privileged, unsigned long long seed, long n)
 {
-	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
-	int one = 1, rcvbuf = 4 << 20;
 	struct nlfuzz *f = calloc(1, sizeof(*f));
 
 	if (!f)
 		return NULL;
-	f->fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_GENERIC);
-	if (f->fd < 0 ||
-	    setsockopt(f->fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf)) ||
-	    setsockopt(f->fd, SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof(one)) ||
-	    setsockopt(f->fd, SOL_NETLINK, NETLINK_CAP_ACK, &one, sizeof(one)) ||
-	    bind(f->fd, (struct sockaddr *)&sa, sizeof(sa))) {
-		if (f->fd >= 0)
-			close(f->fd);
+	f->fd = nltest_socket();
+	if (f->fd < 0) {
 		free(f);
 		return NULL;
 	}
@@ -343,16 +335,14 @@ struct nlconf {
 
 void *nlconf_open(int family)
 {
-	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
 	struct nlconf *c = calloc(1, sizeof(*c));
 
 	if (!c)
 		return NULL;
 	c->family = family;
-	c->sock = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_GENERIC);
+	c->sock = nltest_socket();
 	c->cfg = open("/proc/memtrack/config", O_RDONLY | O_CLOEXEC);
-	if (c->sock < 0 || c->cfg < 0 ||
-	    bind(c->sock, (struct sockaddr *)&sa, sizeof(sa))) {
+	if (c->sock < 0 || c->cfg < 0) {
 		if (c->sock >= 0)
 			close(c->sock);
 		if (c->cfg >= 0)

@@ -38,7 +38,7 @@
 #include <linux/genetlink.h>
 #include <linux/netlink.h>
 
-#include "splitmix.h"
+#include "nltest.h"
 
 #define MAX_ATTRS	16
 #define MAX_MSG		16384
@@ -73,23 +73,6 @@ void nlsub_free(void *arg)
 	free(s->offs);
 	free(s->lens);
 	free(s);
-}
-
-static int open_socket(void)
-{
-	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
-	int one = 1, rcvbuf = 4 << 20;
-	int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_GENERIC);
-
-	if (fd < 0)
-		return -1;
-	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf)) ||
-	    setsockopt(fd, SOL_NETLINK, NETLINK_CAP_ACK, &one, sizeof(one)) ||
-	    bind(fd, (struct sockaddr *)&sa, sizeof(sa))) {
-		close(fd);
-		return -1;
-	}
-	return fd;
 }
 
 void *nlsub_new(int family, unsigned long long seed, int nattrs,
@@ -148,7 +131,7 @@ void *nlsub_new(int family, unsigned long long seed, int nattrs,
 		s->jobs[k] = s->jobs[m];
 		s->jobs[m] = t;
 	}
-	s->fd = open_socket();
+	s->fd = nltest_socket();
 	if (s->fd < 0)
 		goto fail;
 	return s;
