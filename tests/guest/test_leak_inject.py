@@ -46,6 +46,7 @@ os.environ.setdefault("LEAK_ENGINE", "inject")
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from mtlib import (NOBODY, ROOT, TESTBIN, Workload, check, readline,  # noqa: E402
                    run_tests, test, variant_tests)
+import elffacts  # noqa: E402
 import leakfx as lfx  # noqa: E402
 
 IN_VM = os.environ.get("MEMTRACK_VM") == "1"
@@ -137,11 +138,9 @@ def fds_to(pid, what):
 
 def load_bias(path, start):
     """The load bias of path mapped with its file offset 0 at start."""
-    out = subprocess.run(["readelf", "-lW", path], capture_output=True, text=True).stdout
-    for line in out.splitlines():
-        f = line.split()
-        if f and f[0] == "LOAD" and int(f[1], 16) == 0:
-            return start - int(f[2], 16)
+    for t, off, va, _ in elffacts.program_headers(path, check=False) or ():
+        if t == "LOAD" and off == 0:
+            return start - va
     return start
 
 
@@ -156,16 +155,15 @@ def hooked_slots(pid):
     for path, start in objs.items():
         if " (deleted)" in path or path.startswith("/memfd:"):
             continue
-        out = subprocess.run(["readelf", "-rW", path], capture_output=True, text=True)
-        if out.returncode:
+        rels = elffacts.relocations(path)
+        if rels is None:
             continue            # not ELF (a locale file)
         bias = load_bias(path, start)
-        for line in out.stdout.splitlines():
-            f = line.split()
-            if len(f) >= 5 and f[2] in ("R_X86_64_JUMP_SLOT", "R_X86_64_GLOB_DAT"):
-                name = f[4].split("@")[0]
+        for off, rtype, sym in rels:
+            if rtype in ("R_X86_64_JUMP_SLOT", "R_X86_64_GLOB_DAT"):
+                name = sym.split("@")[0]
                 if name in HOOKED or HOOKED_CXX.match(name):
-                    slots.add((os.path.basename(path), name, bias + int(f[0], 16)))
+                    slots.add((os.path.basename(path), name, bias + off))
     return slots
 
 
@@ -176,10 +174,8 @@ def libc_defs(pid):
                 int(m[2], 16) == 0:
             path = m[5].strip()
             bias = load_bias(path, int(m[0].split("-")[0], 16))
-            out = subprocess.run(["nm", "-D", "--defined-only", path], capture_output=True,
-                                 text=True, check=True).stdout
-            return {f[2].split("@")[0]: bias + int(f[0], 16)
-                    for f in map(str.split, out.splitlines()) if len(f) == 3}
+            return {name.split("@")[0]: bias + value
+                    for name, value in elffacts.defined_dynsyms(path)}
     return {}
 
 
@@ -352,8 +348,12 @@ def reattach_reuses_library():
 def paused_rss(s):
     """The storm's RSS with every block freed and trimmed (KiB)."""
     said = s.ask("pause")
-    check(said == "paused", f"the storm did not pause: {said!r}, threads "
-          f"{[open(f'/proc/{s.pid}/task/{t}/wchan').read() for t in os.listdir(f'/proc/{s.pid}/task')]}")
+    if said != "paused":
+        time.sleep(1)
+        gone = s.p.poll()
+        why = (f"exit {gone}, stderr {s.p.stderr.read()[-2000:]!r}" if gone is not None
+               else task_states(s.pid))
+        raise AssertionError(f"the storm did not pause: {said!r}; {why}")
     rss = rss_kib(s.pid)
     check(s.ask("go") == "going", "the storm did not go on")
     return rss

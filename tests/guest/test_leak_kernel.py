@@ -21,6 +21,7 @@ from mtlib import *  # noqa: E402,F403
 from nl import Genl, NlError, API, attr, attr_u32, attr_str, attr_nest  # noqa: E402
 import nl  # noqa: E402
 import uapi  # noqa: E402
+import elffacts  # noqa: E402
 
 LEAKER = os.path.join(ROOT, "build", "tests", "leaker")
 
@@ -70,19 +71,10 @@ def mapped_path(pid, name):
     raise TestFailure(f"{name} not mapped in {pid}")
 
 
-# The objects do not change during a run, and readelf and nm are slow under
-# emulation: each object is read once.
-@functools.lru_cache(maxsize=None)
 def load_segments(path):
-    """PT_LOAD (vaddr, memsz, file offset) of an ELF object (readelf -lW)."""
-    out = subprocess.run(["readelf", "-lW", path], capture_output=True, text=True,
-                         check=True).stdout
-    segs = []
-    for line in out.splitlines():
-        f = line.split()
-        if f and f[0] == "LOAD":
-            segs.append((int(f[2], 16), int(f[5], 16), int(f[1], 16)))
-    return segs
+    """PT_LOAD (vaddr, memsz, file offset) of an ELF object."""
+    return [(va, memsz, off) for t, off, va, memsz in elffacts.program_headers(path)
+            if t == "LOAD"]
 
 
 def file_offset(path, vaddr):
@@ -92,16 +84,11 @@ def file_offset(path, vaddr):
     raise TestFailure(f"{vaddr:#x} not in a PT_LOAD of {path}")
 
 
-@functools.lru_cache(maxsize=None)
 def dynsyms(path):
     """Defined dynamic symbols, without version suffixes: name -> vaddr."""
-    out = subprocess.run(["nm", "-D", "--defined-only", path], capture_output=True,
-                         text=True, check=True).stdout
     syms = {}
-    for line in out.splitlines():
-        f = line.split()
-        if len(f) == 3:
-            syms.setdefault(f[2].split("@")[0], int(f[0], 16))
+    for name, value in elffacts.defined_dynsyms(path):
+        syms.setdefault(name.split("@")[0], value)
     return syms
 
 
@@ -688,15 +675,11 @@ def unwind_tables():
 UW_EH_FRAME_HDR = _UW_ATTR["MEMTRACK_UNWIND_ATTR_EH_FRAME_HDR"]
 
 
-@functools.lru_cache(maxsize=None)
 def eh_frame_hdr_vaddr(path):
-    """PT_GNU_EH_FRAME's vaddr of an ELF object, or None (readelf -lW)."""
-    out = subprocess.run(["readelf", "-lW", path], capture_output=True, text=True,
-                         check=True).stdout
-    for line in out.splitlines():
-        f = line.split()
-        if f and f[0] == "GNU_EH_FRAME":
-            return int(f[2], 16)
+    """PT_GNU_EH_FRAME's vaddr of an ELF object, or None."""
+    for t, _, va, _ in elffacts.program_headers(path):
+        if t == "GNU_EH_FRAME":
+            return va
     return None
 
 

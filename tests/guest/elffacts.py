@@ -1,0 +1,64 @@
+"""What readelf and nm say about an ELF object, for the tests that check the
+tools' own ELF reading against them: read once per object and test run.
+Under emulation one readelf or nm of libc takes about a second, and the
+leak tests ask about the same few objects (libc, the loader, the fixtures)
+again and again.  The key holds the file's identity, so an object rebuilt
+during a run is read afresh."""
+
+import functools
+import os
+import subprocess
+
+
+def _key(path):
+    st = os.stat(path)
+    return (path, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=None)
+def _run(cmd, key):
+    """(exit status, stdout) of cmd on the object key names."""
+    r = subprocess.run(list(cmd) + [key[0]], capture_output=True, text=True)
+    return r.returncode, r.stdout
+
+
+def _out(cmd, path, check):
+    rc, out = _run(cmd, _key(path))
+    if rc and check:
+        raise subprocess.CalledProcessError(rc, list(cmd) + [path])
+    return None if rc else out
+
+
+def program_headers(path, check=True):
+    """[(type, offset, vaddr, memsz)] of path's program headers (readelf
+    -lW); None if it is not ELF and check is false."""
+    out = _out(("readelf", "-lW"), path, check)
+    if out is None:
+        return None
+    heads = []
+    for line in out.splitlines():
+        f = line.split()
+        if len(f) >= 6 and f[1].startswith("0x") and f[2].startswith("0x"):
+            heads.append((f[0], int(f[1], 16), int(f[2], 16), int(f[5], 16)))
+    return heads
+
+
+def relocations(path):
+    """[(offset, type, symbol with its version)] of path's relocations that
+    name a symbol (readelf -rW); None if it is not ELF (a locale file)."""
+    out = _out(("readelf", "-rW"), path, False)
+    if out is None:
+        return None
+    rels = []
+    for line in out.splitlines():
+        f = line.split()
+        if len(f) >= 5 and f[2].startswith("R_"):
+            rels.append((int(f[0], 16), f[2], f[4]))
+    return rels
+
+
+def defined_dynsyms(path):
+    """[(symbol with its version, value)] of path's defined dynamic
+    symbols, in nm -D's order."""
+    out = _out(("nm", "-D", "--defined-only"), path, True)
+    return [(f[2], int(f[0], 16)) for f in map(str.split, out.splitlines()) if len(f) == 3]
