@@ -493,6 +493,45 @@ def tracer_killed_during_attach():
             ops = storm_ok(s, ops)
 
 
+def ignore_sigint():
+    """What bash does to a job started with & from a script."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+@host_test
+def stop_signal_during_attach_detaches():
+    """SIGINT (ignored, as in a job a script started with &) and SIGTERM
+    sent to memtrack-leak at each step of an attach: the attach ends whole,
+    then the tool detaches ("detached from") and exits 0, the storm's slots
+    hold what they held, its state is released, and it runs on without an
+    error.  Before, the SIGINT was lost (the tool traced on) and the
+    SIGTERM killed it mid-attach (the target un-hooked itself, later)."""
+    with Proc([STORM, "4"]) as s:
+        ops = storm_ok(s)
+        before = slot_values(s.pid, hooked_slots(s.pid))
+        env = dict(os.environ, MEMTRACK_INJECT_DEBUG="1")
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            for step, n in STEPS:
+                t = subprocess.Popen([TOOL, "-p", str(s.pid), "-i", "60"],
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     text=True, env=env, preexec_fn=ignore_sigint)
+                check(until_step(t, step, n), f"the tool ended before {step} {n}")
+                t.send_signal(sig)
+                try:
+                    rest = t.communicate(timeout=30)[1]
+                except subprocess.TimeoutExpired:
+                    t.kill()
+                    t.wait()
+                    raise AssertionError(f"{sig.name} at {step} {n}: the tool went on "
+                                         "30 s after it") from None
+                rc = t.returncode
+                check(rc == 0 and f"detached from {s.pid}" in rest,
+                      f"{sig.name} at {step} {n}: exit {rc}: {rest[-1500:]!r}")
+                ok, why = unhooked(s.pid, before)
+                check(ok, f"{sig.name} at {step} {n}, after the tool's exit: {why}")
+                ops = storm_ok(s, ops)
+
+
 @test
 def tracer_killed_during_session():
     """SIGKILL of memtrack-leak while it traces (3 times): the storm

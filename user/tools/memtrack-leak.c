@@ -884,6 +884,12 @@ static int inject(struct session *s)
 
 	if (preload_lib(lib, sizeof(lib)) < 0)
 		return 1;
+	/*
+	 * As attach() does: a stop signal from here on ends the session with
+	 * a detach, once the attach is whole (inject_loop() sees stop first
+	 * thing).  Its waits are bounded polls that go on after a handler.
+	 */
+	catch_stop(SA_RESTART);
 	err = mt_inject_attach(s->r.pid, lib, flags, &s->inj, &st);
 	if (err == -ENOEXEC || err == -EACCES) {
 		fprintf(stderr, "%s: %s; tracing it with uprobes instead (--engine uprobe)\n",
