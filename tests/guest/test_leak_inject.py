@@ -74,6 +74,7 @@ TOOL = lfx.TOOL
 LIB = "/memfd:memtrack-preload"
 STATE = "/memfd:memtrack-leak"
 STORM = os.path.join(TESTBIN, "mstorm")
+CHURN = os.path.join(TESTBIN, "churn")
 SANDBOXED = os.path.join(TESTBIN, "sandboxed")
 # What the injected library hooks for memory (user/preload/hook_table.c).
 HOOKED = {"malloc", "calloc", "realloc", "reallocarray", "free", "posix_memalign",
@@ -415,6 +416,47 @@ def storm_attach_detach_cycles():
         check(s.p.returncode == 0 and out.strip().endswith("errors 0"),
               f"storm exit {s.p.returncode}: {out!r}")
         print(f"# RSS {rss0} -> {rss1} KiB, {ops} blocks checked", flush=True)
+
+
+@host_test
+def held_blocks_whole_while_shards_rehash():
+    """churn: 4 threads each holding 20,000 blocks, one allocated and its
+    oldest freed over and over, so that the shards' tables fill with
+    tombstones and rehash into new ones all the time; once attached, the
+    main thread allocates 50,000 blocks of 48 bytes in hold() and keeps
+    them.  From the first report that holds them all, every report (60,
+    50 ms apart) holds exactly those: hold()'s stack at 50,000 blocks and
+    2,400,000 bytes, though blocks move from the threads' young buffers to
+    the shards and between a shard's tables while a report reads them.
+    (user/tests/unit/test_preload_read.c races the read and the rehash
+    head on.)"""
+    held = 50000
+    with Proc([CHURN, "4", "20000"]) as c:
+        t = subprocess.Popen([TOOL, "-p", str(c.pid), "-i", "0.05", "-n", "60", "--json"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            check(lfx.armed(c.pid), "not attached")
+            check(c.ask(f"hold {held}") == "held", "churn did not hold its blocks")
+            out, err = t.communicate(timeout=300)
+        finally:
+            if t.poll() is None:
+                t.kill()
+                t.wait()
+        check(t.returncode == 0, f"exit {t.returncode}: {err}")
+        got = []
+        for ln in out.splitlines():
+            if ln.startswith("{"):
+                rows = [s for s in json.loads(ln)["stacks"]
+                        if any(f.get("function") == "hold" for f in s["frames"])]
+                got.append((sum(s["blocks"] for s in rows), sum(s["bytes"] for s in rows)))
+        first = next((i for i, g in enumerate(got) if g[0] == held), None)
+        check(first is not None and first <= 30,
+              f"no report held the {held} blocks in its first 30: {got}")
+        bad = [(i, g) for i, g in enumerate(got[first:], first) if g != (held, held * 48)]
+        check(not bad, f"{len(bad)} of {len(got) - first} reports off (report, (blocks, "
+                       f"bytes)): {bad[:10]}")
+        print(f"# {len(got) - first} reports whole (the first {first} before hold())",
+              flush=True)
 
 
 # ---- the tracer killed ------------------------------------------------------------

@@ -1,7 +1,9 @@
 #!/bin/bash
 # Host checks of the leak tracer's user side that need no kernel module:
-#  - the build (-Werror), user/tests/test_leak.c (stack decoding) and
-#    user/tests/test_scan.c (--scan's classifier on synthetic memory);
+#  - the build (-Werror), user/tests/test_leak.c (stack decoding),
+#    user/tests/test_scan.c (--scan's classifier on synthetic memory) and
+#    user/tests/test_preload_read.c (the in-process engine's table read
+#    while a shard rehashes);
 #  - mt_leak_find_probes() on live processes: every libc allocator's file
 #    offset agrees with readelf -sW + readelf -lW, and the libstdc++
 #    operator new/delete variants are found in a C++ process;
@@ -12,10 +14,10 @@
 #  - memtrack-leak's usage errors (exit 2) and its message without the module
 #    (--engine uprobe: -p's default engine, injected, needs no module).
 # Runs as tests/host/prelude.sh says: "PASS name" or "FAIL name: why" per
-# check, test names as arguments run only those (unit-leak and unit-scan:
-# the unit tests' own), --list prints them.
+# check, test names as arguments run only those (unit-leak, unit-scan and
+# unit-preload-read: the unit tests' own), --list prints them.
 . "$(dirname "$0")/prelude.sh"
-tests build-user-warning-free build-fixtures unit-leak unit-scan \
+tests build-user-warning-free build-fixtures unit-leak unit-scan unit-preload-read \
 	elfsyms-runs elfsyms-libc-found elfsyms-libc-offsets-match-readelf \
 	elfsyms-libc-all-allocators elfsyms-no-duplicate-offsets elfsyms-libc-apis \
 	elfsyms-libstdcxx-operator-count elfsyms-libstdcxx-operators elfsyms-libstdcxx-apis \
@@ -55,6 +57,7 @@ leak=$root/build/bin/memtrack-leak
 # ---- unit tests -----------------------------------------------------------------
 unit unit-leak "" "$units/test_leak"
 unit unit-scan "" "$units/test_scan"
+unit unit-preload-read "" "$units/test_preload_read"
 
 # ---- fixtures ---------------------------------------------------------------------
 # Start one; wait until it has printed its first lines (it is then set up).

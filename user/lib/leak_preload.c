@@ -13,6 +13,7 @@
 #define _GNU_SOURCE	/* memfd_create, pipe2 */
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +36,8 @@ struct mt_preload {
 	pid_t target;
 	bool live_fds;			/* descriptors checked against the target's */
 	struct mtp_header *h;
+	struct mtp_block *copy;		/* a shard's table, read (shard_copy()) */
+	uint64_t copy_slots;
 };
 
 static uint64_t mono_ns(void)
@@ -132,6 +135,7 @@ void mt_preload_free(struct mt_preload *p)
 		munmap(p->h, MTP_SIZE);
 	if (p->fd >= 0)
 		close(p->fd);
+	free(p->copy);
 	free(p);
 }
 
@@ -302,6 +306,60 @@ static bool execed(struct mt_preload *p, uint32_t tgid)
 }
 
 /*
+ * Shard i's table as it was between two of its rehashes (the seqcount in
+ * struct mtp_shard), copied into p->copy: read in place, a rehash could
+ * hand the table to another shard, which clears it, while it was read.
+ * A program that rehashes on every try (or stopped in the middle of one)
+ * gets the last copy: rows of that moment, as before the count.
+ */
+#define SHARD_TRIES	16
+
+static int shard_copy(struct mt_preload *p, unsigned int i,
+		      struct mtp_block **out, uint64_t *slots)
+{
+	const struct mtp_shard *sh = &p->h->shards[i];
+	const struct mtp_block *t;
+	uint32_t seq;
+	uint64_t table, n;
+	int tries;
+
+	for (tries = 0;; tries++) {
+		seq = __atomic_load_n(&sh->seq, __ATOMIC_ACQUIRE);
+		if ((seq & 1) && tries < SHARD_TRIES) {
+			sched_yield();
+			continue;
+		}
+		table = __atomic_load_n(&sh->table, __ATOMIC_RELAXED);
+		n = __atomic_load_n(&sh->slots, __ATOMIC_RELAXED);
+		*slots = 0;
+		if (!table)
+			return 0;
+		t = n && !(n & (n - 1)) ? at(p, table, n * sizeof(*t)) : NULL;
+		if (!t && tries < SHARD_TRIES &&
+		    __atomic_load_n(&sh->seq, __ATOMIC_ACQUIRE) != seq)
+			continue;	/* read during a rehash */
+		if (!t)
+			return mt_seterr(-EBADMSG, "the traced program's state is corrupt (shard %u)", i);
+		if (n > p->copy_slots) {
+			void *c = realloc(p->copy, n * sizeof(*t));
+
+			if (!c)
+				return mt_seterr(-ENOMEM, "out of memory");
+			p->copy = c;
+			p->copy_slots = n;
+		}
+		memcpy(p->copy, t, n * sizeof(*t));
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (__atomic_load_n(&sh->seq, __ATOMIC_RELAXED) == seq ||
+		    tries >= SHARD_TRIES)
+			break;
+	}
+	*out = p->copy;
+	*slots = n;
+	return 0;
+}
+
+/*
  * Calls f on every outstanding block: of every shard, then of every
  * thread's young blocks.  (A block caught between the two when the
  * program ended is in both: the callers count it once.)
@@ -333,20 +391,19 @@ static int each_block(struct mt_preload *p,
 	}
 
 	for (i = 0; i < MTP_SHARDS; i++) {
-		const struct mtp_shard *sh = &p->h->shards[i];
-		const struct mtp_block *t;
+		struct mtp_block *t;
+		uint64_t slots;
 
-		if (!sh->table)
-			continue;
-		if (sh->slots & (sh->slots - 1) ||
-		    !(t = at(p, sh->table, sh->slots * sizeof(*t))))
-			return mt_seterr(-EBADMSG, "the traced program's state is corrupt (shard %u)", i);
-		for (j = 0; j < sh->slots; j++)
-			if (t[j].addr > MTP_TOMB && !execed(p, t[j].tgid) &&
-			    (err = f(&t[j], arg)))
-				return err;
+		err = shard_copy(p, i, &t, &slots);
+		if (err)
+			break;
+		for (j = 0; j < slots && !err; j++)
+			if (t[j].addr > MTP_TOMB && !execed(p, t[j].tgid))
+				err = f(&t[j], arg);
+		if (err)
+			break;
 	}
-	return 0;
+	return err;
 }
 
 /* Rows being built: one per (stack, process). */

@@ -132,7 +132,13 @@ struct mtp_block {
 /* An open-addressing table of blocks, under its shard's lock. */
 struct mtp_shard {
 	uint32_t lock;			/* 0 free, 1 taken */
-	uint32_t pad;
+	/*
+	 * Odd while a rehash moves the table (under the lock), bumped again
+	 * when table and slots are the new ones: a reader (the tool) copies
+	 * the table between two equal even reads, for the old table goes
+	 * back to the arena's free tables, where any shard may take it.
+	 */
+	uint32_t seq;
 	uint64_t table;			/* offset of struct mtp_block[slots] */
 	uint64_t slots;			/* power of 2 */
 	uint64_t used;			/* live + tombstones */

@@ -334,10 +334,14 @@ static __attribute__((noinline)) bool rehash(struct mtp_shard *sh)
 			j = (j + 1) & mask;
 		t[j] = old[i];
 	}
+	/* A seqcount write (memtrack_preload.h): odd before the old goes. */
+	__atomic_store_n(&sh->seq, sh->seq + 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
 	table_put(sh->table, (unsigned int)__builtin_ctzll(sh->slots));
-	sh->table = off;
-	sh->slots = 1ULL << order;
+	__atomic_store_n(&sh->table, off, __ATOMIC_RELAXED);
+	__atomic_store_n(&sh->slots, 1ULL << order, __ATOMIC_RELAXED);
 	sh->used = sh->live;
+	__atomic_store_n(&sh->seq, sh->seq + 1, __ATOMIC_RELEASE);
 	return true;
 }
 
