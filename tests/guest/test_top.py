@@ -973,13 +973,13 @@ def ui_detail_pane_memory_and_open_files():
                 check("faults: minor" in text, f"{want}: faults:\n{text}")
             tm.keys("l")
             fds = sorted(int(x) for x in os.listdir(f"/proc/{m.pid}/fd"))
-            lines = tm.wait(lambda ls: ls if any(f"open files of {m.pid} (memload): {len(fds)}"
-                                                  in line for line in ls) else None,
-                            f"{want}: l: no files pane of {len(fds)}")
-            for fd in fds:
-                target = os.readlink(f"/proc/{m.pid}/fd/{fd}")
-                check(f"{fd:5d} {target}" in [line.rstrip() for line in lines],
-                      f"{want}: fd {fd} {target}")
+            rows = [f"{fd:5d} {os.readlink(f'/proc/{m.pid}/fd/{fd}')}" for fd in fds]
+            # The whole pane: a capture can fall between its title and its
+            # rows being drawn.
+            tm.wait(lambda ls: any(f"open files of {m.pid} (memload): {len(fds)}" in line
+                                   for line in ls) and
+                    set(rows) <= {line.rstrip() for line in ls},
+                    f"{want}: l: no files pane of {len(fds)} with {rows}")
             tm.keys("Enter")
             tm.wait(lambda ls: any(f"memory of {m.pid}" in line for line in ls),
                     f"{want}: Enter from l")

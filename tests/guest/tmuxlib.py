@@ -33,7 +33,10 @@ class Tmux:
         self.ctl = None
         self.tmux("new-session", "-d", "-s", "t", "-x", "200", "-y", "50",
                   f"env XDG_CONFIG_HOME={self.config} bash --norc --noprofile")
-        self.tmux("new-session", "-d", "-s", "ctl", "-x", "80", "-y", "24", "cat")
+        # Its window named, so never renamed: "-t t" looks for a window of
+        # that name first, by prefix too, and a window the rename had
+        # called "tmux" for a moment took the test's commands.
+        self.tmux("new-session", "-d", "-s", "ctl", "-n", "ctl", "-x", "80", "-y", "24", "cat")
         self.ctl = subprocess.Popen(["tmux", "-L", self.sock, "-C", "attach", "-t", "ctl"],
                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         self.ctl_buf = b""
