@@ -22,43 +22,34 @@ def _run(cmd, key):
     return r.returncode, r.stdout
 
 
-def _out(cmd, path, check):
+def _fields(cmd, path, check):
+    """Each line of cmd's output on path, split into fields; None if the
+    command failed (not ELF) and check is false."""
     rc, out = _run(cmd, _key(path))
     if rc and check:
         raise subprocess.CalledProcessError(rc, list(cmd) + [path])
-    return None if rc else out
+    return None if rc else [line.split() for line in out.splitlines()]
 
 
 def program_headers(path, check=True):
     """[(type, offset, vaddr, memsz)] of path's program headers (readelf
     -lW); None if it is not ELF and check is false."""
-    out = _out(("readelf", "-lW"), path, check)
-    if out is None:
-        return None
-    heads = []
-    for line in out.splitlines():
-        f = line.split()
-        if len(f) >= 6 and f[1].startswith("0x") and f[2].startswith("0x"):
-            heads.append((f[0], int(f[1], 16), int(f[2], 16), int(f[5], 16)))
-    return heads
+    rows = _fields(("readelf", "-lW"), path, check)
+    return None if rows is None else [
+        (f[0], int(f[1], 16), int(f[2], 16), int(f[5], 16)) for f in rows
+        if len(f) >= 6 and f[1].startswith("0x") and f[2].startswith("0x")]
 
 
 def relocations(path):
     """[(offset, type, symbol with its version)] of path's relocations that
     name a symbol (readelf -rW); None if it is not ELF (a locale file)."""
-    out = _out(("readelf", "-rW"), path, False)
-    if out is None:
-        return None
-    rels = []
-    for line in out.splitlines():
-        f = line.split()
-        if len(f) >= 5 and f[2].startswith("R_"):
-            rels.append((int(f[0], 16), f[2], f[4]))
-    return rels
+    rows = _fields(("readelf", "-rW"), path, False)
+    return None if rows is None else [
+        (int(f[0], 16), f[2], f[4]) for f in rows if len(f) >= 5 and f[2].startswith("R_")]
 
 
 def defined_dynsyms(path):
     """[(symbol with its version, value)] of path's defined dynamic
     symbols, in nm -D's order."""
-    out = _out(("nm", "-D", "--defined-only"), path, True)
-    return [(f[2], int(f[0], 16)) for f in map(str.split, out.splitlines()) if len(f) == 3]
+    rows = _fields(("nm", "-D", "--defined-only"), path, True)
+    return [(f[2], int(f[0], 16)) for f in rows if len(f) == 3]
