@@ -16,10 +16,14 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from mtlib import (NOBODY, PAGE, ROOT, TESTBIN, Stopped, check, drop_privileges,  # noqa: E402
                    readline, run_tests, test)
+from tmuxlib import Tmux  # noqa: E402
 
 IN_VM = bool(os.environ.get("MEMTRACK_VM"))
 TOP = os.path.join(ROOT, "build", "bin", "memtrack-top")
 PATHS = [([], "memtrack module"), (["--proc"], "/proc")] if IN_VM else [([], "/proc")]
+# the files a program opens (--seccomp-bpf: it stops at openat alone, not
+# at every system call)
+STRACE = ["strace", "-f", "-qq", "--seccomp-bpf", "-e", "trace=openat"]
 
 SHARED = 32 << 20       # one MAP_SHARED anonymous region, both processes touch it
 PRIVATE = 8 << 20       # each process's own MAP_PRIVATE region, touched
@@ -194,8 +198,7 @@ def readable(pid):
 def smaps_opens(args):
     """(rows printed, pids whose smaps_rollup memtrack-top opened) under strace."""
     with tempfile.NamedTemporaryFile("r", suffix=".strace") as log:
-        cmd = ["strace", "-f", "-qq", "-e", "trace=openat", "-o", log.name,
-               TOP, "-b", "--json", "-n", "1"] + args
+        cmd = STRACE + ["-o", log.name, TOP, "-b", "--json", "-n", "1"] + args
         out = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
         check(out.returncode == 0, f"{cmd}: rc {out.returncode} {out.stderr[-300:]!r}")
         opened = [int(m) for m in re.findall(r'"/proc/(\d+)/smaps_rollup"', log.read())]
@@ -258,44 +261,29 @@ def interactive_reads_smaps_of_the_rows_on_screen_only():
 
 
 def screen_reads_smaps(flags, want):
-    with tempfile.TemporaryDirectory() as d:
+    with tempfile.TemporaryDirectory() as d, Tmux(height=24) as tm:
         log = os.path.join(d, "strace")
-        tmux = ["tmux", "-L", f"mtsmaps{os.getpid()}"]
-        cmd = ["strace", "-f", "-qq", "-e", "trace=openat", "-o", log,
-               TOP, "-d", "1"] + flags
-        # 24 lines: 6 of header, the titles, 11 rows, the events pane
-        subprocess.run(tmux + ["new-session", "-d", "-s", "t", "-x", "200", "-y", "24",
-                               " ".join(cmd)], check=True, timeout=30)
-        try:
-            def screen():
-                return subprocess.run(tmux + ["capture-pane", "-p", "-t", "t"],
-                                      capture_output=True, text=True, timeout=30).stdout.splitlines()
+        # 24 lines: 6 of header, the titles, 11 rows, the events pane;
+        # DONE42 on screen once strace has ended (its log whole)
+        tm.type(" ".join(STRACE + ["-o", log, TOP, "-d", "1"] + flags) +
+                "; echo DONE$((6*7))")
+        tm.keys("Enter")
 
-            def wait(pred, what):
-                end = time.monotonic() + 120
-                while not pred(screen()):
-                    check(time.monotonic() < end, f"{want}: {what}: " + "\n".join(screen()))
-                    time.sleep(0.3)
-            def table(pred, what):
-                """The first whole table on screen for which pred holds."""
-                seen = []
-                wait(lambda ls: seen.append(screen_table(ls)) or (seen[-1] and pred(*seen[-1])),
-                     what)
-                return seen[-1]
-            titles, _ = table(lambda titles, rows: rows, "no table")
-            check("PSS" not in titles, f"{want}: PSS before S")
-            subprocess.run(tmux + ["send-keys", "-t", "t", "S"], check=True, timeout=30)
-            table(lambda titles, rows: "PSS" in titles, "no PSS after S")
-            time.sleep(3)  # a few refreshes and redraws
-            titles, rows = table(lambda titles, rows: True, "no whole table")
-            subprocess.run(tmux + ["send-keys", "-t", "t", "q"], check=True, timeout=30)
-            end = time.monotonic() + 60
-            while subprocess.run(tmux + ["has-session", "-t", "t"],
-                                 capture_output=True).returncode == 0:
-                check(time.monotonic() < end, f"{want}: memtrack-top did not quit")
-                time.sleep(0.3)
-        finally:
-            subprocess.run(tmux + ["kill-server"], capture_output=True)
+        def table(pred, what):
+            """The first whole table on screen for which pred holds."""
+            seen = []
+            tm.wait(lambda ls: seen.append(screen_table(ls)) or (seen[-1] and pred(*seen[-1])),
+                    f"{want}: {what}", timeout=120)
+            return seen[-1]
+        titles, _ = table(lambda titles, rows: rows, "no table")
+        check("PSS" not in titles, f"{want}: PSS before S")
+        tm.keys("S")
+        table(lambda titles, rows: "PSS" in titles, "no PSS after S")
+        time.sleep(3)  # a few refreshes and redraws
+        titles, rows = table(lambda titles, rows: True, "no whole table")
+        tm.keys("q")
+        tm.wait(lambda ls: any(line.strip() == "DONE42" for line in ls),
+                f"{want}: memtrack-top did not quit")
         with open(log) as f:
             opened = {int(m) for m in re.findall(r'"/proc/(\d+)/smaps_rollup"', f.read())}
     shown = {int(r["PID"]) for r in rows if r["PSS"] != "-"}

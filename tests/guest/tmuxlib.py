@@ -13,7 +13,8 @@ from harness import check  # noqa: E402
 
 
 class Tmux:
-    """A shell in a detached tmux session of its own server, 200x50.
+    """A shell in a detached tmux session of its own server, 200x50 unless
+    asked for another size.
 
     Commands go to the server through one control-mode client (tmux -C),
     not a tmux process each: under emulation a tmux process costs about
@@ -23,7 +24,7 @@ class Tmux:
 
     count = 0
 
-    def __init__(self):
+    def __init__(self, width=200, height=50):
         # A server of its own each time: a closing one may linger a moment.
         Tmux.count += 1
         self.sock = f"mttop{os.getpid()}-{Tmux.count}"
@@ -31,7 +32,7 @@ class Tmux:
         # directory, so that no saved setup changes what a test sees
         self.config = tempfile.mkdtemp(prefix="mttop-config.")
         self.ctl = None
-        self.tmux("new-session", "-d", "-s", "t", "-x", "200", "-y", "50",
+        self.tmux("new-session", "-d", "-s", "t", "-x", str(width), "-y", str(height),
                   f"env XDG_CONFIG_HOME={self.config} bash --norc --noprofile")
         # Its window named, so never renamed: "-t t" looks for a window of
         # that name first, by prefix too, and a window the rename had
