@@ -652,7 +652,8 @@ def as_nobody_the_tool_is_one_job():
     (leak_group.c): its work is done by a child in a new session, and the
     process started stays the job the shell knows.  SIGTSTP (Ctrl-Z)
     stops both, SIGCONT goes on with both; SIGINT to the process started
-    detaches (exit 0, "detached from", the slots restored); SIGKILL of it:
+    (ignored, as in a script's & job) detaches (exit 0, "detached from",
+    the slots restored); SIGKILL of it:
     the child is gone at once and the storm un-hooked within 1 s; the
     storm's exit: the tool's exit status 3, as from one process."""
     with Proc(AS_NOBODY + [STORM, "4"]) as s:
@@ -660,8 +661,11 @@ def as_nobody_the_tool_is_one_job():
         before = slot_values(s.pid, hooked_slots(s.pid))
 
         def start():
+            # SIGINT ignored, as in a job a script started with &: sent, it
+            # still ends the session (as catch_stop() makes it for root)
             t = subprocess.Popen(AS_NOBODY + [TOOL, "-p", str(s.pid), "-i", "0.2"],
-                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                 preexec_fn=ignore_sigint)
             check(lfx.armed(s.pid), "not attached")
             # setpriv execs the tool: the process started is the tool
             procs = tool_processes(t)

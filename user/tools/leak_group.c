@@ -83,13 +83,13 @@ static void wait_child(const sigset_t *old)
 	int status;
 	size_t i;
 
-	for (i = 0; i < MT_ARRAY_SIZE(sigs); i++) {
-		struct sigaction old;
-
-		/* one ignored (a job started with &) stays ignored */
-		if (!sigaction(sigs[i], NULL, &old) && old.sa_handler != SIG_IGN)
-			sigaction(sigs[i], &sa, NULL);
-	}
+	/*
+	 * All of them, ignored or not, as the child's own catch_stop() does
+	 * (a script stops a job it started with & with SIGINT, which the
+	 * shell had it ignore).
+	 */
+	for (i = 0; i < MT_ARRAY_SIZE(sigs); i++)
+		sigaction(sigs[i], &sa, NULL);
 	sigprocmask(SIG_SETMASK, old, NULL);
 	while (waitpid(child, &status, 0) < 0)
 		if (errno != EINTR)
