@@ -10,8 +10,8 @@
  * scheduling group with a target that keeps every CPU busy (a program
  * started from the same terminal: one autogroup), each of its ~130 ptrace
  * calls waits for a time slice among the target's threads: a 64-thread
- * malloc storm on 2 CPUs stayed stopped 55-75 ms (median of 12), against
- * 5-7 ms with the tool in a session of its own (bench/README.md).
+ * malloc storm on 2 CPUs stayed stopped 44-76 ms (medians of six runs),
+ * against 5-7 ms with the tool in a session of its own (bench/README.md).
  *
  * So the tool then runs as a child in a new session (setsid: a new
  * autogroup, which the kernel shares the CPUs with as with one task),
@@ -25,7 +25,6 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdbool.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,8 +72,9 @@ static void hand_on(int sig)
 }
 
 /*
- * The parent: signals handed on until the child ends (those blocked
- * meanwhile by the caller, old their mask before); never returns.
+ * The parent: signals handed on until the child ends; old is the mask
+ * to go back to once the handlers are in (the caller blocked them all
+ * across the fork).  Never returns.
  */
 static void wait_child(const sigset_t *old)
 {
