@@ -33,6 +33,7 @@ injection itself:
 Runs on the host (tests/host/test_leak_inject.sh) and in the VM:
     tests/vm/run -- env LEAK_ENGINE=inject python3 tests/guest/test_leak_inject.py
 """
+import contextlib
 import json
 import os
 import re
@@ -599,16 +600,42 @@ def tracer_killed_during_session():
 AS_NOBODY = ["setpriv", "--reuid", str(NOBODY), "--regid", str(NOBODY), "--clear-groups"]
 
 
+AUTOGROUP = "/proc/sys/kernel/sched_autogroup_enabled"
+
+
+@contextlib.contextmanager
+def autogroup_off():
+    """Every task in its cgroup's scheduling group, not its session's (as
+    on a host where the CPU controller puts the shell in a cgroup, or a
+    kernel without CONFIG_SCHED_AUTOGROUP): the tool shares one with the
+    storm.  Set back afterwards; nothing where the knob is missing."""
+    try:
+        with open(AUTOGROUP) as f:
+            was = f.read().strip()
+    except FileNotFoundError:
+        yield
+        return
+    with open(AUTOGROUP, "w") as f:
+        f.write("0")
+    try:
+        yield
+    finally:
+        with open(AUTOGROUP, "w") as f:
+            f.write(was)
+
+
 @host_test
 def stop_the_world_64_threads():
-    """A storm of 64 threads (65 with its main one), as root and as nobody
-    (storm and tool): 5 attaches each, each stopping every thread; the
-    median stop at most 50 ms.  As nobody the tool may not raise its
-    priority: without a scheduling group of its own (leak_group.c) each of
-    its ptrace calls waited for a time slice among the storm's threads
-    (median 55-75 ms on 2 CPUs)."""
-    for pre, who in (([], "root"), (AS_NOBODY, "nobody")):
-        with Proc(pre + [STORM, "64"]) as s:
+    """A storm of 64 threads (65 with its main one), as root, and as nobody
+    (storm and tool) with the tool in the storm's scheduling group: 5
+    attaches each, each stopping every thread; the median stop at most
+    50 ms.  As nobody the tool may not raise its priority, and when the
+    threads were let go one PTRACE_DETACH at a time the first ones took
+    its CPU before it reached the last: 44-76 ms (CI: 51.6 ms); a thread's
+    exit lets them all go at once (stop_world.c)."""
+    for pre, who, cond in (([], "root", contextlib.nullcontext),
+                           (AS_NOBODY, "nobody", autogroup_off)):
+        with cond(), Proc(pre + [STORM, "64"]) as s:
             time.sleep(0.5)
             times = []
             for i in range(5):
@@ -621,13 +648,6 @@ def stop_the_world_64_threads():
             med = statistics.median(times)
             print(f"# {who}: stop times {times} ms, median {med} ms", flush=True)
             check(med <= 50, f"{who}: median stop {med} ms over 50 ms: {times}")
-
-
-def tool_processes(t):
-    """The tool's processes: the one started and its children (the one in
-    a session of its own that does the work, when not root)."""
-    with open(f"/proc/{t.pid}/task/{t.pid}/children") as f:
-        return [t.pid] + [int(x) for x in f.read().split()]
 
 
 def proc_state(pid):
@@ -647,15 +667,12 @@ def until_states(pids, ok, what, timeout=5):
 
 
 @host_test
-def as_nobody_the_tool_is_one_job():
-    """nobody's tool on nobody's storm, which works in a session of its own
-    (leak_group.c): its work is done by a child in a new session, and the
-    process started stays the job the shell knows.  SIGTSTP (Ctrl-Z)
-    stops both, SIGCONT goes on with both; SIGINT to the process started
-    (ignored, as in a script's & job) detaches (exit 0, "detached from",
-    the slots restored); SIGKILL of it:
-    the child is gone at once and the storm un-hooked within 1 s; the
-    storm's exit: the tool's exit status 3, as from one process."""
+def as_nobody_job_control():
+    """nobody's tool on nobody's storm is one process, a shell's job:
+    SIGTSTP (Ctrl-Z) stops it, SIGCONT goes on; SIGINT (ignored, as in a
+    script's & job) detaches (exit 0, "detached from", the slots
+    restored); SIGKILL: the storm un-hooked within 1 s; the storm's exit:
+    the tool's exit status 3."""
     with Proc(AS_NOBODY + [STORM, "4"]) as s:
         ops = storm_ok(s)
         before = slot_values(s.pid, hooked_slots(s.pid))
@@ -668,11 +685,10 @@ def as_nobody_the_tool_is_one_job():
                                  preexec_fn=ignore_sigint)
             check(lfx.armed(s.pid), "not attached")
             # setpriv execs the tool: the process started is the tool
-            procs = tool_processes(t)
-            check(len(procs) == 2, f"the tool's processes: {procs}")
-            check(os.getsid(procs[1]) == procs[1] != os.getsid(procs[0]),
-                  f"the worker is not in a session of its own: {procs}")
-            return t, procs
+            with open(f"/proc/{t.pid}/task/{t.pid}/children") as f:
+                kids = f.read().split()
+            check(not kids, f"the tool has children: {kids}")
+            return t, [t.pid]
 
         t, procs = start()
         t.send_signal(signal.SIGTSTP)
@@ -692,7 +708,6 @@ def as_nobody_the_tool_is_one_job():
         t, procs = start()
         t.kill()
         t.wait()
-        until_states(procs[1:], ("Z", "gone"), "the worker after SIGKILL", timeout=1)
         took = until_unhooked(s.pid, before)
         print(f"# un-hooked {took * 1000:.0f} ms after the kill", flush=True)
         ops = storm_ok(s, ops)

@@ -795,17 +795,19 @@ static int prepare(pid_t pid, const char *lib, struct mt_inject **out)
 	return 0;
 }
 
-/* The world stopped at a safe point, or why not (-EAGAIN: try again). */
-static int stop_safe(struct mt_inject *in, struct mt_world *w, struct pick *p)
-{
-	int err = mt_world_stop(in->pid, 0, PTRACE_O_TRACESYSGOOD, w);
+/* An attach, done on the world stopped (mt_world_run()). */
+struct attach_run {
+	struct mt_inject *in;
+	uint32_t flags;
+	struct mt_inject_stats *st;
+	struct pick p;
+	bool stopped;			/* the stop succeeded */
+	uint64_t stop_ns;		/* first thread stopped to all let go */
+};
 
-	dbg("stopped");
-	if (err == -EPERM)
-		return mt_seterr(err, "permission denied: tracing %d needs the rights of ptrace on it",
-				 (int)in->pid);
-	if (err)
-		return err;
+/* At a safe point, or why not (-EAGAIN: try again; -ESTALE: survey). */
+static int safe_point(struct mt_inject *in, struct mt_world *w, struct pick *p)
+{
 	/* an exec (or a dlopen) since the survey: the addresses are stale */
 	if (image_changed(in)) {
 		dbg("changed since the survey");
@@ -816,37 +818,73 @@ static int stop_safe(struct mt_inject *in, struct mt_world *w, struct pick *p)
 	return p->t ? 0 : -EAGAIN;
 }
 
+static int attach_stopped(struct mt_world *w, void *arg)
+{
+	struct attach_run *a = arg;
+	struct mt_inject *in = a->in;
+	struct mt_remote rc = { .pid = in->pid, .timeout_ns = CALL_NS };
+	struct held h;
+	int err, lib_fd = -1;
+
+	dbg("stopped");
+	a->stopped = true;
+	a->st->threads = (unsigned int)w->n;
+	err = safe_point(in, w, &a->p);
+	if (!err)
+		err = check_seccomp(in);
+	if (!err) {
+		h = (struct held){ w, a->p.t->tid };
+		rc.t = a->p.t;
+		rc.restore_rt = in->restore_rt;
+		rc.on_block = let_go;
+		rc.arg = &h;
+		a->st->loaded = !in->lib_base;
+		if (!in->lib_base)
+			err = load_lib(in, &rc, &lib_fd);
+		if (!err) {
+			/* the attach closes the library's memfd */
+			err = attach_lib(in, &rc, lib_fd, a->flags,
+					 &a->st->slots);
+		} else if (lib_fd >= 0) {
+			uint64_t fd = (uint64_t)lib_fd;
+
+			call(&rc, in->fn[U_CLOSE], &fd, 1, NULL, -1, -1, NULL);
+		}
+		a->st->let_go = rc.let_go;
+	}
+	a->stop_ns = mono_ns() - w->since_ns;
+	return err;
+}
+
 int mt_inject_attach(pid_t pid, const char *lib, uint32_t flags,
 		     struct mt_inject **out, struct mt_inject_stats *st)
 {
 	struct timespec pause = { 0, 2000000 };
-	struct mt_remote rc = { .pid = pid, .timeout_ns = CALL_NS };
-	struct mt_inject *in = NULL;
-	struct mt_world w;
-	struct held h;
-	struct pick p = { NULL, NULL };
+	struct attach_run a = { .flags = flags, .st = st };
 	struct held_self self;
-	int err, lib_fd = -1, tries;
-	uint64_t t0;
+	int err, tries;
 
 	memset(st, 0, sizeof(*st));
-	err = prepare(pid, lib, &in);
+	err = prepare(pid, lib, &a.in);
 	if (err)
 		return err;
 	hold_target(&self);
 	for (tries = 1;; tries++) {
-		t0 = mono_ns();
+		a.stopped = false;
 		dbg("stopping");
-		err = stop_safe(in, &w, &p);
+		err = mt_world_run(pid, PTRACE_O_TRACESYSGOOD, attach_stopped,
+				   &a);
+		if (err == -EPERM && !a.stopped)
+			err = mt_seterr(err, "permission denied: tracing %d needs the rights of ptrace on it",
+					(int)pid);
 		if ((err != -EAGAIN && err != -ESTALE) || tries == MAX_TRIES)
 			break;
-		mt_world_release(&w);
 		if (err == -ESTALE) {
 			/* surveyed again, the target running meanwhile */
 			let_target(&self);
-			inject_free(in);
-			in = NULL;
-			err = prepare(pid, lib, &in);
+			inject_free(a.in);
+			a.in = NULL;
+			err = prepare(pid, lib, &a.in);
 			hold_target(&self);
 			if (err)
 				break;
@@ -857,45 +895,22 @@ int mt_inject_attach(pid_t pid, const char *lib, uint32_t flags,
 	}
 	if (err == -EAGAIN)
 		err = mt_seterr(-EAGAIN, "no safe point in %d after %d tries: %s; left as it was",
-				(int)pid, tries, p.why);
+				(int)pid, tries, a.p.why);
 	if (err == -ESTALE)
 		err = mt_seterr(-EAGAIN, "%d kept changing its code mappings (%d tries); left as it was",
 				(int)pid, tries);
-	if (!err)
-		err = check_seccomp(in);
 	st->tries = (unsigned int)tries;
-	st->threads = (unsigned int)w.n;
-	if (!err) {
-		h = (struct held){ &w, p.t->tid };
-		rc.t = p.t;
-		rc.restore_rt = in->restore_rt;
-		rc.on_block = let_go;
-		rc.arg = &h;
-		st->loaded = !in->lib_base;
-		if (!in->lib_base)
-			err = load_lib(in, &rc, &lib_fd);
-		if (!err) {
-			/* the attach closes the library's memfd */
-			err = attach_lib(in, &rc, lib_fd, flags, &st->slots);
-		} else if (lib_fd >= 0) {
-			uint64_t fd = (uint64_t)lib_fd;
-
-			call(&rc, in->fn[U_CLOSE], &fd, 1, NULL, -1, -1, NULL);
-		}
-		st->let_go = rc.let_go;
-	}
-	mt_world_release(&w);
-	st->stop_ns = mono_ns() - t0;
+	st->stop_ns = a.stopped ? a.stop_ns : 0;
 	dbg("released");
 	let_target(&self);
 	if (err && ended(pid))
 		err = mt_seterr(-ESRCH, "process %d exited during the attach; nothing to trace",
 				(int)pid);
 	if (err) {
-		inject_free(in);
+		inject_free(a.in);
 		return err;
 	}
-	*out = in;
+	*out = a.in;
 	return 0;
 }
 
@@ -943,15 +958,49 @@ static bool wait_released(struct mt_inject *in, pid_t watch)
 	return false;
 }
 
+/* A detach, done on the world stopped (mt_world_run()). */
+struct detach_run {
+	struct mt_inject *in;
+	pid_t watch;
+	struct mt_inject_stats *st;
+	uint64_t stop_ns;
+};
+
+static int detach_stopped(struct mt_world *w, void *arg)
+{
+	struct detach_run *d = arg;
+	struct mt_inject *in = d->in;
+	struct mt_remote rc = { .pid = in->pid, .timeout_ns = CALL_NS };
+	struct held h;
+	int err = 0;
+
+	dbg("detach: stopped");
+	d->st->threads = (unsigned int)w->n;
+	/* an exec meanwhile: the library went with the old program */
+	if (lib_loaded(in->pid) != in->lib_base)
+		err = -ESRCH;
+	if (!err) {
+		rc.t = detach_thread(w, d->watch);
+		rc.restore_rt = in->restore_rt;
+		h = (struct held){ w, rc.t ? rc.t->tid : 0 };
+		rc.on_block = let_go;
+		rc.arg = &h;
+		err = rc.t ? call(&rc, in->lib_base + in->lib_off[L_DETACH],
+				  NULL, 0, NULL, -1, -1, NULL) :
+			     mt_seterr(-ESRCH, "process %d has no thread left",
+				       (int)in->pid);
+		d->st->let_go = rc.let_go;
+	}
+	d->stop_ns = mono_ns() - w->since_ns;
+	return err;
+}
+
 int mt_inject_detach(struct mt_inject *in, struct mt_inject_stats *st)
 {
 	struct mtp_header *h = mt_preload_header(in->pre);
-	struct mt_remote rc = { .pid = in->pid, .timeout_ns = CALL_NS };
 	pid_t watch = __atomic_load_n(&h->watch_tid, __ATOMIC_ACQUIRE);
-	struct mt_world w;
-	struct held hd;
+	struct detach_run d = { .in = in, .watch = watch, .st = st };
 	struct held_self self;
-	uint64_t t0;
 	uint32_t ended;
 	int err;
 
@@ -960,28 +1009,9 @@ int mt_inject_detach(struct mt_inject *in, struct mt_inject_stats *st)
 	if (ended == MTP_INJECT_DETACHED || ended == MTP_INJECT_RELEASED)
 		goto out;		/* the watchdog ended it already */
 	hold_target(&self);
-	t0 = mono_ns();
 	dbg("detach: stopping");
-	err = mt_world_stop(in->pid, 0, PTRACE_O_TRACESYSGOOD, &w);
-	dbg("detach: stopped");
-	/* an exec meanwhile: the library went with the old program */
-	if (!err && lib_loaded(in->pid) != in->lib_base)
-		err = -ESRCH;
-	if (!err) {
-		rc.t = detach_thread(&w, watch);
-		rc.restore_rt = in->restore_rt;
-		hd = (struct held){ &w, rc.t ? rc.t->tid : 0 };
-		rc.on_block = let_go;
-		rc.arg = &hd;
-		err = rc.t ? call(&rc, in->lib_base + in->lib_off[L_DETACH],
-				  NULL, 0, NULL, -1, -1, NULL) :
-			     mt_seterr(-ESRCH, "process %d has no thread left",
-				       (int)in->pid);
-		st->let_go = rc.let_go;
-	}
-	st->threads = (unsigned int)w.n;
-	mt_world_release(&w);
-	st->stop_ns = mono_ns() - t0;
+	err = mt_world_run(in->pid, PTRACE_O_TRACESYSGOOD, detach_stopped, &d);
+	st->stop_ns = d.stop_ns;
 	dbg("detach: released");
 	let_target(&self);
 	if (err == -ESRCH)

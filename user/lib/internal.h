@@ -64,6 +64,7 @@ struct mt_thread {
 	bool seized, stopped, gone;
 	bool ours;			/* stopped by the caller: left stopped */
 	bool running;			/* let go again, still seized */
+	bool called;			/* a remote call ran on it */
 	mt_regs_t regs;
 };
 
@@ -71,6 +72,7 @@ struct mt_world {
 	pid_t pid;
 	struct mt_thread *v;
 	size_t n, cap;
+	uint64_t since_ns;		/* the first interrupt (CLOCK_MONOTONIC) */
 };
 
 int mt_world_stop(pid_t pid, pid_t traced, unsigned long opts,
@@ -78,6 +80,16 @@ int mt_world_stop(pid_t pid, pid_t traced, unsigned long opts,
 /* The stopped threads but except run on, still seized (a lock they hold). */
 void mt_world_let_go(struct mt_world *w, pid_t except);
 void mt_world_release(struct mt_world *w);
+
+/*
+ * fn(w, arg) with every thread of process pid stopped (mt_world_stop()
+ * with opts), on a thread made for it whose exit lets them all go at
+ * once: a thread run on by fn (mt_remote_call()) included, the signal it
+ * or any other had stopped for handed back.  Returns fn's result, or the
+ * stop's error; mt_errmsg() set in the caller.
+ */
+typedef int mt_world_fn(struct mt_world *w, void *arg);
+int mt_world_run(pid_t pid, unsigned long opts, mt_world_fn *fn, void *arg);
 
 /*
  * A function called in a thread t of process pid, stopped by

@@ -276,6 +276,7 @@ int mt_remote_call(struct mt_remote *rc, const struct mt_remote_args *a,
 		return mt_seterr(-errno, "ptrace(SETREGS, %d): %s", (int)t->tid,
 				 strerror(errno));
 	rc->data = data;
+	t->called = true;
 	for (;;) {
 		int sig = 0;
 

@@ -27,7 +27,6 @@
 #include <unistd.h>
 
 #include "memtrack.h"
-#include "leak_group.h"
 #include "leak_json.h"
 #include "leak_mismatch.h"
 #include "leak_modes.h"
@@ -1163,7 +1162,6 @@ int main(int argc, char **argv)
 	if (rc)
 		return rc;
 	if (opt.pid && opt.engine == ENGINE_INJECT) {
-		leak_own_group();
 		rc = inject(&s);
 		if (rc >= 0)
 			return finish(&s, rc ? rc : inject_loop(&s));
