@@ -608,15 +608,17 @@ def autogroup_off():
     """Every task in its cgroup's scheduling group, not its session's (as
     on a host where the CPU controller puts the shell in a cgroup, or a
     kernel without CONFIG_SCHED_AUTOGROUP): the tool shares one with the
-    storm.  Set back afterwards; nothing where the knob is missing."""
+    storm.  Set back afterwards; left as it is where the knob is missing
+    or cannot be written."""
     try:
         with open(AUTOGROUP) as f:
             was = f.read().strip()
-    except FileNotFoundError:
+        with open(AUTOGROUP, "w") as f:
+            f.write("0")
+    except OSError as e:        # no such knob, or /proc/sys read-only
+        print(f"# autogroups left as they are: {e}", flush=True)
         yield
         return
-    with open(AUTOGROUP, "w") as f:
-        f.write("0")
     try:
         yield
     finally:
