@@ -681,10 +681,12 @@ def as_nobody_job_control():
 
         def start():
             # SIGINT ignored, as in a job a script started with &: sent, it
-            # still ends the session (as catch_stop() makes it for root)
+            # still ends the session (catch_stop()).  A process group of its
+            # own, as a shell's job: in an orphaned one (make check's) the
+            # kernel drops a SIGTSTP whose action is to stop
             t = subprocess.Popen(AS_NOBODY + [TOOL, "-p", str(s.pid), "-i", "0.2"],
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                 preexec_fn=ignore_sigint)
+                                 preexec_fn=ignore_sigint, process_group=0)
             check(lfx.armed(s.pid), "not attached")
             # setpriv execs the tool: the process started is the tool
             with open(f"/proc/{t.pid}/task/{t.pid}/children") as f:
