@@ -318,7 +318,8 @@ def memcheck(argv, stdin):
     compare with the same fixtures, and under emulation one run takes
     8-14 s.  The result is kept in the run's share (MEMTRACK_VM_SHARE,
     tests/README.md) under the arguments, the input and the program's own
-    bytes, for every kernel: memcheck runs the program on its own
+    bytes, for every kernel (made by the first guest that asks; one asking
+    meanwhile waits for it): memcheck runs the program on its own
     synthetic CPU, and its summary and records for these fixtures were the
     same on 5.10, 7.2 and the host's 6.18 (2026-11-27)."""
     cmd = ["valgrind", "--run-libc-freeres=no", "--leak-check=full",
@@ -330,16 +331,33 @@ def memcheck(argv, stdin):
     with open(argv[0], "rb") as f:
         key.update(f.read())
     path = os.path.join(share, f"memcheck-{key.hexdigest()}.pickle")
+    lock, fd = f"{path}.lock", -1
+    end = time.monotonic() + 600
+    while time.monotonic() < end:
+        try:
+            with open(path, "rb") as f:
+                return pickle.load(f)
+        except FileNotFoundError:
+            pass
+        # one guest runs it, the others wait for its result (two lanes
+        # asking at once ran it twice: 110 s each for scan_threads); one
+        # that ended without a result let go of the lock, and one killed
+        # holding it is not waited for past 10 minutes
+        try:
+            fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+            break
+        except FileExistsError:
+            time.sleep(1)
     try:
-        with open(path, "rb") as f:
-            return pickle.load(f)
-    except FileNotFoundError:
-        pass
-    result = _memcheck(cmd, stdin)
-    tmp = f"{path}.{os.urandom(8).hex()}"     # guests have the same pids
-    with open(tmp, "wb") as f:
-        pickle.dump(result, f)
-    os.rename(tmp, path)
+        result = _memcheck(cmd, stdin)
+        tmp = f"{path}.{os.urandom(8).hex()}"     # guests have the same pids
+        with open(tmp, "wb") as f:
+            pickle.dump(result, f)
+        os.rename(tmp, path)
+    finally:
+        if fd >= 0:
+            os.close(fd)
+            os.unlink(lock)
     return result
 
 
