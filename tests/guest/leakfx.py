@@ -34,6 +34,35 @@ def tool_p(pid, *args):
     return [TOOL, "-p", str(pid), "--engine", PID_ENGINE] + list(args)
 
 
+def task_states(pid):
+    """Each thread of pid as "tid comm state wchan", for a failure's message."""
+    out = []
+    try:
+        tids = sorted(os.listdir(f"/proc/{pid}/task"), key=int)
+    except FileNotFoundError:
+        return "gone"
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                stat = f.read()
+            with open(f"/proc/{pid}/task/{tid}/wchan") as f:
+                wchan = f.read()
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+        comm = stat[stat.index("(") + 1:stat.rindex(")")]
+        out.append(f"{tid} {comm} {stat[stat.rindex(')') + 2]} {wchan or '-'}")
+    return "threads: " + ", ".join(out)
+
+
+def tool_alive(tool):
+    """Fails with tool's exit status and stderr if it has ended."""
+    if tool is None or tool.poll() is None:
+        return
+    err = tool.stderr.read() if tool.stderr else ""
+    raise AssertionError(f"memtrack-leak exited {tool.returncode} before it attached: "
+                         f"{err[-2000:]!r}")
+
+
 def watchdog(pid):
     """The tid of pid's injected watchdog thread, or None."""
     try:
@@ -132,19 +161,26 @@ def run_attached(path, args, attached, env=None, timeout=120):
     return out, err, rest, fx.returncode
 
 
-def armed(pid, timeout=60):
+def armed(pid, timeout=60, tool=None):
     """Until pid's leak session has its probes in (LEAK_ARM: memtrack-leak
     sends the unwind tables first), or with the injected engine its slots
-    are taken (its watchdog runs); False if not within timeout."""
+    are taken (its watchdog runs); False if not within timeout.  With
+    tool, the memtrack-leak process attaching: its exit status and
+    stderr if it ends before that."""
     end = time.monotonic() + timeout
     if INJECT:
         while time.monotonic() < end:
             if watchdog(pid):
                 return True
+            tool_alive(tool)
             time.sleep(0.02)
+        if tool is not None:
+            raise AssertionError(f"not attached in {timeout} s: the target's "
+                                 f"{task_states(pid)}; the tool's {task_states(tool.pid)}")
         return False
     with Genl() as g:
         while time.monotonic() < end:
+            tool_alive(tool)
             try:
                 if g.leak_stats(pid)["nr_probes"]:
                     return True
@@ -159,7 +195,7 @@ def until_first_report(fx, tool):
     (allocations before the tables arrive stop at the first libc frame);
     injected, once the slots are taken."""
     if INJECT:
-        check(armed(fx.pid), "memtrack-leak did not attach")
+        check(armed(fx.pid, tool=tool), "memtrack-leak did not attach")
         return
     end = time.monotonic() + 60
     while time.monotonic() < end and tool.poll() is None:
