@@ -53,7 +53,7 @@ def scan(name, variant):
     before the tool attached (its stdio buffers, in common.h), which the
     tool cannot know; the fixture runs on after the scans."""
     path = os.path.join(BUILD, variant, name)
-    vg = lfx.memcheck([path], "go\ngo\n")
+    vg = lfx.fixture_memcheck(path)
     for run in range(3):
         # the work once the unwind tables are in: complete stacks, lines
         docs, rest, rc = run_fixture(path, ["--scan", "--top", "50"],

@@ -273,10 +273,10 @@ def scan_at_exit(name, variant):
     the exiting thread's stack a root from the frame that called exit()
     up; every run's classes equal memcheck's at the same exit, in total and
     per allocating line; the program's exit status 0."""
-    vg = lfx.memcheck([fixture(name, variant)], "go\ngo\n")
+    vg = lfx.fixture_memcheck(fixture(name, variant))
     for run in range(3):
         rc, err, docs = run_simple(["--top", "50", "--scan", "--", fixture(name, variant)],
-                                   input="go\ngo\n")
+                                   input=lfx.MEMCHECK_INPUT)
         check(rc == 0 and len(docs) == 1, f"run {run}: exit {rc}, {len(docs)} reports: {err}")
         lfx.check_scan_vs_memcheck(docs[0], vg, f"{name} {variant} run {run}",
                                    preload=ENGINE == "preload")
