@@ -544,6 +544,17 @@ def bad_queries_exit_2():
         r = subprocess.run(["ip", "netns", "exec", AGG_NS, QUERY, "-s", "127.0.0.1:1", "nodes"],
                            capture_output=True, text=True)
         check(r.returncode == 1 and "connecting" in r.stderr, f"no aggregator: {r.stderr}")
+        # a malformed query is refused before any connection (it was
+        # "Connection refused", exit 1): exit 2 and the words it gets with
+        # an aggregator up (one parser, query_parse.c), at -s and -P alike
+        for q in (["sum", "bogus"], ["top", "0"], ["frobnicate"]):
+            said = query_raw(*q).stderr
+            for how in (["-s", "127.0.0.1:1"], ["-P", "http://127.0.0.1:1"]):
+                r = subprocess.run(["ip", "netns", "exec", AGG_NS, QUERY] + how + q,
+                                   capture_output=True, text=True)
+                check(r.returncode == 2 and r.stderr == said and not r.stdout,
+                      f"{how} {q} with no server: {r.returncode} {r.stderr!r}, "
+                      f"the aggregator's {said!r}")
         r = subprocess.run([QUERY, "-s", "nonsense", "nodes"], capture_output=True, text=True)
         check(r.returncode == 2, f"bad -s: {r.returncode}")
     # an aggregator that never answers: the client gives up on time

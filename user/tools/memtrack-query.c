@@ -7,8 +7,9 @@
  * The query words are joined with spaces and sent as they are; the
  * aggregator parses them (agg_query.c lists the queries).  The aggregator
  * is -s, else the first of the config's aggregators, else its [aggregate]
- * listen address and port.  Exit status: 0, 1 (cannot ask: connection,
- * authentication, timeout), 2 (usage, or the aggregator refused the query).
+ * listen address and port.  A malformed query is refused before any
+ * connection.  Exit status: 0, 1 (cannot ask: connection, authentication,
+ * timeout), 2 (usage, a malformed query, or the aggregator refused it).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -22,6 +23,7 @@
 #include "memtrack.h"
 #include "conn.h"
 #include "query_client.h"
+#include "query_parse.h"
 #include "query_prom.h"
 #include "query_target.h"
 #include "relay_proto.h"
@@ -210,6 +212,23 @@ static int answer(int rc, struct mtd_query_result *res, const char *err,
 	return ret;
 }
 
+/*
+ * Whether query parses, as the aggregator will parse it (query_parse.h):
+ * a malformed one is refused before a connection is made, as -P refuses
+ * it, with the aggregator's own words for it.
+ */
+static bool query_well_formed(const char *query)
+{
+	char text[MTD_RELAY_MAX_QUERY + 1], why[512];
+	struct mtd_query q;
+
+	snprintf(text, sizeof(text), "%s", query);
+	if (!mtd_query_parse(text, &q, why, sizeof(why)))
+		return true;
+	fprintf(stderr, "memtrack-query: %s\n", why);
+	return false;
+}
+
 /* The same query, answered by a Prometheus-compatible API (query_prom.h). */
 static int ask_prometheus(const char *url, long down_after, const char *query,
 			  long timeout, bool json)
@@ -306,6 +325,8 @@ int main(int argc, char **argv)
 	}
 	if (prom_url)
 		return ask_prometheus(prom_url, down_after, query, timeout, json);
+	if (!query_well_formed(query))
+		return 2;
 	switch (mtd_query_target(cfgpath, server, &t, err, sizeof(err))) {
 	case 0:
 		break;
