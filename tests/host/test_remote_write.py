@@ -42,7 +42,7 @@ import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [os.path.join(HERE, "..", "guest"), os.path.join(HERE, "..", "lib")]
-from mtdlib import DAEMON, QUERY, dashboard_queries, parse, value  # noqa: E402
+from mtdlib import DAEMON, DASHBOARD, QUERY, dashboard_queries, parse, value  # noqa: E402
 from tls_keys import Keys  # noqa: E402
 from harness import Netns, check, main, sh, test  # noqa: E402
 
@@ -294,6 +294,33 @@ def grafana_dashboard_queries_run():
         check(COMM in comms, f"memory by program: {comms}")
         by_node = {r["metric"].get("node") for r in s.prom.query(qs[2])}
         check(set(NODES) <= by_node, f"memory by node: {by_node}")
+        # "used" as htop and node_exporter's dashboards have it: total
+        # less MemAvailable, not less MemFree (page cache is not in use)
+        at = time.time() - 1
+        used = panel_target("Memory by node", "A").replace("$node", ".*")
+
+        def per_node(q):
+            return {r["metric"]["node"]: float(r["value"][1]) for r in s.prom.query(q, at)}
+        got = per_node(used)
+        want = per_node("memtrack_memory_total_bytes - memtrack_memory_available_bytes")
+        free = per_node("memtrack_memory_total_bytes - memtrack_memory_free_bytes")
+        for n in NODES:
+            check(got.get(n) == want.get(n) and got.get(n) != free.get(n),
+                  f"{n}: used {got.get(n)}, total - available {want.get(n)}, "
+                  f"total - free {free.get(n)}")
+
+
+def panel_target(title, ref):
+    """The expression of the dashboard panel whose title starts with title,
+    target ref."""
+    with open(DASHBOARD) as f:
+        dash = json.load(f)
+    for p in dash["panels"]:
+        if p.get("title", "").startswith(title):
+            for t in p["targets"]:
+                if t["refId"] == ref:
+                    return t["expr"]
+    raise AssertionError(f"no panel {title!r} with a target {ref}")
 
 
 def raw_times(prom, node, seconds):
