@@ -11,6 +11,7 @@ import json
 import os
 import pickle
 import re
+import shutil
 import subprocess
 import time
 
@@ -351,6 +352,15 @@ def fixture_memcheck(path):
     return memcheck([path], MEMCHECK_INPUT)
 
 
+def memcheck_runs():
+    """Every (argv, stdin) the suites ask memcheck() about: the fixtures,
+    fp and nofp, and a program that allocates nothing (true)."""
+    built = os.path.join(ROOT, "build", "tests", "leaks")
+    return ([([os.path.join(built, v, name)], MEMCHECK_INPUT)
+             for name in MEMCHECK_FIXTURES for v in VARIANTS] +
+            [([shutil.which("true")], "")])
+
+
 def memcheck(argv, stdin):
     """valgrind memcheck at the program's exit, on its memory as it is
     there (--run-libc-freeres=no: glibc frees nothing for memcheck's sake,
@@ -412,6 +422,9 @@ def memcheck(argv, stdin):
 def _memcheck(cmd, stdin):
     p = subprocess.run(cmd, input=stdin, capture_output=True, text=True, timeout=900)
     summary = {}
+    if re.search(r"==\d+==\s+in use at exit: 0 bytes in 0 blocks", p.stderr):
+        # memcheck prints no LEAK SUMMARY when nothing is left
+        return {cls: (0, 0) for cls in SCAN_CLASSES}, {}, []
     for cls in SCAN_CLASSES:
         m = re.search(r"==\d+==\s+" + cls.replace("_", " ") +
                       r": ([\d,]+) bytes in ([\d,]+) blocks", p.stderr)

@@ -495,6 +495,26 @@ def command_exit_status():
           f"SIGTERM: {rc}, {len(docs)} reports, {err}")
     rc, err, docs = run_simple(["--", "/nonexistent/program"])
     check(rc == 127 and "/nonexistent/program" in err and not docs, f"missing: {rc} {err}")
+    # found but not executable: the shell's 126, as --help says
+    rc, err, docs = run_simple(["--", "/etc/passwd"])
+    check(rc == 126 and "/etc/passwd: Permission denied" in err and not docs,
+          f"not executable: {rc} {err}")
+
+
+@cmd_test
+def command_scan_of_a_program_that_allocates_nothing():
+    """--scan -- true (coreutils' true allocates nothing: memcheck's
+    summary, compared with, is all zero): one scan report of nothing, exit
+    0.  It said "ended without reaching its exit: no scan", which was false:
+    the in-process engine starts at the first allocation, and there was
+    none."""
+    (true,), stdin = lfx.memcheck_runs()[-1]
+    summary = lfx.memcheck([true], stdin)[0]
+    rc, err, docs = run_simple(["--scan", "--", true])
+    check(rc == 0 and len(docs) == 1 and "no scan" not in err,
+          f"exit {rc}, {len(docs)} reports: {err}")
+    check(lfx.scan_classes(docs[0]) == summary and docs[0]["stacks"] == [],
+          f"scan {docs[0]['scan']}, memcheck {summary}")
 
 
 @cmd_test

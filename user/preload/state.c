@@ -930,10 +930,21 @@ void pl_exiting(void)
 {
 	int on = __atomic_load_n(&pl_on, __ATOMIC_ACQUIRE);
 	struct timespec ts = { 60, 0 };
-	struct mtp_header *h = pl_hdr;
+	struct mtp_header *h;
 
+	if (!on && !pl_self.busy) {
+		/*
+		 * Never started: the program allocated nothing.  Its exit is
+		 * still one the tool waits for (--scan: an empty report, as
+		 * memcheck's all-zero summary).
+		 */
+		pl_self.busy = 1;
+		on = pl_start();
+		pl_self.busy = 0;
+	}
 	if (on <= 0)
 		return;
+	h = pl_hdr;
 	pl_flush_calls();
 	if (on & PL_FD)
 		drop_closed_fds();
