@@ -118,6 +118,18 @@ def _report_failure(name, e, secs=None):
     print("\n".join("    " + t for t in tb), file=sys.stderr, flush=True)
 
 
+def _guest_busy():
+    """In a VM (tests/vm/run sets MEMTRACK_VM): the seconds the guest's
+    CPUs have been busy, which is what a test costs the host under
+    emulation (an idle guest costs it nothing); None elsewhere."""
+    if not os.environ.get("MEMTRACK_VM"):
+        return None
+    with open("/proc/stat") as f:
+        ticks = [int(x) for x in f.readline().split()[1:]]
+    # all but idle and iowait; guest and guest_nice are in user already
+    return (sum(ticks[:8]) - ticks[3] - ticks[4]) / os.sysconf("SC_CLK_TCK")
+
+
 def main(argv, setup=None, cleanup=None, root=None, label="host"):
     """Run the tests argv[1:] names (all if none; --list: print the names).
     root: the suite's name, if it must run as root.  setup() runs before
@@ -147,7 +159,7 @@ def main(argv, setup=None, cleanup=None, root=None, label="host"):
         for fn in _TESTS:
             if args and fn.__name__ not in args:
                 continue
-            t0 = time.monotonic()
+            t0, busy0 = time.monotonic(), _guest_busy()
             try:
                 fn()
             except Exception as e:  # noqa: BLE001 - report and go on
@@ -156,6 +168,8 @@ def main(argv, setup=None, cleanup=None, root=None, label="host"):
             else:
                 passed += 1
                 print(f"PASS {fn.__name__} ({time.monotonic() - t0:.1f}s)", flush=True)
+            if busy0 is not None:
+                print(f"# cpu {fn.__name__} {_guest_busy() - busy0:.1f}s", flush=True)
     finally:
         if cleanup:
             cleanup()
