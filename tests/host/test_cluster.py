@@ -83,7 +83,7 @@ class Aggregator:
         self.conf = os.path.join(self.dir, "agg.conf")
         keys.setdefault("listen", "0.0.0.0")
         keys.setdefault("port", PORT)
-        keys.setdefault("down_after_ms", DOWN_AFTER_MS)
+        keys.setdefault("down_after", f"{DOWN_AFTER_MS}ms")
         with open(self.conf, "w") as f:
             if auth:
                 f.write("[memtrackd]\n")

@@ -77,6 +77,23 @@ def config_errors():
         ("[memtrackd]\ntop_pids = 1001\n", "must be 0..1000"),
         ("[memtrackd]\ntop_pids = -1\n", "must be 0..1000"),
         ("[memtrackd]\nsample_interval_ms = 50\n", "must be 0 or 100..3600000"),
+        ("[memtrackd]\nsample_interval = 50ms\n",
+         'sample_interval = "50ms": must be 0 (only on a scrape) or a duration of 100ms..1h'),
+        ("[memtrackd]\nsample_interval = 5000\n", "a duration of 100ms..1h with its unit"),
+        ("[memtrackd]\nsample_interval = 2h\n", "a duration of 100ms..1h with its unit"),
+        ("[aggregate]\ndown_after = 3000\n",
+         'down_after = "3000": must be a duration of 100ms..1h with its unit'),
+        ("[aggregate]\nidle_timeout = 500ms\n", "a duration of 1s..1h with its unit"),
+        # a comment after a value is cut at a '#' after a blank (';' too)
+        ("[memtrackd]\ntop_pids = 1001  # too many\n", 'FILE:2: top_pids = "1001": must be'),
+        ("[memtrackd]\ntop_pids = 1001\t; too many\n", 'FILE:2: top_pids = "1001": must be'),
+        ("[memtrackd]\nnode = web#1 # a name with a # in it\nport = 0\n",
+         'FILE:3: port = "0"'),
+        # a section name without its ]: said, on its line (it was "unknown
+        # section []" on the next key's)
+        ("[memtrackd\nport = 9000\n", 'FILE:1: "[memtrackd": a section name needs its ]'),
+        ("[memtrackd]\n  [aggregate   \nport = 9000\n",
+         'FILE:2: "[aggregate": a section name needs its ]'),
         ("[memtrackd]\nkeep_ptrace = maybe\n", "must be yes or no"),
         ("[memtrackd]\nnode =\n", "must be 1..255"),
         ("[other]\nport = 1\n", "FILE:2: unknown section [other]"),
@@ -96,7 +113,16 @@ def config_errors():
         check(rc == 2, f"{text!r}: exit {rc}, want 2 ({err})")
         check(want in err, f"{text!r}: stderr {err!r} lacks {want!r}")
     rc, err = run_daemon_expecting_error("[memtrackd]\n", "extra")
-    check(rc == 2 and "usage" in err, f"extra argument: {rc} {err!r}")
+    check(rc == 2 and err.startswith('memtrackd: unexpected argument "extra"') and
+          "usage" in err, f"extra argument: {rc} {err!r}")
+    # the file packaging/ installs, every key in the form it documents,
+    # loads: memtrack-query reads it with the same parser and goes on to
+    # connect (to an aggregator that is not there)
+    shipped = os.path.join(HERE, "..", "..", "packaging", "memtrackd.conf")
+    p = subprocess.run([mtdlib.QUERY, "-c", shipped, "-s", "127.0.0.1:1", "-t", "500", "nodes"],
+                       capture_output=True, text=True, timeout=30)
+    check(p.returncode == 1 and "connecting to 127.0.0.1" in p.stderr,
+          f"packaging/memtrackd.conf: {p.returncode} {p.stderr!r}")
     p = subprocess.run([mtdlib.DAEMON, "-f", "-c", "/nonexistent/x.ini"],
                        capture_output=True, text=True)
     check(p.returncode == 2 and "/nonexistent/x.ini: No such file" in p.stderr,
@@ -108,9 +134,9 @@ def config_errors():
         rc, err = run_daemon_expecting_error(f"[memtrackd]\nport = {port}\nsource = proc\n")
         check(rc == 1 and "Address already in use" in err, f"busy port: {rc} {err!r}")
     rc, err = run_daemon_expecting_error(
-        f"[memtrackd]\nport = {port}\nsource = proc\nsample_interval_ms = 0\n"
+        f"[memtrackd]\nport = {port}\nsource = proc\nsample_interval = 0\n"
         "aggregators = 127.0.0.1:9, [::1]:9\n")
-    check(rc == 2 and "aggregators need sample_interval_ms > 0" in err, f"relay without samples: {rc} {err!r}")
+    check(rc == 2 and "aggregators need sample_interval > 0" in err, f"relay without samples: {rc} {err!r}")
     rc, err = run_daemon_expecting_error("[memtrackd]\nsource = proc\nuser = no-such-user-x\n")
     check(rc == 1 and 'user "no-such-user-x"' in err, f"bad user: {rc} {err!r}")
     # a name that does not resolve: the line that named it, nothing started
@@ -124,7 +150,10 @@ def config_errors():
     # of the same file never resolves
     rc, err = run_daemon_expecting_error(
         f"[memtrackd]\nsource = proc\nuser = no-such-user-x\nprogram_ttl = 0\n"
-        f"node_label = yes\nkernel_threads = no\nlisten = localhost\nport = {port}\n")
+        f"node_label = yes\nkernel_threads = no\nlisten = localhost\nport = {port}\n"
+        "# a line of comment\n; and another\ntop_pids = 5   # a comment after a value\n"
+        "sample_interval = 1500ms ; and one after a duration\nsample_interval_ms = 5000\n"
+        "[aggregate]\ndown_after = 3s\nidle_timeout = 1m # in units\ndown_after_ms = 2000\n")
     check(rc == 1 and 'user "no-such-user-x"' in err, f"valid keys: {rc} {err!r}")
 
 

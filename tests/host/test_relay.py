@@ -90,7 +90,7 @@ class Agg:
 
 def node(**keys):
     keys.setdefault("source", "proc")
-    keys.setdefault("sample_interval_ms", 200)
+    keys.setdefault("sample_interval", "200ms")
     keys.setdefault("node", "node-a")
     return Daemon(netns=NODE_NS, aggregators=f"{AGG_IP}:{PORT}", **keys)
 

@@ -772,8 +772,8 @@ def bad_configuration_refused_with_its_line():
         ("remote_write = http://h/w\nremote_write_user = u\n", 2,
          r":5: remote_write_user and remote_write_password_file go together"),
         ("remote_write_user = u\n", 2, r":5: remote_write options without a remote_write URL"),
-        ("sample_interval_ms = 0\nremote_write = http://h/w\n", 2,
-         r":6: remote_write needs sample_interval_ms > 0"),
+        ("sample_interval = 0\nremote_write = http://h/w\n", 2,
+         r":6: remote_write needs sample_interval > 0"),
         (f"remote_write = http://h/w\nremote_write_cert_file = {key}\n"
          f"remote_write_key_file = {key}\n", 1,
          r"remote_write_key_file .*permissions 0644 are too open"),

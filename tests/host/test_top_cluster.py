@@ -41,7 +41,7 @@ class Aggregator:
         conf = os.path.join(self.dir, "agg.conf")
         with open(conf, "w") as f:
             f.write(f"[aggregate]\nlisten = 127.0.0.1\nport = {AGG_PORT}\n"
-                    "down_after_ms = 3000\n")
+                    "down_after = 3s\n")
         self.err = open(os.path.join(self.dir, "stderr"), "w")
         self.p = subprocess.Popen([DAEMON, "-f", "--aggregate", "-c", conf],
                                   stdout=subprocess.DEVNULL, stderr=self.err)

@@ -293,6 +293,8 @@ int main(int argc, char **argv)
 		}
 	}
 	if (optind != argc) {
+		fprintf(stderr, "memtrackd: unexpected argument \"%s\" (the settings are in the file -c names)\n",
+			argv[optind]);
 		usage(stderr);
 		return 2;
 	}

@@ -29,20 +29,30 @@ int mtd_agg_config_key(struct mtd_agg_config *c, const char *name,
 		size_t off;
 		unsigned long min, max;
 		const char *why;
+		bool unit;		/* a duration with its unit, else ms */
 	} keys[] = {
 		{ "port", offsetof(struct mtd_agg_config, port), 1, 65535,
-		  "must be 1..65535" },
+		  "must be 1..65535", false },
+		{ "down_after", offsetof(struct mtd_agg_config, down_after_ms),
+		  100, 3600000,
+		  "must be a duration of 100ms..1h with its unit (ms, s, m, h)",
+		  true },
+		{ "idle_timeout",
+		  offsetof(struct mtd_agg_config, idle_timeout_ms), 1000, 3600000,
+		  "must be a duration of 1s..1h with its unit (ms, s, m, h)",
+		  true },
+		/* the keys before durations had units; still read */
 		{ "down_after_ms", offsetof(struct mtd_agg_config, down_after_ms),
-		  100, 3600000, "must be 100..3600000" },
+		  100, 3600000, "must be 100..3600000", false },
 		{ "idle_timeout_ms",
 		  offsetof(struct mtd_agg_config, idle_timeout_ms), 1000, 3600000,
-		  "must be 1000..3600000" },
+		  "must be 1000..3600000", false },
 		{ "max_nodes", offsetof(struct mtd_agg_config, max_nodes), 1,
-		  100000, "must be 1..100000" },
+		  100000, "must be 1..100000", false },
 		{ "max_conns", offsetof(struct mtd_agg_config, max_conns), 1,
-		  100000, "must be 1..100000" },
+		  100000, "must be 1..100000", false },
 		{ "records_keep", offsetof(struct mtd_agg_config, records_keep),
-		  0, 1000000, "must be 0..1000000" },
+		  0, 1000000, "must be 0..1000000", false },
 	};
 	size_t i;
 
@@ -56,11 +66,16 @@ int mtd_agg_config_key(struct mtd_agg_config *c, const char *name,
 		return mtd_parse_bool(value, &c->require_identity_match) ? 0 : 1;
 	}
 	for (i = 0; i < MT_ARRAY_SIZE(keys); i++) {
+		unsigned int *v = (unsigned int *)((char *)c + keys[i].off);
+
 		if (strcmp(name, keys[i].name))
 			continue;
 		*why = keys[i].why;
-		return mtd_parse_uint(value, keys[i].min, keys[i].max,
-			       (unsigned int *)((char *)c + keys[i].off)) ? 0 : 1;
+		if (keys[i].unit)
+			return mtd_parse_duration_ms(value, keys[i].min,
+						     keys[i].max, v) ? 0 : 1;
+		return mtd_parse_uint(value, keys[i].min, keys[i].max, v) ?
+		       0 : 1;
 	}
 	return -1;
 }

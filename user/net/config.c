@@ -45,6 +45,43 @@ struct parse_ctx {
 };
 
 /*
+ * A comment after a value, "top_pids = 5  # the largest", as
+ * memtrackd.conf(5) allows: cut at a '#' after a blank (inih itself only
+ * knows ';' there).  A line that is all comment is inih's.
+ */
+static void cut_comment(char *s)
+{
+	char *p = s + strspn(s, " \t");
+
+	if (*p == '#' || *p == ';')
+		return;
+	for (; *p; p++) {
+		if (*p == '#' && p > s && (p[-1] == ' ' || p[-1] == '\t')) {
+			strcpy(p, "\n");
+			return;
+		}
+	}
+}
+
+/*
+ * "[memtrackd" with no ']': inih skips the line as an error, and the keys
+ * after it would be blamed on the section before it.  Said as it is.
+ */
+static void check_header(struct parse_ctx *x, const char *s)
+{
+	const char *p = s + strspn(s, " \t");
+	size_t n = strcspn(p, "\r\n");
+
+	if (*p != '[' || memchr(p, ']', n) || x->failed)
+		return;
+	while (n && (p[n - 1] == ' ' || p[n - 1] == '\t'))
+		n--;
+	snprintf(x->err, x->errlen, "\"%.*s\": a section name needs its ]",
+		 (int)(n > 64 ? 64 : n), p);
+	x->failed = true;
+}
+
+/*
  * inih's reader: fgets, counting lines, so that a check made after the
  * whole file can still name the line of the key it is about.
  */
@@ -56,6 +93,8 @@ static char *read_line(char *str, int num, void *stream)
 	if (s) {
 		x->line += x->line_ended;
 		x->line_ended = strchr(s, '\n') != NULL;
+		cut_comment(s);
+		check_header(x, s);
 	}
 	return s;
 }
@@ -200,7 +239,14 @@ bad_source:
 		if (!mtd_parse_bool(value, &c->kernel_threads))
 			return 1;
 		why = "must be yes or no";
+	} else if (!strcmp(name, "sample_interval")) {
+		if (!mtd_parse_duration_ms(value, 0, 3600000,
+					   &c->sample_interval_ms) &&
+		    (c->sample_interval_ms == 0 || c->sample_interval_ms >= 100))
+			return 1;
+		why = "must be 0 (only on a scrape) or a duration of 100ms..1h with its unit (ms, s, m, h)";
 	} else if (!strcmp(name, "sample_interval_ms")) {
+		/* the key before durations had units; still read */
 		if (!mtd_parse_uint(value, 0, 3600000, &c->sample_interval_ms) &&
 		    (c->sample_interval_ms == 0 || c->sample_interval_ms >= 100))
 			return 1;
@@ -319,13 +365,13 @@ int mtd_config_load(const char *path, struct mtd_config *c,
 	/* the relay and remote write send the periodic samples */
 	if (c->rw.nr_urls && !c->sample_interval_ms) {
 		snprintf(err, errlen,
-			 "%s:%d: remote_write needs sample_interval_ms > 0",
+			 "%s:%d: remote_write needs sample_interval > 0",
 			 path, c->rw_line);
 		return -1;
 	}
 	if (c->nr_aggregators && !c->sample_interval_ms) {
 		snprintf(err, errlen,
-			 "%s: aggregators need sample_interval_ms > 0", path);
+			 "%s: aggregators need sample_interval > 0", path);
 		return -1;
 	}
 	return 0;
