@@ -1,12 +1,14 @@
 #!/bin/bash
 # The command lines people already know: every program's --version (GNU
 # form, the VERSION file's release), --help (stdout, exit 0, every option
-# of its man page), a bad option (stderr only, exit 2); the man pages
+# of its man page, its exit statuses), a bad option (stderr only, exit 2,
+# the program's name and "Try 'PROG --help'." however it was run); the man pages
 # (scdoc) render at 80 columns without a warning and document every long
 # option the program's --help lists; the bash completions complete those
 # options, the arguments with a fixed set of values and memtrack-leak's
-# command after --.  usage: test_cli.sh [TEST...] (and --list;
-# tests/host/prelude.sh has the conventions)
+# command after --, each once and with the programs off PATH.  usage:
+# test_cli.sh [TEST...] (and --list; tests/host/prelude.sh has the
+# conventions)
 . "$(dirname "$0")/prelude.sh"
 progs=(memtrack-top memtrack-leak memtrack-events memtrack-query memtrackd)
 tests version help-and-bad-option man-pages-render-clean \
@@ -47,11 +49,25 @@ help_and_bad_option() {
 		out=$("build/bin/$p" --help 2>"$tmp/err") || rc=$?
 		[ $rc -eq 0 ] && [ ! -s "$tmp/err" ] && grep -q -- "--version" <<<"$out" ||
 			{ echo "$p --help: exit $rc, stderr '$(cat "$tmp/err")', stdout ${#out} bytes"; return 1; }
+		grep -q "^Exit status: 0" <<<"$out" ||
+			{ echo "$p --help: no 'Exit status: 0...' paragraph"; return 1; }
+		# run by a path, it still says its name, then where to look
 		rc=0
 		out=$("build/bin/$p" --no-such-option 2>"$tmp/err") || rc=$?
-		[ $rc -eq 2 ] && [ -z "$out" ] && [ -s "$tmp/err" ] ||
-			{ echo "$p --no-such-option: exit $rc, stdout '$out'"; return 1; }
+		[ $rc -eq 2 ] && [ -z "$out" ] &&
+			[ "$(cat "$tmp/err")" = "$p: unrecognized option '--no-such-option'"$'\n'"Try '$p --help'." ] ||
+			{ echo "$p --no-such-option: exit $rc, stdout '$out', stderr '$(cat "$tmp/err")'"; return 1; }
 	done
+	# an argument where none is taken, and no query: the same two lines
+	rc=0
+	"build/bin/memtrackd" extra 2>"$tmp/err" || rc=$?
+	[ $rc -eq 2 ] && [ "$(tail -n 1 "$tmp/err")" = "Try 'memtrackd --help'." ] &&
+		grep -q '^memtrackd: unexpected argument "extra"' "$tmp/err" ||
+		{ echo "memtrackd extra: exit $rc, stderr '$(cat "$tmp/err")'"; return 1; }
+	rc=0
+	"build/bin/memtrack-query" 2>"$tmp/err" || rc=$?
+	[ $rc -eq 2 ] && [ "$(cat "$tmp/err")" = "memtrack-query: no query"$'\n'"Try 'memtrack-query --help'." ] ||
+		{ echo "memtrack-query with no query: exit $rc, stderr '$(cat "$tmp/err")'"; return 1; }
 }
 
 man_pages_render_clean() {
@@ -81,24 +97,35 @@ man_pages_document_every_option() {
 	done
 }
 
-# complete WORD...: what the program's completion offers for the last word.
+# complete WORD...: what the program's completion offers for the last word,
+# sorted, each as many times as offered; the programs off PATH, as before
+# an install (the completion must not need to run them).
 complete_words() {
 	bash -c '
 		source /usr/share/bash-completion/bash_completion
-		PATH=$PWD/build/bin:$PATH
 		source "completions/bash/$1"
 		fn=$(complete -p "$1" | sed -n "s/.*-F \([^ ]*\) .*/\1/p")
 		COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1))
 		COMP_LINE="$*"; COMP_POINT=${#COMP_LINE}
 		COMPREPLY=()
 		"$fn" "$1" "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD-1]}"
-		printf "%s\n" "${COMPREPLY[@]}"' complete "$@" 2>/dev/null | sort -u | paste -sd' '
+		printf "%s\n" "${COMPREPLY[@]}"' complete "$@" 2>/dev/null | sort | paste -sd' '
 }
 
 expect() { # WANT WORD...
 	local want=$1 got
 	shift
 	got=$(complete_words "$@")
+	[ "$got" = "$want" ] || { echo "complete '$*': '$got', want '$want'"; return 1; }
+}
+
+# The same for commands on PATH, which bash's compgen -c gives once per
+# directory that has them (/bin and /usr/bin on a merged /usr; readline
+# shows each once).
+expect_commands() { # WANT WORD...
+	local want=$1 got
+	shift
+	got=$(complete_words "$@" | tr ' ' '\n' | sort -u | paste -sd' ')
 	[ "$got" = "$want" ] || { echo "complete '$*': '$got', want '$want'"; return 1; }
 }
 
@@ -122,7 +149,7 @@ completions_arguments() {
 	expect "sum" memtrack-query s
 	expect "comm node node,comm" memtrack-query -j sum rss by ""
 	expect "anon file nproc rss shmem swap" memtrack-query top 5 by ""
-	expect "mkfifo" memtrack-leak --json -- mkfif
+	expect_commands "mkfifo" memtrack-leak --json -- mkfif
 	# after --, the command's own completion, not memtrack-leak's options
 	expect "" memtrack-leak -- mkfifo --sc
 	expect "$$" memtrack-leak -p "$$"

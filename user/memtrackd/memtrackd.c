@@ -61,7 +61,11 @@ static void usage(FILE *f)
 		"  -f, --foreground   log to stderr, not syslog (it never forks)\n"
 		"  -a, --aggregate    be an aggregator ([aggregate] section)\n"
 		"  -h, --help         this help\n"
-		"  -V, --version      the release\n");
+		"  -V, --version      the release\n"
+		"\n"
+		"Exit status: 0 when a signal ends it; 1 when it cannot start (a port\n"
+		"in use, no such user, no module with source = module); 2 on usage\n"
+		"errors and a bad configuration line.\n");
 }
 
 /* Take a sample and fold it in; the caller holds the lock. */
@@ -271,6 +275,8 @@ int main(int argc, char **argv)
 	char err[512], status[1024];
 	sigset_t sigs;
 
+	/* getopt's messages name the program, not the path it was run by */
+	argv[0] = (char *)"memtrackd";
 	while ((opt = getopt_long(argc, argv, "ac:fhV", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'a':
@@ -288,14 +294,13 @@ int main(int argc, char **argv)
 		case 'V':
 			return mt_print_version("memtrackd");
 		default:
-			usage(stderr);
+			fprintf(stderr, "Try 'memtrackd --help'.\n");
 			return 2;
 		}
 	}
 	if (optind != argc) {
-		fprintf(stderr, "memtrackd: unexpected argument \"%s\" (the settings are in the file -c names)\n",
+		fprintf(stderr, "memtrackd: unexpected argument \"%s\" (the settings are in the file -c names)\nTry 'memtrackd --help'.\n",
 			argv[optind]);
-		usage(stderr);
 		return 2;
 	}
 	mtd_log_init(true);

@@ -227,6 +227,8 @@ void parse_args(struct leak_opts *o, int argc, char **argv)
 	int c;
 
 	*o = (struct leak_opts){ .interval_ms = 10000, .top = 10 };
+	/* getopt's messages name the program, not the path it was run by */
+	argv[0] = (char *)"memtrack-leak";
 	while ((c = getopt_long(argc, argv, "+p:i:n:jfo:hV", opts, NULL)) != -1)
 		parse_option(o, c, optarg, &periodic, &engine);
 	if (optind < argc) {

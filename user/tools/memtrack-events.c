@@ -146,6 +146,8 @@ int main(int argc, char **argv)
 	sigset_t block, orig;
 	int c, fd, ret = 0;
 
+	/* getopt's messages name the program, not the path it was run by */
+	argv[0] = (char *)"memtrack-events";
 	while ((c = getopt_long(argc, argv, "p:t:c:jNn:hV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'p':

@@ -52,7 +52,11 @@ static void usage(FILE *f)
 		"  sum FIELD[,FIELD...] [by comm|node|node,comm] [where COND [and COND]...]\n"
 		"  top N [by FIELD] [where COND [and COND]...]\n"
 		"  events NODE [LAST]\n"
-		"  FIELD: rss anon file shmem swap nproc; COND: comm=VALUE, node=VALUE\n",
+		"  FIELD: rss anon file shmem swap nproc; COND: comm=VALUE, node=VALUE\n"
+		"\n"
+		"Exit status: 0 on an answer; 1 when the aggregator or Prometheus cannot\n"
+		"be reached, refuses the credentials or does not answer in time; 2 on\n"
+		"usage errors and a malformed or refused query.\n",
 		DEFAULT_DOWN_AFTER_MS, DEFAULT_TIMEOUT_MS);
 }
 
@@ -273,6 +277,8 @@ int main(int argc, char **argv)
 	bool json = false;
 	int opt, i, ret;
 
+	/* getopt's messages name the program, not the path it was run by */
+	argv[0] = (char *)"memtrack-query";
 	while ((opt = getopt_long(argc, argv, "+c:s:t:jP:hV", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'c':
@@ -301,12 +307,12 @@ int main(int argc, char **argv)
 		case 'V':
 			return mt_print_version("memtrack-query");
 		default:
-			usage(stderr);
+			fprintf(stderr, "Try 'memtrack-query --help'.\n");
 			return 2;
 		}
 	}
 	if (optind == argc) {
-		usage(stderr);
+		fprintf(stderr, "memtrack-query: no query\nTry 'memtrack-query --help'.\n");
 		return 2;
 	}
 	for (i = optind; i < argc; i++) {

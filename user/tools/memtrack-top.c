@@ -67,7 +67,11 @@ static void usage(FILE *f)
 		"  -C, --no-color     no colours (also when NO_COLOR is set, or the\n"
 		"                     terminal has none)\n"
 		"  -h, --help         this help\n"
-		"  -V, --version      the release\n");
+		"  -V, --version      the release\n"
+		"\n"
+		"Exit status: 0; 1 when the processes cannot be read (no /proc, the\n"
+		"module refused) or the cluster cannot be reached; 2 on usage errors\n"
+		"(and a bad ~/.config/memtrack/toprc line, or no terminal without -b).\n");
 }
 
 static const char *const sort_names[] = {
@@ -269,12 +273,13 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			o->mono = true;
 			break;
 		default:
-			usage(stderr);
+			fprintf(stderr, "Try 'memtrack-top --help'.\n");
 			return 2;
 		}
 	}
 	if (optind < argc) {
-		fprintf(stderr, "memtrack-top: unexpected argument: %s\n", argv[optind]);
+		fprintf(stderr, "memtrack-top: unexpected argument: %s\nTry 'memtrack-top --help'.\n",
+			argv[optind]);
 		return 2;
 	}
 	if (o->rows && !o->batch) {
@@ -377,6 +382,8 @@ int main(int argc, char **argv)
 	struct opts o;
 	int rc;
 
+	/* getopt's messages name the program, not the path it was run by */
+	argv[0] = (char *)"memtrack-top";
 	rc = parse_args(argc, argv, &o);
 	if (rc)
 		return rc;
