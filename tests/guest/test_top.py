@@ -832,7 +832,9 @@ def ui_colours_and_monochrome():
     """Colours as htop's: the Mem meter in its parts' colours, an empty Swp
     meter unpainted, the column titles black on green, a growing process's
     LEAK? flag red (bold); with -C, and with NO_COLOR set, no colour at
-    all: titles and selection in reverse."""
+    all: titles bold and underlined, the selection bar in reverse video,
+    apart even when the bar is on the first row (both were reversed: one
+    block)."""
     with a_grower(256, 100) as g:
         with Tmux() as tm:
             for env, flags, colour in (("", [], True), ("", ["-C"], False),
@@ -877,7 +879,16 @@ def ui_colours_and_monochrome():
                     check({1, 31} <= codes[flag], f"{what}: flag row {codes[flag]}")
                 else:
                     check(not colours - {39, 49}, f"{what}: colours {colours}")
-                    check(7 in codes[title], f"{what}: titles not reversed {codes[title]}")
+                    check({1, 4} <= codes[title] and 7 not in codes[title],
+                          f"{what}: titles {codes[title]}, not bold and underlined")
+                    # the bar on the first row, under the titles: apart
+                    tm.keys("Home")
+                    tm.wait(lambda ls: 7 in sgr_codes(tm.tmux("capture-pane", "-e", "-p", "-t",
+                                                              "t").splitlines())[title + 1],
+                            f"{what}: the bar not on the first row")
+                    codes = sgr_codes(tm.tmux("capture-pane", "-e", "-p", "-t", "t").splitlines())
+                    check(7 not in codes[title] and {1, 4} <= codes[title],
+                          f"{what}: titles {codes[title]} over the bar {codes[title + 1]}")
                 tm.keys("q")
                 tm.wait(lambda ls: not tm.alternate_on(), f"{what}: q")
 

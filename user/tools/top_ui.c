@@ -95,14 +95,24 @@ static void colours_init(bool mono)
 	init_pair(PAIR_FLAG, COLOR_RED, -1);
 }
 
+/*
+ * Titles: black on green; without colours bold and underlined, since the
+ * selection bar is in reverse video and a bar on the first row under
+ * reversed titles read as one block.
+ */
+static attr_t titles_attr(void)
+{
+	return colour ? COLOR_PAIR(PAIR_TITLES) : A_BOLD | A_UNDERLINE;
+}
+
 static void titles_on(void)
 {
-	attron(colour ? COLOR_PAIR(PAIR_TITLES) : A_REVERSE);
+	attron(titles_attr());
 }
 
 static void titles_off(void)
 {
-	attroff(colour ? COLOR_PAIR(PAIR_TITLES) : A_REVERSE);
+	attroff(titles_attr());
 }
 
 struct ui {
@@ -322,12 +332,12 @@ static void draw_detail(struct ui *u)
 		if (i >= n)
 			continue;
 		if (!i)
-			attron(A_REVERSE);
+			titles_on();
 		addnstr(lines[i], COLS);
 		if (!i) {
 			for (k = getcurx(stdscr); k < COLS; k++)
 				addch(' ');
-			attroff(A_REVERSE);
+			titles_off();
 		}
 	}
 }
@@ -341,12 +351,12 @@ static void draw_events(struct ui *u)
 		return;
 	move(y, 0);
 	clrtoeol();
-	attron(A_REVERSE);
+	titles_on();
 	printw("EVENTS newest first%s%s", u->ev.status[0] ? " - " : "",
 	       u->ev.status);
 	for (i = getcurx(stdscr); i < COLS; i++)
 		addch(' ');
-	attroff(A_REVERSE);
+	titles_off();
 	for (i = 0; i < EVENT_LINES - 1; i++) {
 		move(y + 1 + i, 0);
 		clrtoeol();
@@ -479,11 +489,11 @@ static void draw_cluster(struct ui *u)
 	char line[512];
 
 	top_cluster_format_header(line, sizeof(line), progs);
-	attron(A_REVERSE);
+	titles_on();
 	mvaddnstr(y, 0, line, COLS);
 	for (i = strlen(line); (int)i < COLS; i++)
 		addch(' ');
-	attroff(A_REVERSE);
+	titles_off();
 	if (u->scroll >= n)
 		u->scroll = n ? n - 1 : 0;
 	for (i = u->scroll; i < n && (int)shown < rows; i++) {
