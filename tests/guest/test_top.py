@@ -607,6 +607,50 @@ def ui_rows_sort_and_filter():
 
 
 @test
+def ui_prompts_cancel_on_esc_and_the_screen_goes_on():
+    """Esc in a prompt cancels it at once (ncurses took Esc as a character,
+    and waited a second for the rest of a key's sequence): the filter
+    (/ and F4), the user (u) and the nice value (r) stay as they were; F4,
+    Esc, Enter filtered on "^[" and left no row.  While a prompt is open
+    the screen goes on refreshing: a grower's RSS moves on behind it."""
+    with a_grower(256, 100) as g, Tmux() as tm:
+        def grower_rss(ls):
+            rows = [r for r in table(ls) or [] if r["PID"] == str(g.pid)]
+            return rows[0]["RSS"] if rows else None
+
+        def nice():
+            with open(f"/proc/{g.pid}/stat") as f:
+                return int(f.read().rsplit(")", 1)[1].split()[16])
+
+        nice0 = nice()
+        for flags, want in PATHS:
+            start_top(tm, flags)
+            set_filter(tm, "grower")
+            tm.wait(lambda ls: (t := table(ls)) and [r["PID"] for r in t] == [str(g.pid)],
+                    f"{want}: the filter did not leave the grower alone")
+            for key, what in (("/", "filter command"), ("F4", "filter command"),
+                              ("u", "user (empty: all)"), ("r", f"renice {g.pid}")):
+                tm.keys(key)
+                tm.wait(lambda ls: any(what in line for line in ls), f"{want}: {key}: no prompt")
+                tm.type("nobody" if key == "u" else "xyz")
+                first = tm.wait(grower_rss, f"{want}: {key}: no grower row behind the prompt")
+                tm.wait(lambda ls: grower_rss(ls) not in (None, first) and
+                        any(what in line for line in ls),
+                        f"{want}: {key}: the screen stood still behind the prompt", timeout=20)
+                t0 = time.monotonic()
+                tm.keys("Escape")
+                tm.wait(lambda ls: not any(what in line for line in ls),
+                        f"{want}: {key}: Esc left the prompt open", timeout=10)
+                took = time.monotonic() - t0
+                check(took < 0.7, f"{want}: {key}: Esc took {took:.2f} s")
+                tm.wait(lambda ls: (t := table(ls)) and [r["PID"] for r in t] == [str(g.pid)],
+                        f"{want}: {key}: Esc changed the rows")
+            check(nice() == nice0, f"{want}: r then Esc reniced the grower {nice0} -> {nice()}")
+            tm.keys("q")
+            tm.wait(lambda ls: not tm.alternate_on(), f"{want}: q did not quit")
+
+
+@test
 def ui_threads_and_per_program_sums():
     with TwoMemloads() as w, Tmux() as tm:
         tids = sorted(int(t) for t in os.listdir(f"/proc/{w.a.pid}/task"))

@@ -105,22 +105,14 @@ void top_action_signal(pid_t pid, const char *comm, char *msg, size_t len)
 }
 
 /* The nice value typed on the status line; false if none or not one. */
-static bool ask_nice(pid_t pid, int cur, int *val, char *msg, size_t len)
+static bool ask_nice(pid_t pid, int cur, int *val, char *msg, size_t len,
+		     const struct top_redraw *rd)
 {
-	char buf[16], *end;
+	char buf[16], what[64], *end;
 	long v;
 
-	move(5, 0);
-	clrtoeol();
-	printw("renice %d (now %d) to: ", pid, cur);
-	echo();
-	curs_set(1);
-	timeout(-1);
-	buf[0] = '\0';
-	getnstr(buf, sizeof(buf) - 1);
-	noecho();
-	curs_set(0);
-	if (!buf[0]) {
+	snprintf(what, sizeof(what), "renice %d (now %d) to: ", pid, cur);
+	if (!top_prompt(5, what, buf, sizeof(buf), rd) || !buf[0]) {
 		snprintf(msg, len, "not reniced");
 		return false;
 	}
@@ -134,7 +126,7 @@ static bool ask_nice(pid_t pid, int cur, int *val, char *msg, size_t len)
 }
 
 void top_action_renice(pid_t pid, const char *comm, int delta, char *msg,
-		       size_t len)
+		       size_t len, const struct top_redraw *rd)
 {
 	int cur, val;
 
@@ -150,7 +142,7 @@ void top_action_renice(pid_t pid, const char *comm, int delta, char *msg,
 			snprintf(msg, len, "%d is at nice %d already", pid, cur);
 			return;
 		}
-	} else if (!ask_nice(pid, cur, &val, msg, len)) {
+	} else if (!ask_nice(pid, cur, &val, msg, len, rd)) {
 		return;
 	}
 	if (setpriority(PRIO_PROCESS, pid, val))

@@ -12,9 +12,14 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "top_prompt.h"
+
 void top_action_signal(pid_t pid, const char *comm, char *msg, size_t len);
-/* delta: -1 (F7, more priority) or +1 (F8); 0: ask for the value (r) */
+/*
+ * delta: -1 (F7, more priority) or +1 (F8); 0: ask for the value (r), the
+ * screen redrawn meanwhile by rd
+ */
 void top_action_renice(pid_t pid, const char *comm, int delta, char *msg,
-		       size_t len);
+		       size_t len, const struct top_redraw *rd);
 
 #endif

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <ncurses.h>
 #include "top_setup.h"
+#include "top_prompt.h"
 
 struct setup {
 	uint8_t order[TOP_MAX_COLUMNS];	/* every column, shown first */
@@ -100,20 +101,14 @@ static void draw(const struct setup *s, const struct top_toprc *rc,
 	refresh();
 }
 
+/* The delay typed (Esc or nothing: as it was); nothing to refresh here. */
 static void ask_delay(struct top_toprc *rc)
 {
 	char buf[32], *end;
 	double d;
 
-	move(1, 0);
-	clrtoeol();
-	printw("delay (seconds): ");
-	echo();
-	curs_set(1);
-	buf[0] = '\0';
-	getnstr(buf, sizeof(buf) - 1);
-	noecho();
-	curs_set(0);
+	if (!top_prompt(1, "delay (seconds): ", buf, sizeof(buf), NULL))
+		return;
 	d = strtod(buf, &end);
 	if (!*end && end != buf && isfinite(d) && d >= 0.1 && d <= 3600)
 		rc->delay = d;

@@ -21,6 +21,7 @@
 #include "top_columns.h"
 #include "top_detail.h"
 #include "top_leak.h"
+#include "top_prompt.h"
 #include "top_cluster.h"
 #include "top_cluster_view.h"
 #include "top_view.h"
@@ -144,6 +145,9 @@ struct ui {
 	const char *cluster_server;	/* --cluster; NULL: the config's */
 	bool cluster_view;
 	struct top_cluster_snap cs;	/* the latest answer, a copy */
+	double next;			/* when the next sample is due */
+	int err;			/* a refresh's failure: the end */
+	struct top_redraw redraw;	/* a prompt's: the screen goes on */
 };
 
 static const char *const sort_titles[] = {
@@ -623,21 +627,13 @@ static void draw(struct ui *u)
 	refresh();
 }
 
-/* A line typed on the status line; false if empty or cancelled. */
-static bool prompt(const char *what, char *buf, int len)
+/*
+ * A line typed on the status line, the screen refreshed behind it: true
+ * on Enter (buf may be empty), false on Esc.
+ */
+static bool prompt(struct ui *u, const char *what, char *buf, size_t len)
 {
-	int rc;
-
-	move(5, 0);
-	clrtoeol();
-	printw("%s", what);
-	echo();
-	curs_set(1);
-	timeout(-1);
-	rc = getnstr(buf, len - 1);
-	noecho();
-	curs_set(0);
-	return rc == OK && buf[0];
+	return top_prompt(5, what, buf, len, &u->redraw);
 }
 
 static void ask_delay(struct ui *u)
@@ -645,7 +641,7 @@ static void ask_delay(struct ui *u)
 	char buf[32], *end;
 	double d;
 
-	if (!prompt("delay (seconds): ", buf, sizeof(buf)))
+	if (!prompt(u, "delay (seconds): ", buf, sizeof(buf)) || !buf[0])
 		return;
 	d = strtod(buf, &end);
 	if (*end || end == buf || !isfinite(d) || d < 0.1 || d > 3600)
@@ -662,7 +658,9 @@ static void ask_user(struct ui *u)
 	char buf[32];
 	struct passwd *pw;
 
-	if (!prompt("user (empty: all): ", buf, sizeof(buf))) {
+	if (!prompt(u, "user (empty: all): ", buf, sizeof(buf)))
+		return;
+	if (!buf[0]) {
 		u->vo.by_user = false;
 		return;
 	}
@@ -680,8 +678,8 @@ static void ask_filter(struct ui *u)
 {
 	char buf[sizeof(u->vo.filter)];
 
-	if (!prompt("filter command (empty: none): ", buf, sizeof(buf)))
-		buf[0] = '\0';
+	if (!prompt(u, "filter command (empty: none): ", buf, sizeof(buf)))
+		return;
 	memcpy(u->vo.filter, buf, sizeof(buf));
 	u->scroll = 0;
 }
@@ -777,7 +775,7 @@ static void renice_selected(struct ui *u, int delta)
 
 	if (r)
 		top_action_renice(r->t.pid, r->t.comm, delta, u->message,
-				  sizeof(u->message));
+				  sizeof(u->message), &u->redraw);
 }
 
 /* s: memtrack-leak on the selected process, or stopped. */
@@ -885,12 +883,55 @@ static bool key(struct ui *u, int c)
 	return true;
 }
 
+/*
+ * One pass of the screen: a sample when one is due, the events and the
+ * cluster's answer read, the view rebuilt and drawn.  0, or the error
+ * that ends the program.
+ */
+static int frame(struct ui *u)
+{
+	bool sampled = false;
+	int err;
+
+	if (!u->paused && now_s() >= u->next) {
+		err = top_table_refresh(&u->tb);
+		if (err)
+			return err;
+		top_events_growth(&u->ev, &u->tb);
+		u->next = now_s() + u->delay;
+		sampled = true;
+	}
+	top_events_read(&u->ev);
+	if (u->cluster_view) {
+		top_cluster_snap_free(&u->cs);
+		top_cluster_latest(u->cluster, &u->cs);
+	}
+	err = top_view_build(&u->view, &u->tb, &u->vo);
+	if (err)
+		return err;
+	follow_selection(u);
+	if (sampled)
+		top_detail_sample(&u->detail, u->sel < u->view.n ?
+				  &u->view.rows[u->sel] : NULL);
+	draw(u);
+	top_leak_poll(&u->leak);
+	return 0;
+}
+
+/* A prompt's redraw: frames go on until one fails (then it ends after). */
+static void prompt_frame(void *arg)
+{
+	struct ui *u = arg;
+
+	if (!u->err)
+		u->err = frame(u);
+}
+
 int top_ui_run(struct mt_source *src, const struct top_ui_opts *o)
 {
 	struct ui u = { .delay = o->delay, .events = true, .smaps = o->smaps,
 			.cluster_server = o->cluster };
-	double next = 0, left;
-	bool sampled;
+	double left;
 	int c, err = 0;
 
 	u.vo.sort = o->sort;
@@ -912,38 +953,20 @@ int top_ui_run(struct mt_source *src, const struct top_ui_opts *o)
 	nonl();
 	keypad(stdscr, TRUE);
 	curs_set(0);
+	top_prompt_init();
 	colours_init(o->mono);
+	u.redraw = (struct top_redraw){ prompt_frame, &u, 250 };
 	if (o->cluster)
 		toggle_cluster(&u);
 	while (!quit_signal) {
-		sampled = false;
-		if (!u.paused && now_s() >= next) {
-			err = top_table_refresh(&u.tb);
-			if (err)
-				break;
-			top_events_growth(&u.ev, &u.tb);
-			next = now_s() + u.delay;
-			sampled = true;
-		}
-		top_events_read(&u.ev);
-		if (u.cluster_view) {
-			top_cluster_snap_free(&u.cs);
-			top_cluster_latest(u.cluster, &u.cs);
-		}
-		err = top_view_build(&u.view, &u.tb, &u.vo);
+		err = frame(&u);
 		if (err)
 			break;
-		follow_selection(&u);
-		if (sampled)
-			top_detail_sample(&u.detail, u.sel < u.view.n ?
-					  &u.view.rows[u.sel] : NULL);
-		draw(&u);
-		left = u.paused ? 1 : next - now_s();
+		left = u.paused ? 1 : u.next - now_s();
 		/* the cluster's answers come from a thread, memtrack-leak's
 		 * reports from a pipe: look soon again */
 		if ((u.cluster_view || u.leak.target) && left > 0.25)
 			left = 0.25;
-		top_leak_poll(&u.leak);
 		timeout(left > 0 ? (int)(left * 1000) + 1 : 0);
 		c = getch();
 		if (c != ERR) {
@@ -952,6 +975,9 @@ int top_ui_run(struct mt_source *src, const struct top_ui_opts *o)
 			if (!key(&u, c))
 				break;
 		}
+		err = u.err;
+		if (err)
+			break;
 	}
 	endwin();
 	top_leak_stop(&u.leak);

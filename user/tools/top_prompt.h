@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * memtrack-top's prompts (top_prompt.c): a line typed on one row of the
+ * screen, as htop's are: Enter takes it, Esc cancels at once, Backspace
+ * and Ctrl-U edit it, and the screen behind it goes on refreshing.
+ */
+#ifndef MEMTRACK_TOP_PROMPT_H
+#define MEMTRACK_TOP_PROMPT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* What a prompt calls while it waits for a key: the screen as it is now. */
+struct top_redraw {
+	void (*frame)(void *arg);	/* draws (and refreshes) the screen */
+	void *arg;
+	int every_ms;			/* how often, at most */
+};
+
+/*
+ * Once, after initscr(): Esc is a key of its own 25 ms after it came, not
+ * the start of a sequence a second later (ncurses' default ESCDELAY).
+ */
+void top_prompt_init(void);
+
+/*
+ * Reads a line into buf (len bytes with its NUL) at row y after what:
+ * true on Enter (buf may be empty), false on Esc (buf as it was typed).
+ * rd may be NULL: the screen then waits.
+ */
+bool top_prompt(int y, const char *what, char *buf, size_t len,
+		const struct top_redraw *rd);
+
+#endif
