@@ -240,7 +240,7 @@ def vm_test(fn):
 def batch_json_equals_proc_memtrack_tasks():
     with Workload() as m:
         with Stopped([m.pid]):
-            (summary, rows), = top_json([])
+            (summary, rows), = top_json(["--kernel-threads"])
             proc = read_table("tasks")
         check(summary["source"] == "memtrack module" and summary["module"],
               f"source {summary['source']!r}")
@@ -270,6 +270,46 @@ def batch_json_equals_proc_memtrack_tasks():
         check(not missing, f"live in /proc/memtrack/tasks, not in the output: {missing[:10]}")
         check(m.pid in rows and rows[m.pid]["threads"] == 4, "memload row")
         check(len(rows) == summary["processes"], "processes count")
+
+
+def kernel_thread_pids():
+    """The pids whose flags have PF_KTHREAD (include/linux/sched.h)."""
+    pids = set()
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                flags = int(f.read().rsplit(")", 1)[1].split()[6])
+        except (FileNotFoundError, ProcessLookupError, ValueError):
+            continue
+        if flags & 0x00200000:
+            pids.add(int(pid))
+    return pids
+
+
+@test
+def batch_hides_kernel_threads_as_the_view_does():
+    """-b lists no kernel thread (PF_KTHREAD), as the interactive view
+    hides them at start, in text and JSON, its processes count the rows it
+    lists; --kernel-threads lists them (kthreadd, pid 2, among them), as
+    in the view started with it.  -b listed every kernel thread."""
+    kthreads = kernel_thread_pids()
+    check(2 in kthreads, f"kthreadd is not a kernel thread here: {sorted(kthreads)[:5]}")
+    for flags, want in PATHS:
+        (summary, rows), = top_json(flags)
+        shown = kthreads & set(rows)
+        check(not shown, f"{want}: kernel threads listed: {sorted(shown)[:10]}")
+        check(summary["processes"] == len(rows), f"{want}: {summary['processes']} processes, "
+                                                 f"{len(rows)} rows")
+        (summary, rows), = top_json(flags + ["--kernel-threads"])
+        check(rows.get(2, {}).get("comm") == "kthreadd" and
+              summary["processes"] == len(rows),
+              f"{want} --kernel-threads: pid 2 {rows.get(2)}, {summary['processes']} processes, "
+              f"{len(rows)} rows")
+        for extra, listed in (([], False), (["--kernel-threads"], True)):
+            out = subprocess.run([TOP, "-b", "-n", "1"] + flags + extra, capture_output=True,
+                                 text=True, timeout=120).stdout
+            pids = {line.split()[0] for line in out.splitlines()[7:] if line.split()}
+            check(("2" in pids) == listed, f"{want} {extra}: text lists pid 2: {'2' in pids}")
 
 
 @test
@@ -941,7 +981,7 @@ def ui_colours_and_monochrome():
 def ui_kernel_threads_hidden_until_K():
     """Kernel threads (PF_KTHREAD in /proc/PID/stat) are hidden at start:
     filtered to kthreadd, no row; K shows exactly pid 2, kthreadd; K again
-    hides it."""
+    hides it; started with --kernel-threads, shown at once."""
     with open("/proc/2/comm") as f:
         check(f.read().strip() == "kthreadd", "pid 2 is not kthreadd here")
     with Tmux() as tm:
@@ -957,6 +997,14 @@ def ui_kernel_threads_hidden_until_K():
                   f"{want}: K: {rows}")
             tm.keys("K")
             tm.wait(lambda ls: table(ls) == [], f"{want}: K again leaves it")
+            tm.keys("q")
+            tm.wait(lambda ls: not tm.alternate_on(), f"{want}: q")
+            # --kernel-threads: shown from the start, as in -b with it
+            start_top(tm, flags + ["--kernel-threads"])
+            set_filter(tm, "kthreadd")
+            rows = tm.wait(lambda ls: table(ls), f"{want}: --kernel-threads shows nothing")
+            check([(r["PID"], r["COMMAND"]) for r in rows] == [("2", "kthreadd")],
+                  f"{want}: --kernel-threads: {rows}")
             tm.keys("q")
             tm.wait(lambda ls: not tm.alternate_on(), f"{want}: q")
 

@@ -51,6 +51,9 @@ static void usage(FILE *f)
 		"      --pss          PSS and USS columns, from /proc/PID/smaps_rollup of\n"
 		"                     the rows shown only (key S in the interactive view)\n"
 		"      --proc         read /proc even when the memtrack module is loaded\n"
+		"      --kernel-threads\n"
+		"                     list kernel threads (key K), -b too; hidden by\n"
+		"                     default in both\n"
 		"      --cluster HOST:PORT|prometheus:URL\n"
 		"                     every node's processes and the programs summed\n"
 		"                     across nodes, from a memtrackd aggregator (key N;\n"
@@ -82,6 +85,7 @@ static const char *const sort_names[] = {
 
 struct opts {
 	bool batch, json, proc, smaps, mono;
+	bool kthreads;			/* --kernel-threads: listed from the start */
 	bool delay_set, sort_set;	/* -d, -o given: they beat toprc */
 	long iterations;		/* 0: for ever */
 	long rows;			/* --top; 0: all */
@@ -173,6 +177,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{ "json", no_argument, NULL, 'j' },
 		{ "sort", required_argument, NULL, 'o' },
 		{ "proc", no_argument, NULL, 'P' },
+		{ "kernel-threads", no_argument, NULL, 'K' },
 		{ "top", required_argument, NULL, 'T' },
 		{ "pss", no_argument, NULL, 'S' },
 		{ "cluster", required_argument, NULL, 'L' },
@@ -225,6 +230,9 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			break;
 		case 'P':
 			o->proc = true;
+			break;
+		case 'K':
+			o->kthreads = true;
 			break;
 		case 'T':
 			errno = 0;
@@ -343,7 +351,7 @@ static int run_batch(struct mt_source *src, const struct opts *o)
 {
 	struct top_table tb;
 	unsigned int show;
-	size_t rows;
+	size_t rows, listed;
 	long i;
 	int err = 0;
 
@@ -357,18 +365,21 @@ static int run_batch(struct mt_source *src, const struct opts *o)
 			break;
 		}
 		top_table_sort(&tb, o->sort, false);
+		/* the interactive view's default: kernel threads hidden */
+		listed = o->kthreads ? tb.n : top_table_kthreads_last(&tb);
 		show = (tb.si.module ? TOP_SHOW_MODULE : 0) |
 		       (o->smaps ? TOP_SHOW_SMAPS : 0);
-		rows = o->rows ? (size_t)o->rows : tb.n;
+		rows = o->rows && (size_t)o->rows < listed ? (size_t)o->rows :
+		       listed;
 		/* the printed rows only: each file is a walk of page tables */
 		if (o->smaps)
-			top_rows_smaps(tb.rows, rows < tb.n ? rows : tb.n);
+			top_rows_smaps(tb.rows, rows);
 		if (o->json)
 			top_batch_json(stdout, &tb, mt_source_name(src), show,
-				       rows);
+				       listed, rows);
 		else
 			top_batch_text(stdout, &tb, mt_source_name(src), show,
-				       rows);
+				       listed, rows);
 		if (fflush(stdout) == EOF)
 			break;		/* reader gone: nothing to print to */
 	}
@@ -414,6 +425,7 @@ int main(int argc, char **argv)
 	} else {
 		struct top_ui_opts uo = {
 			.delay = o.delay, .sort = o.sort, .smaps = o.smaps,
+			.kthreads = o.kthreads,
 			.cluster = o.cluster, .growth = o.growth,
 			/* https://no-color.org: set and not empty */
 			.mono = o.mono || (getenv("NO_COLOR") &&

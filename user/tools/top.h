@@ -109,17 +109,23 @@ enum top_sort {
 	TOP_SORT_NONE,			/* a column that does not sort */
 };
 void top_table_sort(struct top_table *tb, enum top_sort by, bool reverse);
+/*
+ * Kernel threads moved after the other rows, both parts in their order:
+ * the number of the others (all rows if there is no memory to move them).
+ */
+size_t top_table_kthreads_last(struct top_table *tb);
 /* Largest first by the key, then by pid; for any array of rows. */
 void top_rows_sort(struct top_row *rows, size_t n, enum top_sort by,
 		   bool reverse);
 
 /*
- * Batch output of one sample (top_batch.c): the first nrows rows, the
- * columns in show (TOP_SHOW_* of top_columns.h).
+ * Batch output of one sample (top_batch.c): of the first listed rows (the
+ * processes counted), the first nrows, the columns in show (TOP_SHOW_* of
+ * top_columns.h).
  */
 void top_batch_text(FILE *f, const struct top_table *tb, const char *source,
-		    unsigned int show, size_t nrows);
+		    unsigned int show, size_t listed, size_t nrows);
 void top_batch_json(FILE *f, const struct top_table *tb, const char *source,
-		    unsigned int show, size_t nrows);
+		    unsigned int show, size_t listed, size_t nrows);
 
 #endif

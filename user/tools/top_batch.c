@@ -26,7 +26,7 @@ static uint64_t used_bytes(const struct memtrack_summary *s)
 }
 
 void top_batch_text(FILE *f, const struct top_table *tb, const char *source,
-		    unsigned int show, size_t nrows)
+		    unsigned int show, size_t listed, size_t nrows)
 {
 	const struct memtrack_summary *s = &tb->si.sum;
 	char line[512], when[16];
@@ -36,7 +36,7 @@ void top_batch_text(FILE *f, const struct top_table *tb, const char *source,
 
 	strftime(when, sizeof(when), "%H:%M:%S", localtime(&now));
 	fprintf(f, "memtrack-top - %s, source: %s, processes: %zu\n", when,
-		source, tb->n);
+		source, listed);
 	fprintf(f, "KiB Mem : %" PRIu64 " total, %" PRIu64 " free, %" PRIu64
 		" used, %" PRIu64 " cache\n", KIB(s->mem_total),
 		KIB(s->mem_free), KIB(used_bytes(s)), KIB(cache_bytes(s)));
@@ -62,7 +62,7 @@ void top_batch_text(FILE *f, const struct top_table *tb, const char *source,
 	fputc('\n', f);
 	top_format_header(line, sizeof(line), top_columns_all(show), NULL);
 	fprintf(f, "%s\n", line);
-	for (i = 0; i < tb->n && i < nrows; i++) {
+	for (i = 0; i < listed && i < nrows; i++) {
 		len = top_format_row(&tb->rows[i], line, sizeof(line),
 				     top_columns_all(show), NULL);
 		line[len++] = '\n';
@@ -122,7 +122,7 @@ static void json_row(FILE *f, const struct top_row *r, unsigned int show)
 }
 
 void top_batch_json(FILE *f, const struct top_table *tb, const char *source,
-		    unsigned int show, size_t nrows)
+		    unsigned int show, size_t listed, size_t nrows)
 {
 	const struct memtrack_summary *s = &tb->si.sum;
 	size_t i;
@@ -137,7 +137,7 @@ void top_batch_json(FILE *f, const struct top_table *tb, const char *source,
 		"\"shmem\":%llu,\"slab\":%llu,\"dirty\":%llu,"
 		"\"writeback\":%llu,\"swap_total\":%llu,\"swap_free\":%llu,"
 		"\"reclaim_stalls\":%llu,\"oom_kills\":%llu",
-		tb->si.module ? "true" : "false", tb->n, tb->now, tb->wall,
+		tb->si.module ? "true" : "false", listed, tb->now, tb->wall,
 		tb->interval, tb->growth.window, tb->growth.min_rate,
 		(unsigned long long)s->mem_total,
 		(unsigned long long)s->mem_free, used_bytes(s),
@@ -156,6 +156,6 @@ void top_batch_json(FILE *f, const struct top_table *tb, const char *source,
 		fprintf(f, ",\"alloc_failures\":%llu",
 			(unsigned long long)s->page_alloc_failures);
 	fprintf(f, "}\n");
-	for (i = 0; i < tb->n && i < nrows; i++)
+	for (i = 0; i < listed && i < nrows; i++)
 		json_row(f, &tb->rows[i], show);
 }

@@ -444,3 +444,22 @@ void top_table_sort(struct top_table *tb, enum top_sort by, bool reverse)
 {
 	top_rows_sort(tb->rows, tb->n, by, reverse);
 }
+
+size_t top_table_kthreads_last(struct top_table *tb)
+{
+	struct top_row *tmp = malloc(tb->n * sizeof(*tmp) + 1);
+	size_t i, n = 0, k;
+
+	if (!tmp)
+		return tb->n;
+	for (i = 0; i < tb->n; i++)
+		if (!tb->rows[i].kthread)
+			tmp[n++] = tb->rows[i];
+	k = n;
+	for (i = 0; i < tb->n; i++)
+		if (tb->rows[i].kthread)
+			tmp[k++] = tb->rows[i];
+	memcpy(tb->rows, tmp, tb->n * sizeof(*tmp));
+	free(tmp);
+	return n;
+}

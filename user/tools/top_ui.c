@@ -935,6 +935,7 @@ int top_ui_run(struct mt_source *src, const struct top_ui_opts *o)
 	int c, err = 0;
 
 	u.vo.sort = o->sort;
+	u.vo.kthreads = o->kthreads;
 	u.layout = o->layout;
 	u.toprc = o->toprc;
 	top_table_init(&u.tb, src, &o->growth);

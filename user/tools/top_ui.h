@@ -10,6 +10,7 @@ struct top_ui_opts {
 	enum top_sort sort;
 	bool smaps;			/* PSS and USS from the start */
 	bool mono;			/* -C or NO_COLOR: no colours */
+	bool kthreads;			/* kernel threads shown from the start */
 	/* the aggregator of --cluster (start in the cluster view), NULL:
 	 * the config's, asked only when c is pressed */
 	const char *cluster;
