@@ -725,16 +725,50 @@ def ui_threads_and_per_program_sums():
 
 @test
 def ui_help_resize_and_quit_restore_the_terminal():
+    """The help (h, ?, F1) scrolls where the terminal is too short for it
+    (Up Down PgUp PgDn Home End; it was cut at 80x24) and closes on q, Esc
+    and h, q then quitting no more than the help; another key leaves it
+    open (any key closed it)."""
+    flag = "by 2048 bytes/s or more"
+
+    def help_open(ls):
+        return ls[-1].startswith("help: lines ")
     with Tmux() as tm:
         start_top(tm, ["--growth-window", "90", "--growth-min-rate", "2K"])
         tm.keys("h")
         tm.wait(lambda ls: ls[0].startswith("memtrack-top keys"), "h: no help")
         # the growth flag's settings, as given
         tm.wait(lambda ls: any("each quarter of the last 90 s" in line for line in ls) and
-                any("by 2048 bytes/s or more" in line for line in ls),
+                any(flag in line for line in ls),
                 "h: the growth window is not in the help")
         tm.keys("x")
-        tm.wait(table, "a key did not leave the help")
+        time.sleep(2.5 * REFRESH)       # two refreshes
+        check(help_open(tm.screen()), "x closed the help")
+        tm.tmux("resize-window", "-t", "t", "-x", "80", "-y", "24")
+        tm.wait(lambda ls: len(ls) == 24 and ls[0].startswith("memtrack-top keys") and
+                help_open(ls) and not any(flag in line for line in ls),
+                "80x24: the help's first lines, its end below")
+        tm.keys("End")
+        tm.wait(lambda ls: flag in ls[-2] and help_open(ls), "End: not the help's last line")
+        tm.keys("PPage")
+        tm.wait(lambda ls: help_open(ls) and not any(flag in line for line in ls),
+                "PgUp: the end still shown")
+        tm.keys("Home")
+        tm.wait(lambda ls: ls[0].startswith("memtrack-top keys"), "Home: not the first line")
+        for _ in range(40):
+            tm.keys("Down")
+        tm.wait(lambda ls: flag in ls[-2], "Down: not scrolled to the end")
+        tm.keys("Up")
+        tm.wait(lambda ls: "each quarter" in ls[-2] and not any(flag in line for line in ls),
+                "Up: not one line back")
+        for opener, closer in (("h", "q"), ("?", "Escape"), ("F1", "h")):
+            if not help_open(tm.screen()):
+                tm.keys(opener)
+                tm.wait(help_open, f"{opener}: no help")
+            tm.keys(closer)
+            tm.wait(lambda ls: table(ls) and not help_open(ls),
+                    f"{closer} did not close the help")
+            check(tm.alternate_on() and top_child(tm), f"{closer} in the help quit")
         tm.tmux("resize-window", "-t", "t", "-x", "100", "-y", "30")
         tm.wait(lambda ls: len(ls) == 30 and table(ls) and ls[0].startswith("memtrack-top -")
                 and "]" in ls[1] and len(ls[1].rstrip()) <= 100, "not redrawn at 100x30")

@@ -123,6 +123,7 @@ struct ui {
 	struct top_events ev;
 	double delay;
 	bool paused, help, events;
+	size_t help_top;		/* the help's first line on screen */
 	bool smaps;			/* PSS and USS of the rows on screen */
 	size_t scroll;
 	/* the selection bar: a row of the view, which follows its process
@@ -587,32 +588,92 @@ static const char *const help_text[] = {
 	"  F2         setup: columns, their order, sort key, delay (saved to toprc)",
 	"  k F9       send the selected process a signal (a menu, then y)",
 	"  F7 F8      nice - / + of the selected process;  r  renice to a value",
-	"  h ? F1     this help; any key returns",
+	"  h ? F1     this help: Up Down PgUp PgDn Home End scroll, q Esc h close",
 	"",
 };
 
-static void draw_help(const struct top_table *tb)
-{
-	char line[160];
-	size_t i;
+/* The help's lines: the keys, then the flag's two with their settings. */
+#define HELP_LINES	(MT_ARRAY_SIZE(help_text) + 2)
 
+static void help_line(const struct top_table *tb, size_t i, char *buf,
+		      size_t len)
+{
+	if (i < MT_ARRAY_SIZE(help_text))
+		snprintf(buf, len, "%s", help_text[i]);
+	else if (i == MT_ARRAY_SIZE(help_text))
+		snprintf(buf, len,
+			 "FLAG LEAK?+RATE/s: RSS's low point rose in each quarter of the last %.0f s,",
+			 tb->growth.window);
+	else
+		snprintf(buf, len,
+			 "  by %.0f bytes/s or more (--growth-window, --growth-min-rate)",
+			 tb->growth.min_rate);
+}
+
+/* The lines the help can show: all but the last row, which says where. */
+static size_t help_rows(void)
+{
+	return LINES > 1 ? (size_t)LINES - 1 : 1;
+}
+
+/* Scrolls the help by d lines, kept within it. */
+static void help_scroll(struct ui *u, long d)
+{
+	size_t max = HELP_LINES > help_rows() ? HELP_LINES - help_rows() : 0;
+
+	if (d < 0)
+		u->help_top = (size_t)-d > u->help_top ? 0 : u->help_top + d;
+	else
+		u->help_top += (size_t)d;
+	if (u->help_top > max)
+		u->help_top = max;
+}
+
+static void draw_help(struct ui *u)
+{
+	size_t rows = help_rows(), i;
+	char line[160];
+	int k;
+
+	help_scroll(u, 0);
 	erase();
-	for (i = 0; i < sizeof(help_text) / sizeof(help_text[0]); i++)
-		mvaddnstr(i, 0, help_text[i], COLS);
+	for (i = 0; i < rows && u->help_top + i < HELP_LINES; i++) {
+		help_line(&u->tb, u->help_top + i, line, sizeof(line));
+		mvaddnstr((int)i, 0, line, COLS);
+	}
 	snprintf(line, sizeof(line),
-		 "FLAG LEAK?+RATE/s: RSS's low point rose in each quarter of the last %.0f s,",
-		 tb->growth.window);
-	mvaddnstr(i++, 0, line, COLS);
-	snprintf(line, sizeof(line),
-		 "  by %.0f bytes/s or more (--growth-window, --growth-min-rate)",
-		 tb->growth.min_rate);
-	mvaddnstr(i, 0, line, COLS);
+		 "help: lines %zu-%zu of %zu; Up Down PgUp PgDn Home End scroll, q Esc h close",
+		 u->help_top + 1, u->help_top + i, (size_t)HELP_LINES);
+	titles_on();
+	mvaddnstr(LINES - 1, 0, line, COLS);
+	for (k = getcurx(stdscr); k < COLS && getcury(stdscr) == LINES - 1; k++)
+		addch(' ');
+	titles_off();
+}
+
+/* A key while the help is open: true if it closes it. */
+static bool help_key(struct ui *u, int c)
+{
+	long page = (long)help_rows();
+
+	switch (c) {
+	case 'q': case 27: case 'h': case '?': case KEY_F(1): case KEY_F(10):
+		return true;
+	case KEY_UP: help_scroll(u, -1); break;
+	case KEY_DOWN: help_scroll(u, 1); break;
+	case KEY_PPAGE: help_scroll(u, -page); break;
+	case KEY_NPAGE: case ' ': help_scroll(u, page); break;
+	case KEY_HOME: u->help_top = 0; break;
+	case KEY_END: help_scroll(u, (long)HELP_LINES); break;
+	default: break;
+	}
+	return false;
 }
 
 static void draw(struct ui *u)
 {
 	if (u->help) {
-		draw_help(&u->tb);
+		draw_help(u);
 	} else {
 		draw_header(u);
 		if (u->cluster_view)
@@ -828,7 +889,7 @@ static bool key(struct ui *u, int c)
 	int page = LINES - HEADER_LINES - 1;
 
 	if (u->help) {
-		u->help = false;
+		u->help = !help_key(u, c);
 		return true;
 	}
 	switch (c) {
@@ -865,7 +926,7 @@ static bool key(struct ui *u, int c)
 	case 'S': u->smaps = !u->smaps; break;
 	case ' ': u->paused = !u->paused; break;
 	case 'd': ask_delay(u); break;
-	case 'h': case '?': case KEY_F(1): u->help = true; break;
+	case 'h': case '?': case KEY_F(1): u->help = true; u->help_top = 0; break;
 	case 'k': case KEY_F(9): signal_selected(u); break;
 	case KEY_F(7): renice_selected(u, -1); break;
 	case KEY_F(8): renice_selected(u, 1); break;
