@@ -682,7 +682,9 @@ def ui_prompts_cancel_on_esc_and_the_screen_goes_on():
                 tm.wait(lambda ls: not any(what in line for line in ls),
                         f"{want}: {key}: Esc left the prompt open", timeout=10)
                 took = time.monotonic() - t0
-                check(took < 0.7, f"{want}: {key}: Esc took {took:.2f} s")
+                # (ncurses' own wait for the rest of a sequence is 1 s;
+                # under emulation a refresh alone can take longer)
+                check(took < (5 if IN_VM else 0.7), f"{want}: {key}: Esc took {took:.2f} s")
                 tm.wait(lambda ls: (t := table(ls)) and [r["PID"] for r in t] == [str(g.pid)],
                         f"{want}: {key}: Esc changed the rows")
             check(nice() == nice0, f"{want}: r then Esc reniced the grower {nice0} -> {nice()}")
