@@ -1038,6 +1038,7 @@ def ui_kernel_threads_hidden_until_K():
             # --kernel-threads: shown from the start, as in -b with it
             start_top(tm, flags + ["--kernel-threads"])
             set_filter(tm, "kthreadd")
+            tm.wait(lambda ls: any("filter: kthreadd" in line for line in ls), f"{want}: filter")
             rows = tm.wait(lambda ls: table(ls), f"{want}: --kernel-threads shows nothing")
             check([(r["PID"], r["COMMAND"]) for r in rows] == [("2", "kthreadd")],
                   f"{want}: --kernel-threads: {rows}")

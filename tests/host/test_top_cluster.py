@@ -294,7 +294,7 @@ def silent_aggregator_does_not_freeze_the_view():
             tm.type("h")
             tm.wait(lambda ls: any("memtrack-top keys" in x for x in ls), "help", timeout=2)
             check(time.monotonic() - t0 < 2, "help took over 2 s")
-            tm.type("x")
+            tm.type("q")        # closes the help
             tm.wait(lambda ls: any("timed out" in x.lower() for x in ls),
                     "the timeout on the status line", timeout=15)
             t0 = time.monotonic()

@@ -111,7 +111,9 @@ static void copy_fields(uint64_t *dst, uint32_t *have,
 
 /*
  * The system's memory (the module's summary, or /proc/meminfo and with it
- * MemAvailable and SwapTotal) and counters, each source's own.
+ * SwapTotal; MemAvailable, which the module has not, /proc/meminfo's in
+ * both, as the dashboard's used memory needs it) and counters, each
+ * source's own.
  */
 static void fill_system(struct mtd_sample *s, const struct mt_sysinfo *si,
 			bool module)
@@ -120,7 +122,8 @@ static void fill_system(struct mtd_sample *s, const struct mt_sysinfo *si,
 	static const struct sys_field mems[] = {
 		F(sum.mem_total, MTD_M_TOTAL, BOTH),
 		F(sum.mem_free, MTD_M_FREE, BOTH),
-		F(mem_available, MTD_M_AVAILABLE, PROC),
+		/* the module has none: /proc/meminfo's in both (the lib's) */
+		F(mem_available, MTD_M_AVAILABLE, BOTH),
 		F(sum.file_pages, MTD_M_FILE, BOTH),
 		F(sum.anon_pages, MTD_M_ANON, BOTH),
 		F(sum.shmem, MTD_M_SHMEM, BOTH),
