@@ -311,7 +311,8 @@ def unprivileged_sees_memory_of_all_and_events_of_its_own():
     try:
         check(readline(grower.stdout).strip() == "ready", "grower did not start")
         mine = sleeper.pid
-        cmd = [TOP, "-b", "--json", "-n", "2", "-d", "1", "--pss"]
+        # every process: kernel threads too (-b hides them by default)
+        cmd = [TOP, "-b", "--json", "-n", "2", "-d", "1", "--pss", "--kernel-threads"]
         with Stopped([mine]):
             out = subprocess.run(cmd, capture_output=True, text=True, timeout=300,
                                  preexec_fn=drop_privileges)
