@@ -106,6 +106,19 @@ static attr_t titles_attr(void)
 	return colour ? COLOR_PAIR(PAIR_TITLES) : A_BOLD | A_UNDERLINE;
 }
 
+/*
+ * Spaces from the cursor to the end of row y, in the attributes on (a
+ * title or the bar across the whole width); none past it when the text
+ * filled the row and the cursor went on to the next.
+ */
+static void pad_row(int y)
+{
+	int x;
+
+	for (x = getcurx(stdscr); x < COLS && getcury(stdscr) == y; x++)
+		addch(' ');
+}
+
 static void titles_on(void)
 {
 	attron(titles_attr());
@@ -314,7 +327,7 @@ static double leak_interval(const struct ui *u)
 static void draw_detail(struct ui *u)
 {
 	char lines[TOP_LEAK_LINES][TOP_DETAIL_WIDTH];
-	int y = LINES - pane_lines(u), n, i, k, h = pane_lines(u);
+	int y = LINES - pane_lines(u), n, i, h = pane_lines(u);
 
 	if (!h)
 		return;
@@ -340,8 +353,7 @@ static void draw_detail(struct ui *u)
 			titles_on();
 		addnstr(lines[i], COLS);
 		if (!i) {
-			for (k = getcurx(stdscr); k < COLS; k++)
-				addch(' ');
+			pad_row(y + i);
 			titles_off();
 		}
 	}
@@ -359,8 +371,7 @@ static void draw_events(struct ui *u)
 	titles_on();
 	printw("EVENTS newest first%s%s", u->ev.status[0] ? " - " : "",
 	       u->ev.status);
-	for (i = getcurx(stdscr); i < COLS; i++)
-		addch(' ');
+	pad_row(y);
 	titles_off();
 	for (i = 0; i < EVENT_LINES - 1; i++) {
 		move(y + 1 + i, 0);
@@ -633,7 +644,6 @@ static void draw_help(struct ui *u)
 {
 	size_t rows = help_rows(), i;
 	char line[160];
-	int k;
 
 	help_scroll(u, 0);
 	erase();
@@ -646,8 +656,7 @@ static void draw_help(struct ui *u)
 		 u->help_top + 1, u->help_top + i, (size_t)HELP_LINES);
 	titles_on();
 	mvaddnstr(LINES - 1, 0, line, COLS);
-	for (k = getcurx(stdscr); k < COLS && getcury(stdscr) == LINES - 1; k++)
-		addch(' ');
+	pad_row(LINES - 1);
 	titles_off();
 }
 
