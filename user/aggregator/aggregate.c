@@ -363,7 +363,7 @@ int mtd_aggregate_main(const struct mtd_config *c, bool foreground)
 		mtd_log(LOG_ERR, "aggregate credentials: %s", err);
 		return 1;
 	}
-	if (mtd_drop_privileges(c->user, false, err, sizeof(err))) {
+	if (mtd_drop_privileges(c->user, 0, err, sizeof(err))) {
 		mtd_log(LOG_ERR, "dropping privileges: %s", err);
 		return 1;
 	}

@@ -657,4 +657,110 @@ bool mt_task_is_kthread(const struct memtrack_task *t);
 /* Where cgroup v2 is mounted ("/sys/fs/cgroup" if not found). */
 void mt_cgroup2_root(char *buf, size_t len);
 
+/* ---- containers and pods: who a cgroup belongs to ----------------------- */
+
+/*
+ * The runtimes whose cgroup paths are known (container.c), and an ID found
+ * in a path that names no runtime (the kubelet's cgroupfs driver, ctr's
+ * /NAMESPACE/ID): MT_RT_UNKNOWN until a runtime's state files name it.
+ */
+enum mt_runtime {
+	MT_RT_NONE,			/* not a container */
+	MT_RT_UNKNOWN,
+	MT_RT_CONTAINERD,
+	MT_RT_CRIO,
+	MT_RT_DOCKER,
+	MT_RT_PODMAN,
+	MT_RT_RUNC,
+	MT_RT_CRUN,
+	MT_RT_MACHINED,			/* systemd-nspawn, machinectl */
+	MT_RT_LXC,
+};
+
+/* The kubelet's QoS class of a pod (its cgroup's parent). */
+enum mt_qos {
+	MT_QOS_NONE,
+	MT_QOS_GUARANTEED,
+	MT_QOS_BURSTABLE,
+	MT_QOS_BESTEFFORT,
+};
+
+#define MT_CONTAINER_ID_LEN	65	/* 64 hex digits, or a machine's name */
+#define MT_POD_UID_LEN		37	/* 8-4-4-4-12 */
+
+struct mt_container {
+	enum mt_runtime runtime;
+	enum mt_qos qos;
+	char id[MT_CONTAINER_ID_LEN];	/* "" for a pod's own cgroup */
+	char pod_uid[MT_POD_UID_LEN];	/* "" outside Kubernetes */
+	uint32_t uid;			/* rootless: the user-UID.slice's */
+	bool rootless;
+	/*
+	 * From the runtime's state files (mt_container_names()); else the
+	 * name is the ID's first 12 digits (as docker ps shows it) or the
+	 * machine's, and pod and namespace are "".  "POD" names a pod's
+	 * sandbox (pause) container, as the kubelet and cAdvisor do.
+	 */
+	char name[128];
+	char pod[254];
+	char ns[64];
+	bool named;			/* names found in state files */
+};
+
+/*
+ * Parse a cgroup v2 path (from the cgroup root: "/kubepods.slice/...") into
+ * the container and pod it names: 1 when it is one (or a pod's own cgroup),
+ * 0 when it is not.  Never reads a file.
+ */
+int mt_container_from_cgroup(const char *path, struct mt_container *c);
+/*
+ * The names from the runtime's state files under rootfs ("" or "/" for
+ * this system's): the container's, its pod's and namespace; 0, or -ENOENT
+ * when no runtime knows it (c keeps its ID names).  Reads only the files of
+ * c's runtime (of every runtime for MT_RT_UNKNOWN, setting it).
+ */
+int mt_container_names(const char *rootfs, struct mt_container *c);
+const char *mt_runtime_name(enum mt_runtime rt);
+const char *mt_qos_name(enum mt_qos q);
+
+/*
+ * The container and pod of process pid, from /proc/PID/cgroup and the
+ * runtime's state under rootfs (NULL: $MEMTRACK_ROOTFS, else /): 1 when it
+ * is in one, 0 when not, -errno when its cgroup cannot be read.
+ */
+int mt_container_of_pid(pid_t pid, const char *rootfs,
+			struct mt_container *c);
+/* "web (containerd 0123456789ab) in pod prod/shop-7d9f" and the like. */
+void mt_container_describe(const struct mt_container *c, char *buf,
+			   size_t len);
+
+/*
+ * Containers by cgroup id, for a tool that shows rows sample after sample:
+ * a cgroup's path is found by one walk of the cgroup tree when an unknown
+ * id appears (at most one walk per sample), names read once per container.
+ * What no lookup asked for in two samples is forgotten; at most
+ * MT_CONTAINERS_MAX cgroups are kept (past that, lookups answer NULL).
+ * rootfs NULL: $MEMTRACK_ROOTFS, else "/" (the host's filesystem where a
+ * node agent in a container mounted it: its /sys/fs/cgroup, /run, /var).
+ */
+#define MT_CONTAINERS_MAX	65536
+
+struct mt_containers;
+
+struct mt_containers_stats {
+	uint64_t walks;			/* of the cgroup tree */
+	uint64_t name_reads;		/* mt_container_names() calls */
+	size_t cgroups, containers;	/* kept now */
+};
+
+struct mt_containers *mt_containers_new(const char *rootfs);
+void mt_containers_free(struct mt_containers *cs);
+/* NULL: not a container (or unknown); valid until mt_containers_next(). */
+const struct mt_container *mt_containers_find(struct mt_containers *cs,
+					      uint64_t cgroup_id);
+/* A new sample begins: forget what the last two did not look up. */
+void mt_containers_next(struct mt_containers *cs);
+void mt_containers_get_stats(const struct mt_containers *cs,
+			     struct mt_containers_stats *st);
+
 #endif /* MEMTRACK_USER_LIB_H */

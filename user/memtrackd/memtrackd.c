@@ -333,7 +333,8 @@ int main(int argc, char **argv)
 		mtd_log(LOG_ERR, "%s", err);
 		return 1;
 	}
-	d.src = mtd_source_open(d.cfg.source, d.cfg.kernel_threads, err,
+	d.src = mtd_source_open(d.cfg.source, d.cfg.kernel_threads,
+				d.cfg.containers, d.cfg.rootfs, err,
 				sizeof(err));
 	if (!d.src) {
 		mtd_log(LOG_ERR, "%s", err);
@@ -360,8 +361,10 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
-	if (mtd_drop_privileges(d.cfg.user, d.cfg.keep_ptrace, err,
-				sizeof(err))) {
+	if (mtd_drop_privileges(d.cfg.user,
+				(d.cfg.keep_ptrace ? MTD_KEEP_PTRACE : 0) |
+				(d.cfg.containers ? MTD_KEEP_READ_SEARCH : 0),
+				err, sizeof(err))) {
 		mtd_log(LOG_ERR, "dropping privileges: %s", err);
 		return 1;
 	}

@@ -13,6 +13,12 @@
  * quantity has the same name at each level: memtrack_X (the system),
  * memtrack_program_X (per comm), memtrack_process_X (per pid).  No node
  * label unless asked for (node_label): Prometheus adds the target's.
+ *
+ * A program or process in a container has container, pod and namespace
+ * labels, cAdvisor's and kube-state-metrics' names for them, so that a
+ * query joins ours with theirs; the host's have none.  Per container,
+ * memtrack_container_X with those and container_id as kube-state-metrics
+ * writes it (RUNTIME://ID).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -147,6 +153,33 @@ void mtd_series_value(struct mtd_series *s, uint64_t v, bool ns)
 static void comm_label(struct mtd_series *s, const char *comm)
 {
 	mtd_series_label(s, "comm", comm, strnlen(comm, MEMTRACK_COMM_LEN));
+}
+
+/* The labels of a place that has the name: none for the host's. */
+static void where_labels(struct mtd_series *s, const char *container,
+			 const char *pod, const char *ns)
+{
+	if (container[0])
+		mtd_series_label(s, "container", container, strlen(container));
+	if (pod[0])
+		mtd_series_label(s, "pod", pod, strlen(pod));
+	if (ns[0])
+		mtd_series_label(s, "namespace", ns, strlen(ns));
+}
+
+static void prog_labels(struct mtd_series *s, const struct mtd_program *pr)
+{
+	comm_label(s, pr->comm);
+	where_labels(s, pr->where.container, pr->where.pod, pr->where.ns);
+}
+
+static void proc_labels(struct mtd_series *s, const struct mtd_proc *p)
+{
+	const struct mt_container *c = p->ct;
+
+	comm_label(s, p->comm);
+	if (c)
+		where_labels(s, c->id[0] ? c->name : "", c->pod, c->ns);
 }
 
 /* A series with no label but the node's. */
@@ -301,7 +334,7 @@ static void programs(const struct mtd_state *st, const struct mtd_expo_opts *o,
 		if (!pr->nproc)
 			continue;
 		mtd_series_begin(&s, b, "memtrack_program_processes", o);
-		comm_label(&s, pr->comm);
+		prog_labels(&s, pr);
 		mtd_series_value(&s, pr->nproc, false);
 	}
 	for (z = 0; z < NR_SIZES; z++) {
@@ -316,7 +349,7 @@ static void programs(const struct mtd_state *st, const struct mtd_expo_opts *o,
 			if (!pr->nproc)
 				continue;
 			mtd_series_begin(&s, b, name, o);
-			comm_label(&s, pr->comm);
+			prog_labels(&s, pr);
 			mtd_series_value(&s, prog_size(pr, z), false);
 		}
 	}
@@ -329,7 +362,7 @@ static void programs(const struct mtd_state *st, const struct mtd_expo_opts *o,
 			const struct mtd_program *pr = &st->progs[st->order[i]];
 
 			mtd_series_begin(&s, b, prog_ctrs[c].name, o);
-			comm_label(&s, pr->comm);
+			prog_labels(&s, pr);
 			mtd_series_value(&s, pr->retired[c] + pr->live[c],
 					 prog_ctrs[c].ns);
 		}
@@ -378,9 +411,82 @@ static int top_pids(const struct mtd_state *st, const struct mtd_expo_opts *o,
 			mtd_series_begin(&s, b, name, o);
 			snprintf(pid, sizeof(pid), "%d", v[i]->pid);
 			mtd_series_label(&s, "pid", pid, strlen(pid));
-			comm_label(&s, v[i]->comm);
+			proc_labels(&s, v[i]);
 			mtd_series_value(&s, proc_size(v[i], z), false);
 		}
+	}
+	free(v);
+	return 0;
+}
+
+static int cmp_container(const void *a, const void *b)
+{
+	const struct mt_container *x = (*(const struct mtd_proc *const *)a)->ct;
+	const struct mt_container *y = (*(const struct mtd_proc *const *)b)->ct;
+
+	if (x->runtime != y->runtime)
+		return (int)x->runtime - (int)y->runtime;
+	return strcmp(x->id, y->id);
+}
+
+/* One series per live container: its processes' sum (of z; NR_SIZES: count). */
+static void container_series(struct mtd_buf *b, const char *name,
+			     const struct mtd_expo_opts *o,
+			     const struct mtd_proc *const *v, size_t n, int z)
+{
+	struct mtd_series s;
+	char cid[128];
+	size_t i = 0, k;
+
+	while (i < n) {
+		const struct mt_container *c = v[i]->ct;
+		uint64_t sum = 0;
+
+		for (k = i; k < n && !cmp_container(&v[i], &v[k]); k++)
+			sum += z == NR_SIZES ? 1 : proc_size(v[k], z);
+		mtd_series_begin(&s, b, name, o);
+		where_labels(&s, c->name, c->pod, c->ns);
+		snprintf(cid, sizeof(cid), "%s://%s",
+			 mt_runtime_name(c->runtime), c->id);
+		mtd_series_label(&s, "container_id", cid, strlen(cid));
+		mtd_series_value(&s, sum, false);
+		i = k;
+	}
+}
+
+/* memtrack_container_processes and sizes: bounded by the live containers. */
+static int containers(const struct mtd_state *st,
+		      const struct mtd_expo_opts *o, struct mtd_buf *b)
+{
+	const struct mtd_proc **v;
+	char name[64], help[160];
+	size_t i, n = 0;
+	int z;
+
+	v = malloc((st->cur.nr ? st->cur.nr : 1) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (i = 0; i < st->cur.nr; i++) {
+		const struct mtd_proc *p = &st->cur.procs[i];
+
+		if (!p->exited && !p->kthread && p->ct && p->ct->id[0])
+			v[n++] = p;
+	}
+	if (!n) {
+		free(v);
+		return 0;
+	}
+	qsort(v, n, sizeof(*v), cmp_container);
+	mtd_family(b, "memtrack_container_processes", "gauge",
+		   "Live processes of the container.");
+	container_series(b, "memtrack_container_processes", o, v, n, NR_SIZES);
+	for (z = 0; z < NR_SIZES; z++) {
+		snprintf(name, sizeof(name), "memtrack_container_%s",
+			 sizes[z].name);
+		snprintf(help, sizeof(help),
+			 "%s of the container's live processes.", sizes[z].what);
+		mtd_family(b, name, "gauge", help);
+		container_series(b, name, o, v, n, z);
 	}
 	free(v);
 	return 0;
@@ -403,6 +509,8 @@ int mtd_metrics_format(const struct mtd_state *st,
 	mtd_series_value(&s, 1, false);
 
 	programs(st, o, b);
+	if (containers(st, o, b))
+		return -ENOMEM;
 
 	for (k = 0; k < MTD_NR_MEM; k++) {
 		if (!(smp->mem_have & (1U << k)))
@@ -429,7 +537,7 @@ int mtd_metrics_format(const struct mtd_state *st,
 			mtd_series_begin(&s, b,
 					 "memtrack_program_rss_growth_alerts_total",
 					 o);
-			comm_label(&s, pr->comm);
+			prog_labels(&s, pr);
 			mtd_series_value(&s, pr->growth_alerts, false);
 		}
 		mtd_family(b, "memtrack_event_overruns_total", "counter",

@@ -25,11 +25,17 @@
  * Kernel threads, when the source marks them, are followed like any
  * process (so that a process is judged once, by its first row) but belong
  * to no program.
+ *
+ * A program is a comm in one place (struct mtd_where): the host, or a
+ * container of a pod.  Its place's names are copied in: its series keep
+ * their labels after the container is gone, until the program expires.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "memtrack.h"
 #include "frame_io.h"
 #include "state.h"
 
@@ -85,15 +91,42 @@ static int cmp_comm(const char *a, const char *b)
 	return strncmp(a, b, MEMTRACK_COMM_LEN);
 }
 
-/* Index in st->order where comm is, or would go. */
+/* Programs in order of comm, then namespace, pod and container. */
+static int cmp_prog(const struct mtd_program *p, const char *comm,
+		    const struct mtd_where *w)
+{
+	int c = cmp_comm(p->comm, comm);
+
+	if (!c)
+		c = strcmp(p->where.ns, w->ns);
+	if (!c)
+		c = strcmp(p->where.pod, w->pod);
+	if (!c)
+		c = strcmp(p->where.container, w->container);
+	return c;
+}
+
+/* The names of a process's place: its container's, or none. */
+static void where_of(const struct mt_container *ct, struct mtd_where *w)
+{
+	memset(w, 0, sizeof(*w));
+	if (!ct)
+		return;
+	if (ct->id[0])
+		snprintf(w->container, sizeof(w->container), "%s", ct->name);
+	snprintf(w->pod, sizeof(w->pod), "%s", ct->pod);
+	snprintf(w->ns, sizeof(w->ns), "%s", ct->ns);
+}
+
+/* Index in st->order where (comm, w) is, or would go. */
 static size_t order_pos(const struct mtd_state *st, const char *comm,
-			bool *found)
+			const struct mtd_where *w, bool *found)
 {
 	size_t lo = 0, hi = st->nprogs;
 
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
-		int c = cmp_comm(st->progs[st->order[mid]].comm, comm);
+		int c = cmp_prog(&st->progs[st->order[mid]], comm, w);
 
 		if (!c) {
 			*found = true;
@@ -108,19 +141,24 @@ static size_t order_pos(const struct mtd_state *st, const char *comm,
 	return lo;
 }
 
-/* The program of this comm, created if new; -ENOMEM. */
-static int program_of(struct mtd_state *st, const char *comm)
+/* The program of this comm in w (NULL: the host), created if new; -ENOMEM. */
+static int program_of(struct mtd_state *st, const char *comm,
+		      const struct mtd_where *w)
 {
+	static const struct mtd_where host;
 	struct mtd_program *progs;
 	uint32_t *order;
 	bool found;
-	size_t pos = order_pos(st, comm, &found);
+	size_t pos;
 
+	if (!w)
+		w = &host;
+	pos = order_pos(st, comm, w, &found);
 	if (found)
 		return st->order[pos];
 	if (st->nprogs >= st->max_programs &&
-	    cmp_comm(comm, MTD_OTHER_COMM))
-		return program_of(st, MTD_OTHER_COMM);
+	    (cmp_comm(comm, MTD_OTHER_COMM) || w != &host))
+		return program_of(st, MTD_OTHER_COMM, NULL);
 	if (st->nprogs == st->progs_cap) {
 		size_t cap = st->progs_cap ? 2 * st->progs_cap : 256;
 
@@ -136,6 +174,7 @@ static int program_of(struct mtd_state *st, const char *comm)
 	}
 	memset(&st->progs[st->nprogs], 0, sizeof(st->progs[0]));
 	strncpy(st->progs[st->nprogs].comm, comm, MEMTRACK_COMM_LEN - 1);
+	st->progs[st->nprogs].where = *w;
 	st->progs[st->nprogs].seen_ms = mtd_mono_ms();
 	memmove(&st->order[pos + 1], &st->order[pos],
 		(st->nprogs - pos) * sizeof(*st->order));
@@ -249,7 +288,11 @@ int mtd_state_update(struct mtd_state *st, struct mtd_sample *s)
 		if (match)
 			p->kthread = match->kthread;
 		if (!p->kthread) {
-			int r = program_of(st, p->comm);
+			struct mtd_where w;
+			int r;
+
+			where_of(p->ct, &w);
+			r = program_of(st, p->comm, &w);
 
 			if (r < 0) {
 				free(new);
@@ -346,13 +389,13 @@ void mtd_state_growth_alert(struct mtd_state *st, int32_t tgid,
 	int prog;
 
 	st->growth_alerts++;
-	if (comm) {
-		prog = program_of(st, comm);
-	} else {
-		e = find_pid(st, tgid);
-		prog = e && e->prog != MTD_NO_PROG ? (int)e->prog :
-		       program_of(st, MTD_UNKNOWN_COMM);
-	}
+	/* the process's program when it is followed (in its container);
+	 * one born since the last sample: its comm on the host's */
+	e = find_pid(st, tgid);
+	if (e && e->prog != MTD_NO_PROG)
+		prog = e->prog;
+	else
+		prog = program_of(st, comm ? comm : MTD_UNKNOWN_COMM, NULL);
 	if (prog >= 0) {
 		st->progs[prog].growth_alerts++;
 		st->progs[prog].seen_ms = mtd_mono_ms();

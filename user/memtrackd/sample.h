@@ -15,6 +15,8 @@
 
 #include "config.h"
 
+struct mt_container;
+
 /* Per-process counters; those a source cannot give stay unset in `have`. */
 enum mtd_ctr {
 	MTD_C_MIN_FLT,
@@ -37,6 +39,9 @@ struct mtd_proc {
 	bool kthread;			/* a kernel thread's, to be left out */
 	uint64_t start;			/* /proc: start time; identifies the pid */
 	char comm[MEMTRACK_COMM_LEN];
+	/* its container and pod (NULL: the host's), the source's own until
+	 * the sample after the next (libmemtrack's mt_containers) */
+	const struct mt_container *ct;
 	uint64_t rss_anon, rss_file, rss_shmem, swap;	/* bytes */
 	uint64_t ctr[MTD_NR_CTR];
 };
@@ -83,9 +88,12 @@ struct mtd_buf;
 
 /*
  * Opens what it needs now, before privileges are dropped; NULL, err set.
- * Kernel threads are left out of its samples unless kthreads.
+ * Kernel threads are left out of its samples unless kthreads.  containers:
+ * every row's container and pod, the runtimes' state read under rootfs
+ * ("": $MEMTRACK_ROOTFS or /).
  */
 struct mtd_source *mtd_source_open(enum mtd_source_kind kind, bool kthreads,
+				   bool containers, const char *rootfs,
 				   char *err, size_t errlen);
 void mtd_source_close(struct mtd_source *src);
 /* "module" or "proc". */

@@ -50,6 +50,7 @@ struct mtd_source {
 	bool kthreads;			/* keep kernel threads' rows */
 	bool events;			/* subscribed to its events */
 	uint64_t overruns;
+	struct mt_containers *containers;	/* NULL: none looked up */
 };
 
 static void fill_proc(struct mtd_proc *p, const struct memtrack_task *t,
@@ -200,6 +201,7 @@ int mtd_source_sample(struct mtd_source *src, struct mtd_sample *s)
 	err = mt_source_tasks(src->s, &tasks, &n);
 	if (err)
 		return err;
+	mt_containers_next(src->containers);
 	for (i = 0; i < n; i++) {
 		struct mtd_proc *p = mtd_sample_add(s);
 
@@ -209,6 +211,9 @@ int mtd_source_sample(struct mtd_source *src, struct mtd_sample *s)
 		}
 		fill_proc(p, &tasks[i], src->module);
 		p->kthread = !src->kthreads && mt_task_is_kthread(&tasks[i]);
+		if (!p->kthread)
+			p->ct = mt_containers_find(src->containers,
+						   tasks[i].cgroup_id);
 	}
 	free(tasks);
 	s->ctr_have = src->module ? (1U << MTD_NR_CTR) - 1 :
@@ -276,6 +281,7 @@ void mtd_source_close(struct mtd_source *src)
 	if (!src)
 		return;
 	mt_source_close(src->s);
+	mt_containers_free(src->containers);
 	free(src);
 }
 
@@ -286,6 +292,7 @@ static const int source_flags[] = {
 };
 
 struct mtd_source *mtd_source_open(enum mtd_source_kind kind, bool kthreads,
+				   bool containers, const char *rootfs,
 				   char *err, size_t errlen)
 {
 	struct mtd_source *src = calloc(1, sizeof(*src));
@@ -296,13 +303,25 @@ struct mtd_source *mtd_source_open(enum mtd_source_kind kind, bool kthreads,
 		errno = ENOMEM;
 		return NULL;
 	}
-	src->s = mt_source_open(source_flags[kind]);
+	/* /proc mode reads each process's cgroup only for containers */
+	src->s = mt_source_open(source_flags[kind] &
+				~(containers ? MT_SOURCE_NO_CGROUP : 0));
 	if (!src->s) {
 		e = errno ? errno : ENOENT;
 		snprintf(err, errlen, "memtrack.ko: %s", mt_errmsg());
 		free(src);
 		errno = e;
 		return NULL;
+	}
+	if (containers) {
+		src->containers = mt_containers_new(rootfs[0] ? rootfs : NULL);
+		if (!src->containers) {
+			snprintf(err, errlen, "out of memory");
+			mt_source_close(src->s);
+			free(src);
+			errno = ENOMEM;
+			return NULL;
+		}
 	}
 	src->module = mt_source_is_module(src->s);
 	src->kthreads = kthreads;

@@ -17,8 +17,20 @@
 /* The program of a process that has none: a kernel thread left out. */
 #define MTD_NO_PROG		UINT32_MAX
 
+/*
+ * Where a program runs: its container's name, pod and namespace ("" for
+ * the host's processes, and for what the runtime's state did not name).
+ * A program is a comm in one of them: "nginx" in two pods is two programs.
+ */
+struct mtd_where {
+	char container[128];
+	char pod[254];
+	char ns[64];
+};
+
 struct mtd_program {
 	char comm[MEMTRACK_COMM_LEN];
+	struct mtd_where where;
 	int64_t seen_ms;		/* last sample with a row of it, or alert */
 	uint64_t retired[MTD_NR_CTR];	/* of processes gone or exec'ed away */
 	uint64_t live[MTD_NR_CTR];	/* of the last sample's processes */

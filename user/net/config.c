@@ -26,6 +26,7 @@ void mtd_config_defaults(struct mtd_config *c)
 	c->sample_interval_ms = 5000;
 	strcpy(c->user, "nobody");
 	c->relay_buffer_kb = 4096;
+	c->containers = true;
 	mtd_agg_config_defaults(&c->agg);
 	mtd_rw_config_defaults(&c->rw);
 }
@@ -291,6 +292,15 @@ bad_auth:
 		if (!mtd_parse_bool(value, &c->keep_ptrace))
 			return 1;
 		why = "must be yes or no";
+	} else if (!strcmp(name, "containers")) {
+		if (!mtd_parse_bool(value, &c->containers))
+			return 1;
+		why = "must be yes or no";
+	} else if (!strcmp(name, "rootfs")) {
+		if (value[0] == '/' && !copy_str(c->rootfs, sizeof(c->rootfs),
+						 value))
+			return 1;
+		why = "must be an absolute path of at most 255 characters";
 	} else {
 		snprintf(x->err, x->errlen, "unknown key \"%s\"", name);
 		return 0;

@@ -82,6 +82,11 @@ struct mtd_config {
 	unsigned int sample_interval_ms;	/* 0: sample only on a scrape */
 	char user[64];			/* drop to this user after setup */
 	bool keep_ptrace;		/* keep CAP_SYS_PTRACE after dropping */
+	/* container, pod and namespace labels (libmemtrack's containers):
+	 * the cgroup of every process read, and the runtimes' state under
+	 * rootfs, which CAP_DAC_READ_SEARCH kept after dropping reads */
+	bool containers;
+	char rootfs[256];		/* "": $MEMTRACK_ROOTFS or / */
 	/* relay: aggregators to send snapshots to (address or name, port) */
 	unsigned int nr_aggregators;
 	struct mtd_aggregator {

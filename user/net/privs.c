@@ -3,10 +3,13 @@
 /*
  * Dropping root once everything privileged is open (the netlink socket and
  * its "events" membership, which needs CAP_SYS_ADMIN to join, and the
- * listening socket).  With keep_ptrace, CAP_SYS_PTRACE alone survives: the
+ * listening socket).  With keep_ptrace, CAP_SYS_PTRACE survives: the
  * module shows another user's event counters (page allocations, kmalloc,
  * reclaim stalls, ...) only to their owner or to CAP_SYS_PTRACE, as /proc
- * does for what a process does.
+ * does for what a process does.  With container names, CAP_DAC_READ_SEARCH
+ * survives: the runtimes keep their state (/run/containerd,
+ * /var/lib/docker, /run/containers) readable by root only, and a new
+ * container's names are read when it appears.  It reads; it never writes.
  */
 #include <errno.h>
 #include <grp.h>
@@ -19,29 +22,36 @@
 
 #include "privs.h"
 
-static int keep_only_ptrace(char *err, size_t errlen)
+static int keep_only(unsigned int keep, char *err, size_t errlen)
 {
-	cap_value_t v = CAP_SYS_PTRACE;
+	cap_value_t v[2];
 	cap_t caps = cap_init();
-	int ret = -1;
+	int n = 0, ret = -1;
 
+	if (keep & MTD_KEEP_PTRACE)
+		v[n++] = CAP_SYS_PTRACE;
+	if (keep & MTD_KEEP_READ_SEARCH)
+		v[n++] = CAP_DAC_READ_SEARCH;
 	if (!caps)
 		goto out;
-	if (cap_set_flag(caps, CAP_PERMITTED, 1, &v, CAP_SET) ||
-	    cap_set_flag(caps, CAP_EFFECTIVE, 1, &v, CAP_SET) ||
+	if (cap_set_flag(caps, CAP_PERMITTED, n, v, CAP_SET) ||
+	    cap_set_flag(caps, CAP_EFFECTIVE, n, v, CAP_SET) ||
 	    cap_set_proc(caps))
 		goto out;
 	ret = 0;
 out:
 	if (ret)
-		snprintf(err, errlen, "keeping CAP_SYS_PTRACE: %s",
+		snprintf(err, errlen, "keeping %s%s%s: %s",
+			 keep & MTD_KEEP_PTRACE ? "CAP_SYS_PTRACE" : "",
+			 n == 2 ? " and " : "",
+			 keep & MTD_KEEP_READ_SEARCH ? "CAP_DAC_READ_SEARCH" : "",
 			 strerror(errno));
 	if (caps)
 		cap_free(caps);
 	return ret;
 }
 
-int mtd_drop_privileges(const char *user, bool keep_ptrace,
+int mtd_drop_privileges(const char *user, unsigned int keep,
 			char *err, size_t errlen)
 {
 	struct passwd *pw;
@@ -57,7 +67,7 @@ int mtd_drop_privileges(const char *user, bool keep_ptrace,
 	}
 	if (pw->pw_uid == 0)
 		return 0;	/* configured to stay root */
-	if (keep_ptrace && prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0)) {
+	if (keep && prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0)) {
 		snprintf(err, errlen, "PR_SET_KEEPCAPS: %s", strerror(errno));
 		return -1;
 	}
@@ -68,7 +78,7 @@ int mtd_drop_privileges(const char *user, bool keep_ptrace,
 			 strerror(errno));
 		return -1;
 	}
-	if (keep_ptrace && keep_only_ptrace(err, errlen))
+	if (keep && keep_only(keep, err, errlen))
 		return -1;
 	/* Prove it cannot come back. */
 	if (setuid(0) == 0) {

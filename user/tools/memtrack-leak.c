@@ -1003,6 +1003,18 @@ static bool use_preload(const struct leak_opts *o)
  * ends it with a last report instead; this is an unload (whose sessions go
  * a moment before its netlink family does) or a detach by someone else.
  */
+/* Where the process runs, when it is in a container or pod. */
+static void say_container(long pid)
+{
+	struct mt_container c;
+	char what[600];
+
+	if (mt_container_of_pid(pid, NULL, &c) <= 0)
+		return;
+	mt_container_describe(&c, what, sizeof(what));
+	fprintf(stderr, "%s: %ld is in %s\n", prog, pid, what);
+}
+
 static void say_session_ended(long pid)
 {
 	struct timespec ms100 = { 0, 100000000 };
@@ -1161,6 +1173,8 @@ int main(int argc, char **argv)
 	rc = opt.cmd ? launch(&s) : find_process(&s);
 	if (rc)
 		return rc;
+	if (opt.pid)
+		say_container(opt.pid);
 	if (opt.pid && opt.engine == ENGINE_INJECT) {
 		rc = inject(&s);
 		if (rc >= 0)

@@ -30,14 +30,17 @@
 #include "top_smaps.h"
 #include "top_toprc.h"
 #include "top_ui.h"
+#include "top_view.h"
 
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: memtrack-top [-d SECONDS] [-o SORT] [--pss] [--proc] [-C]\n"
+		"usage: memtrack-top [-d SECONDS] [-o SORT] [-F FILTER] [--group WHAT]\n"
+		"                    [--pss] [--proc] [-C]\n"
 		"                    [--cluster HOST:PORT|prometheus:URL]\n"
 		"       memtrack-top -b [-n ITERATIONS] [-d SECONDS] [--json] [-o SORT]\n"
-		"                       [--top ROWS] [--pss] [--proc]\n"
+		"                       [-F FILTER] [--group WHAT] [--top ROWS] [--pss]\n"
+		"                       [--proc]\n"
 		"       memtrack-top -b --cluster HOST:PORT|prometheus:URL [-n ITERATIONS]\n"
 		"                       [-d SECONDS]\n"
 		"                       [--json] [--top ROWS]\n"
@@ -48,6 +51,10 @@ static void usage(FILE *f)
 		"  -j, --json         JSON lines: a summary object, then one per process\n"
 		"  -o, --sort KEY     rss (default), cpu, time, pid, growth\n"
 		"      --top ROWS     print only the first ROWS processes of each sample\n"
+		"  -F, --filter TEXT  only commands holding TEXT (any case); pod=TEXT,\n"
+		"                     namespace=TEXT, container=TEXT: those names (key F4)\n"
+		"      --group WHAT   one row per program, cgroup, container or pod, its\n"
+		"                     processes summed (keys p, g, G)\n"
 		"      --pss          PSS and USS columns, from /proc/PID/smaps_rollup of\n"
 		"                     the rows shown only (key S in the interactive view)\n"
 		"      --proc         read /proc even when the memtrack module is loaded\n"
@@ -93,6 +100,13 @@ struct opts {
 	enum top_sort sort;
 	const char *cluster;		/* --cluster */
 	struct top_growth growth;	/* --growth-window, --growth-min-rate */
+	const char *filter;		/* -F */
+	enum top_group group;		/* --group */
+};
+
+static const char *const group_names[] = {
+	[TOP_GROUP_PROGRAM] = "program", [TOP_GROUP_CGROUP] = "cgroup",
+	[TOP_GROUP_CONTAINER] = "container", [TOP_GROUP_POD] = "pod",
 };
 
 /* The interactive view's settings from toprc, where -d and -o did not set them. */
@@ -186,6 +200,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "no-color", no_argument, NULL, 'C' },
+		{ "filter", required_argument, NULL, 'F' },
+		{ "group", required_argument, NULL, 'G' },
 		{ NULL, 0, NULL, 0 },
 	};
 	char *end;
@@ -195,7 +211,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		.delay = 2, .sort = TOP_SORT_RSS,
 		.growth = { TOP_GROWTH_WINDOW, TOP_GROWTH_MIN_RATE },
 	};
-	while ((c = getopt_long(argc, argv, "bn:d:jo:hVC", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "bn:d:jo:hVCF:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'b':
 			o->batch = true;
@@ -280,6 +296,26 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		case 'C':
 			o->mono = true;
 			break;
+		case 'F':
+			if (strlen(optarg) >= sizeof(((struct top_view_opts *)0)->filter)) {
+				fprintf(stderr, "memtrack-top: -F: at most 63 characters: %s\n", optarg);
+				return 2;
+			}
+			o->filter = optarg;
+			break;
+		case 'G': {
+			size_t i;
+
+			for (i = 1; i < MT_ARRAY_SIZE(group_names); i++)
+				if (group_names[i] && !strcmp(optarg, group_names[i]))
+					break;
+			if (i == MT_ARRAY_SIZE(group_names)) {
+				fprintf(stderr, "memtrack-top: --group: program, cgroup, container or pod: %s\n", optarg);
+				return 2;
+			}
+			o->group = i;
+			break;
+		}
 		default:
 			fprintf(stderr, "Try 'memtrack-top --help'.\n");
 			return 2;
@@ -347,6 +383,44 @@ static int run_cluster_batch(const struct opts *o)
 	return rc;
 }
 
+/*
+ * A sample filtered or grouped as the interactive view would show it: the
+ * view's rows printed in the table's place.
+ */
+static int batch_view(struct top_table *tb, const struct opts *o,
+		      unsigned int show)
+{
+	struct top_view_opts vo = {
+		.kthreads = o->kthreads, .group = o->group, .sort = o->sort,
+	};
+	struct top_view v = { 0 };
+	struct top_row *rows = tb->rows;
+	size_t n = tb->n, nrows;
+	int err;
+
+	if (o->filter)
+		snprintf(vo.filter, sizeof(vo.filter), "%s", o->filter);
+	err = top_view_build(&v, tb, &vo);
+	if (err)
+		goto out;
+	nrows = o->rows && (size_t)o->rows < v.n ? (size_t)o->rows : v.n;
+	tb->rows = v.rows;
+	tb->n = v.n;
+	if (o->smaps)
+		top_rows_smaps(tb->rows, nrows);
+	if (o->json)
+		top_batch_json(stdout, tb, mt_source_name(tb->src), show, v.n,
+			       nrows);
+	else
+		top_batch_text(stdout, tb, mt_source_name(tb->src), show, v.n,
+			       nrows);
+	tb->rows = rows;
+	tb->n = n;
+out:
+	top_view_free(&v);
+	return err;
+}
+
 static int run_batch(struct mt_source *src, const struct opts *o)
 {
 	struct top_table tb;
@@ -364,11 +438,20 @@ static int run_batch(struct mt_source *src, const struct opts *o)
 			fprintf(stderr, "memtrack-top: %s\n", mt_errmsg());
 			break;
 		}
+		show = top_table_show(&tb, o->smaps);
+		if (o->filter || o->group) {
+			err = batch_view(&tb, o, show);
+			if (err) {
+				fprintf(stderr, "memtrack-top: %s\n", strerror(-err));
+				break;
+			}
+			if (fflush(stdout) == EOF)
+				break;
+			continue;
+		}
 		top_table_sort(&tb, o->sort, false);
 		/* the interactive view's default: kernel threads hidden */
 		listed = o->kthreads ? tb.n : top_table_kthreads_last(&tb);
-		show = (tb.si.module ? TOP_SHOW_MODULE : 0) |
-		       (o->smaps ? TOP_SHOW_SMAPS : 0);
 		rows = o->rows && (size_t)o->rows < listed ? (size_t)o->rows :
 		       listed;
 		/* the printed rows only: each file is a walk of page tables */
@@ -425,7 +508,8 @@ int main(int argc, char **argv)
 	} else {
 		struct top_ui_opts uo = {
 			.delay = o.delay, .sort = o.sort, .smaps = o.smaps,
-			.kthreads = o.kthreads,
+			.kthreads = o.kthreads, .group = o.group,
+			.filter = o.filter,
 			.cluster = o.cluster, .growth = o.growth,
 			/* https://no-color.org: set and not empty */
 			.mono = o.mono || (getenv("NO_COLOR") &&

@@ -54,8 +54,12 @@ struct top_row {
 	bool tree_last;
 	uint32_t tree_more;
 	/* the process's cgroup: path under the cgroup2 root, memory.max */
-	char cgroup[128];
+	char cgroup[256];
 	uint64_t cg_max;		/* TOP_NO_LIMIT: none */
+	/* its container and pod (NULL: none), the table's until its next
+	 * sample; a summed row's kind (enum top_group of top_view.h) */
+	const struct mt_container *ct;
+	uint8_t gkind;
 	/* from smaps_rollup, read for shown rows only (top_smaps.c) */
 	uint64_t pss, uss;
 	bool has_smaps;
@@ -82,6 +86,8 @@ struct top_table {
 	struct top_hist *hist_next;	/* the next sample's, being filled */
 	size_t cap;			/* of rows, hist and hist_next */
 	struct top_cgroups cgroups;
+	struct mt_containers *containers;	/* NULL: no memory for it */
+	bool any_container;		/* a row of this sample is in one */
 };
 
 /* growth: NULL for TOP_GROWTH_WINDOW and TOP_GROWTH_MIN_RATE */

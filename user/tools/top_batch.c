@@ -9,6 +9,7 @@
 #include <time.h>
 #include "top.h"
 #include "top_columns.h"
+#include "top_view.h"
 
 #define KIB(x)	((uint64_t)(x) >> 10)
 
@@ -71,6 +72,46 @@ void top_batch_text(FILE *f, const struct top_table *tb, const char *source,
 	fputc('\n', f);
 }
 
+/* A JSON string, or null for "" (a name the runtime's state did not give). */
+static void json_name(FILE *f, const char *key, const char *s)
+{
+	fprintf(f, ",\"%s\":", key);
+	if (s[0])
+		mt_json_print(f, s);
+	else
+		fprintf(f, "null");
+}
+
+/*
+ * "container": runtime, ID and name, null outside one; "pod": UID, name,
+ * namespace and QoS class, null outside Kubernetes.  Names the runtime's
+ * state did not give: the container's ID's first 12 digits (as docker ps
+ * shows it), a null pod name and namespace.
+ */
+static void json_container(FILE *f, const struct top_row *r)
+{
+	const struct mt_container *c = r->ct;
+
+	/* a pod's row sums its containers: none of them in particular */
+	if (c && c->id[0] && r->gkind != TOP_GROUP_POD) {
+		fprintf(f, ",\"container\":{\"runtime\":\"%s\"",
+			mt_runtime_name(c->runtime));
+		json_name(f, "id", c->id);
+		json_name(f, "name", c->name);
+		fprintf(f, "}");
+	} else {
+		fprintf(f, ",\"container\":null");
+	}
+	if (c && c->pod_uid[0]) {
+		fprintf(f, ",\"pod\":{\"uid\":\"%s\"", c->pod_uid);
+		json_name(f, "name", c->pod);
+		json_name(f, "namespace", c->ns);
+		fprintf(f, ",\"qos\":\"%s\"}", mt_qos_name(c->qos));
+	} else {
+		fprintf(f, ",\"pod\":null");
+	}
+}
+
 static void json_row(FILE *f, const struct top_row *r, unsigned int show)
 {
 	const struct memtrack_task *t = &r->t;
@@ -87,6 +128,10 @@ static void json_row(FILE *f, const struct top_row *r, unsigned int show)
 		fprintf(f, ",\"cgroup_max\":null");
 	else
 		fprintf(f, ",\"cgroup_max\":%" PRIu64, r->cg_max);
+	json_container(f, r);
+	/* a summed row (--group): how many processes */
+	if (r->group)
+		fprintf(f, ",\"processes\":%u", r->group);
 	fprintf(f, ",\"threads\":%u,\"cgroup_id\":%llu,\"cpu_pct\":%.2f,"
 		"\"cpu_ns\":%llu,\"start_ns\":%llu,"
 		"\"rss\":%" PRIu64 ",\"rss_anon\":%llu,\"rss_file\":%llu,"

@@ -11,7 +11,7 @@
 
 struct top_cgroup {
 	uint64_t id;			/* the directory's inode */
-	char path[128];			/* under the cgroup2 root, "/" for it */
+	char path[256];			/* under the cgroup2 root, "/" for it */
 	uint64_t max;			/* memory.max in bytes; 0: none */
 };
 

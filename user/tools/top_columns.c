@@ -10,6 +10,7 @@
 #include <string.h>
 #include <strings.h>
 #include "top_columns.h"
+#include "top_view.h"
 
 /*
  * The cells of every row of every refresh: with 10,000 processes snprintf()
@@ -206,6 +207,30 @@ static void cgroup_cell(const struct top_row *r, char *b, size_t n)
 	}
 }
 
+/* The container's name; "-" outside one, and in a per-pod row. */
+static void container_cell(const struct top_row *r, char *b, size_t n)
+{
+	const struct mt_container *c = r->ct;
+
+	if (c && c->id[0] && r->gkind != TOP_GROUP_POD)
+		put_str(b, n, c->name, strlen(c->name));
+	else
+		put_str(b, n, "-", 1);
+}
+
+/* NAMESPACE/POD as kubectl names it; the pod's UID until names are known. */
+static void pod_cell(const struct top_row *r, char *b, size_t n)
+{
+	const struct mt_container *c = r->ct;
+
+	if (c && c->pod[0])
+		snprintf(b, n, "%s/%s", c->ns, c->pod);
+	else if (c && c->pod_uid[0])
+		put_str(b, n, c->pod_uid, strlen(c->pod_uid));
+	else
+		put_str(b, n, "-", 1);
+}
+
 static void limit_cell(const struct top_row *r, char *b, size_t n)
 {
 	if (r->cg_max != TOP_NO_LIMIT)
@@ -259,6 +284,8 @@ const struct top_column top_columns[] = {
 	{ "USER", -8, 0, TOP_SORT_NONE, user_cell, 1 },
 	{ "COMMAND", -15, 0, TOP_SORT_NONE, comm_cell, 0 },
 	{ "CGROUP", -20, 0, TOP_SORT_NONE, cgroup_cell, 17 },
+	{ "CONTAINER", -14, TOP_SHOW_CONTAINERS, TOP_SORT_NONE, container_cell, 4 },
+	{ "POD", -24, TOP_SHOW_CONTAINERS, TOP_SORT_NONE, pod_cell, 11 },
 	{ "%CPU", 5, 0, TOP_SORT_CPU, cpu_cell, 3 },
 	{ "RSS", 9, 0, TOP_SORT_RSS, rss_cell, 0 },
 	{ "ANON", 9, 0, TOP_SORT_ANON, anon_cell, 2 },
@@ -343,6 +370,13 @@ static int trim(char *buf, size_t len, int at)
 	while (at > 0 && buf[at - 1] == ' ')
 		buf[--at] = '\0';
 	return at;
+}
+
+unsigned int top_table_show(const struct top_table *tb, bool smaps)
+{
+	return (tb->si.module ? TOP_SHOW_MODULE : 0) |
+	       (smaps ? TOP_SHOW_SMAPS : 0) |
+	       (tb->any_container ? TOP_SHOW_CONTAINERS : 0);
 }
 
 static bool shown(const struct top_column *c, unsigned int show)

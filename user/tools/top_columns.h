@@ -10,6 +10,10 @@
 /* Columns shown only sometimes: with the module, when asked for. */
 #define TOP_SHOW_MODULE	1U		/* the module's event counters */
 #define TOP_SHOW_SMAPS	2U		/* PSS and USS (top_smaps.c) */
+#define TOP_SHOW_CONTAINERS 4U		/* CONTAINER and POD: a row is in one */
+
+/* What a sample of tb allows (TOP_SHOW_*), PSS and USS if smaps. */
+unsigned int top_table_show(const struct top_table *tb, bool smaps);
 
 struct top_column {
 	const char *title;

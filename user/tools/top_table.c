@@ -54,6 +54,7 @@ void top_table_init(struct top_table *tb, struct mt_source *src,
 {
 	memset(tb, 0, sizeof(*tb));
 	tb->src = src;
+	tb->containers = mt_containers_new(NULL);
 	tb->growth = growth ? *growth : (struct top_growth){
 		TOP_GROWTH_WINDOW, TOP_GROWTH_MIN_RATE };
 }
@@ -61,6 +62,8 @@ void top_table_init(struct top_table *tb, struct mt_source *src,
 void top_table_free(struct top_table *tb)
 {
 	top_cgroups_free(&tb->cgroups);
+	mt_containers_free(tb->containers);
+	tb->containers = NULL;
 	free(tb->rows);
 	free(tb->hist);
 	free(tb->hist_next);
@@ -271,6 +274,8 @@ int top_table_refresh(struct top_table *tb)
 	tb->wall = wall_clock();
 	rows = tb->rows;
 	hist = tb->hist_next;
+	mt_containers_next(tb->containers);
+	tb->any_container = false;
 	/* Live processes only, as top shows them. */
 	for (i = 0; i < n; i++) {
 		if (tasks[i].exited)
@@ -293,6 +298,9 @@ int top_table_refresh(struct top_table *tb)
 		hist[i].kthread = rows[i].kthread;
 		user_name(rows[i].t.uid, rows[i].user, sizeof(rows[i].user));
 		cgroup_of(&tb->cgroups, &rows[i]);
+		rows[i].ct = mt_containers_find(tb->containers,
+						rows[i].t.cgroup_id);
+		tb->any_container |= rows[i].ct != NULL;
 	}
 	tb->interval = tb->nhist || tb->n ? now - tb->now : 0;
 	tb->hist_next = tb->hist;

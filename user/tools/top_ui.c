@@ -227,6 +227,21 @@ static void bar(int y, const char *label, uint64_t used, uint64_t buffers,
 	printw("] %.1f/%.1fG", used / 1073741824.0, total / 1073741824.0);
 }
 
+/* The status line's name of a grouped view. */
+static const char *const view_names[] = {
+	[TOP_GROUP_PROGRAM] = "per program",
+	[TOP_GROUP_CGROUP] = "per cgroup",
+	[TOP_GROUP_CONTAINER] = "per container",
+	[TOP_GROUP_POD] = "per pod",
+	[TOP_GROUP_NAMESPACE] = NULL,
+};
+
+static void toggle_group(struct ui *u, enum top_group g)
+{
+	u->vo.group = u->vo.group == g ? TOP_GROUP_NONE : g;
+	u->scroll = 0;
+}
+
 static void draw_header(struct ui *u)
 {
 	const struct memtrack_summary *s = &u->tb.si.sum;
@@ -294,9 +309,9 @@ static void draw_header(struct ui *u)
 		printw("filter: %s  user: %s  view: %s%s",
 		       u->vo.filter[0] ? u->vo.filter : "-",
 		       u->vo.by_user ? u->user_name : "-",
-		       u->vo.cgroups ? "per cgroup" :
-		       u->vo.programs ? "per program" : u->vo.tree ? "tree" :
-		       "processes", u->vo.threads ? " + threads" : "");
+		       view_names[u->vo.group] ? view_names[u->vo.group] :
+		       u->vo.tree ? "tree" : "processes",
+		       u->vo.threads ? " + threads" : "");
 	}
 }
 
@@ -436,12 +451,17 @@ static void table_line(struct ui *u, const struct top_row *r, uint64_t cols,
 
 static void draw_table(struct ui *u)
 {
-	unsigned int show = (u->tb.si.module ? TOP_SHOW_MODULE : 0) |
-			    (u->smaps ? TOP_SHOW_SMAPS : 0);
+	unsigned int show = top_table_show(&u->tb, u->smaps);
+	enum top_group g = u->vo.group;
 	/* what the view is about stays on a narrow terminal */
 	uint64_t must = top_column_bits(NULL, u->vo.sort) |
-			(u->vo.cgroups ? top_column_bits("CGROUP", TOP_SORT_NONE) |
+			(g == TOP_GROUP_CGROUP ?
+			 top_column_bits("CGROUP", TOP_SORT_NONE) |
 			 top_column_bits("LIMIT", TOP_SORT_NONE) : 0) |
+			(g == TOP_GROUP_CONTAINER ?
+			 top_column_bits("CONTAINER", TOP_SORT_NONE) : 0) |
+			(g == TOP_GROUP_CONTAINER || g == TOP_GROUP_POD ?
+			 top_column_bits("POD", TOP_SORT_NONE) : 0) |
 			(u->smaps ? top_column_bits("PSS", TOP_SORT_NONE) |
 			 top_column_bits("USS", TOP_SORT_NONE) : 0);
 	int width = u->cmdline ? COLS - CMDLINE_MIN : COLS;
@@ -500,7 +520,7 @@ static void draw_table(struct ui *u)
 static void draw_cluster(struct ui *u)
 {
 	int y = HEADER_LINES, rows = LINES - HEADER_LINES - 1 - pane_lines(u);
-	bool progs = u->vo.programs;
+	bool progs = u->vo.group == TOP_GROUP_PROGRAM;
 	size_t n = progs ? u->cs.nprogs : u->cs.nprocs, i, shown = 0;
 	char line[512];
 
@@ -516,7 +536,8 @@ static void draw_cluster(struct ui *u)
 		const char *comm = progs ? u->cs.progs[i].comm :
 				   u->cs.procs[i].comm;
 
-		if (u->vo.filter[0] && !strcasestr(comm, u->vo.filter))
+		if (u->vo.filter[0] &&
+		    !strcasestr(comm, top_filter_text(u->vo.filter)))
 			continue;
 		if (progs)
 			top_cluster_format_prog(&u->cs.progs[i], line,
@@ -577,7 +598,8 @@ static const char *const help_text[] = {
 	"  M          sort by RSS       P  by %CPU       T  by CPU time",
 	"  < > F6     sort by the column left / right of the current one",
 	"  I          reverse the order",
-	"  / F3 F4    filter by command (any case); empty clears",
+	"  / F3 F4    filter by command (any case); empty clears; pod=TEXT,",
+	"             namespace=TEXT or container=TEXT: by that name",
 	"  u          only one user's processes; empty clears",
 	"  H          threads under their process",
 	"  K          kernel threads too (hidden at start)",
@@ -589,6 +611,7 @@ static const char *const help_text[] = {
 	"  N          cluster view: every node's processes, from the aggregator",
 	"             (--cluster HOST:PORT, else memtrackd.conf's); p: per program",
 	"  g          one row per cgroup (its processes summed; LIMIT: memory.max)",
+	"  G          one row per container, then per pod, then per process",
 	"  e          events pane: OOM kills, reclaim stalls, RSS and growth alerts",
 	"  S          PSS and USS columns (smaps_rollup of the rows on screen)",
 	"  space      pause / resume",
@@ -748,7 +771,8 @@ static void ask_filter(struct ui *u)
 {
 	char buf[sizeof(u->vo.filter)];
 
-	if (!prompt(u, "filter command (empty: none): ", buf, sizeof(buf)))
+	if (!prompt(u, "filter command, or pod= namespace= container= (empty: none): ",
+		    buf, sizeof(buf)))
 		return;
 	memcpy(u->vo.filter, buf, sizeof(buf));
 	u->scroll = 0;
@@ -921,13 +945,13 @@ static bool key(struct ui *u, int c)
 	case 's': leak_selected(u); break;
 	case KEY_F(2): setup(u); break;
 	case 't': case KEY_F(5): u->vo.tree = !u->vo.tree; break;
-	case 'p':
-		u->vo.programs = !u->vo.programs;
-		u->vo.cgroups = false;
-		break;
-	case 'g':
-		u->vo.cgroups = !u->vo.cgroups;
-		u->vo.programs = false;
+	case 'p': toggle_group(u, TOP_GROUP_PROGRAM); break;
+	case 'g': toggle_group(u, TOP_GROUP_CGROUP); break;
+	case 'G':
+		/* per container, per pod, per process */
+		toggle_group(u, u->vo.group == TOP_GROUP_CONTAINER ?
+			     TOP_GROUP_POD : u->vo.group == TOP_GROUP_POD ?
+			     TOP_GROUP_NONE : TOP_GROUP_CONTAINER);
 		break;
 	case 'e': u->events = !u->events; break;
 	case 'c': u->cmdline = !u->cmdline; break;
@@ -1006,6 +1030,9 @@ int top_ui_run(struct mt_source *src, const struct top_ui_opts *o)
 
 	u.vo.sort = o->sort;
 	u.vo.kthreads = o->kthreads;
+	u.vo.group = o->group;
+	if (o->filter)
+		snprintf(u.vo.filter, sizeof(u.vo.filter), "%s", o->filter);
 	u.layout = o->layout;
 	u.toprc = o->toprc;
 	top_table_init(&u.tb, src, &o->growth);

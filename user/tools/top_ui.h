@@ -11,6 +11,8 @@ struct top_ui_opts {
 	bool smaps;			/* PSS and USS from the start */
 	bool mono;			/* -C or NO_COLOR: no colours */
 	bool kthreads;			/* kernel threads shown from the start */
+	const char *filter;		/* -F: the filter at start; NULL none */
+	unsigned int group;		/* --group: enum top_group at start */
 	/* the aggregator of --cluster (start in the cluster view), NULL:
 	 * the config's, asked only when c is pressed */
 	const char *cluster;

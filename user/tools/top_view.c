@@ -27,13 +27,66 @@ static int push(struct top_view *v, const struct top_row *r)
 	return 0;
 }
 
+/* A filter's key: the name it looks in (the command without one). */
+static const struct {
+	const char *key;
+	enum top_group what;
+} filter_keys[] = {
+	{ "pod=", TOP_GROUP_POD },
+	{ "namespace=", TOP_GROUP_NAMESPACE },
+	{ "ns=", TOP_GROUP_NAMESPACE },
+	{ "container=", TOP_GROUP_CONTAINER },
+};
+
+static enum top_group filter_key(const char *filter, const char **text)
+{
+	size_t i, n;
+
+	for (i = 0; i < MT_ARRAY_SIZE(filter_keys); i++) {
+		n = strlen(filter_keys[i].key);
+		if (!strncasecmp(filter, filter_keys[i].key, n)) {
+			*text = filter + n;
+			return filter_keys[i].what;
+		}
+	}
+	*text = filter;
+	return TOP_GROUP_NONE;
+}
+
+const char *top_filter_text(const char *filter)
+{
+	const char *text;
+
+	filter_key(filter, &text);
+	return text;
+}
+
+bool top_filter_match(const struct top_row *r, const char *filter)
+{
+	const struct mt_container *c = r->ct;
+	const char *text;
+
+	if (!filter[0])
+		return true;
+	switch (filter_key(filter, &text)) {
+	case TOP_GROUP_POD:
+		return c && c->pod[0] && strcasestr(c->pod, text);
+	case TOP_GROUP_NAMESPACE:
+		return c && c->ns[0] && strcasestr(c->ns, text);
+	case TOP_GROUP_CONTAINER:
+		return c && c->id[0] && strcasestr(c->name, text);
+	default:
+		return strcasestr(r->t.comm, text);
+	}
+}
+
 static bool selected(const struct top_row *r, const struct top_view_opts *o)
 {
 	if (o->by_user && r->t.uid != o->uid)
 		return false;
 	if (r->kthread && !o->kthreads)
 		return false;
-	return !o->filter[0] || strcasestr(r->t.comm, o->filter);
+	return top_filter_match(r, o->filter);
 }
 
 /* Adds b's figures into a, a per-program row. */
@@ -78,12 +131,55 @@ static int by_cgroup(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* One row per program, or per cgroup: the rows sharing it summed. */
+/* The host's processes (no container) first, then by runtime and ID. */
+static int by_container(const void *a, const void *b)
+{
+	const struct mt_container *x = ((const struct top_row *)a)->ct;
+	const struct mt_container *y = ((const struct top_row *)b)->ct;
+	bool xc = x && x->id[0], yc = y && y->id[0];
+
+	if (!xc || !yc)
+		return (int)xc - (int)yc;
+	if (x->runtime != y->runtime)
+		return (int)x->runtime - (int)y->runtime;
+	return strcmp(x->id, y->id);
+}
+
+/* Outside any pod first, then by pod UID (known from the path). */
+static int by_pod(const void *a, const void *b)
+{
+	const struct mt_container *x = ((const struct top_row *)a)->ct;
+	const struct mt_container *y = ((const struct top_row *)b)->ct;
+	bool xp = x && x->pod_uid[0], yp = y && y->pod_uid[0];
+
+	if (!xp || !yp)
+		return (int)xp - (int)yp;
+	return strcmp(x->pod_uid, y->pod_uid);
+}
+
+/* What a summed row's COMMAND says. */
+static void group_title(struct top_row *g, enum top_group what)
+{
+	const char *title = "(cgroup)";
+	bool in = g->ct && (what == TOP_GROUP_POD ? g->ct->pod_uid[0] :
+			    g->ct->id[0]);
+
+	if (what == TOP_GROUP_CONTAINER)
+		title = in ? "(container)" : "(host)";
+	else if (what == TOP_GROUP_POD)
+		title = in ? "(pod)" : "(none)";
+	snprintf(g->t.comm, sizeof(g->t.comm), "%s", title);
+	snprintf(g->user, sizeof(g->user), "-");
+}
+
+/* One row per program, cgroup, container or pod: the rows sharing it summed. */
 static int groups(struct top_view *v, struct top_row *sel, size_t n,
 		  const struct top_view_opts *o)
 {
-	int (*cmp)(const void *, const void *) = o->cgroups ? by_cgroup :
-						 by_comm;
+	int (*cmp)(const void *, const void *) =
+		o->group == TOP_GROUP_CGROUP ? by_cgroup :
+		o->group == TOP_GROUP_CONTAINER ? by_container :
+		o->group == TOP_GROUP_POD ? by_pod : by_comm;
 	struct top_row g;
 	size_t i, k = 0;
 
@@ -91,15 +187,18 @@ static int groups(struct top_view *v, struct top_row *sel, size_t n,
 	for (i = 0; i < n; i++) {
 		if (k && !cmp(&sel[k - 1], &sel[i])) {
 			add_row(&sel[k - 1], &sel[i]);
+			/* a pod's names from a container that has them */
+			if (o->group == TOP_GROUP_POD && sel[i].ct &&
+			    sel[i].ct->pod[0] && !sel[k - 1].ct->pod[0])
+				sel[k - 1].ct = sel[i].ct;
 			continue;
 		}
 		g = sel[i];
 		g.group = 1;
 		g.t.pid = 0;
-		if (o->cgroups) {
-			snprintf(g.t.comm, sizeof(g.t.comm), "(cgroup)");
-			snprintf(g.user, sizeof(g.user), "-");
-		}
+		g.gkind = o->group;
+		if (o->group != TOP_GROUP_PROGRAM)
+			group_title(&g, o->group);
 		sel[k++] = g;
 	}
 	top_rows_sort(sel, k, o->sort, o->reverse);
@@ -247,7 +346,7 @@ int top_view_build(struct top_view *v, struct top_table *tb,
 	for (i = 0; i < tb->n; i++)
 		if (selected(&tb->rows[i], o))
 			sel[n++] = tb->rows[i];
-	if (o->programs || o->cgroups) {
+	if (o->group != TOP_GROUP_NONE) {
 		err = groups(v, sel, n, o);
 	} else {
 		top_rows_sort(sel, n, o->sort, o->reverse);
@@ -260,7 +359,7 @@ int top_view_build(struct top_view *v, struct top_table *tb,
 		}
 	}
 	free(sel);
-	if (!err && o->threads && !o->programs && !o->cgroups)
+	if (!err && o->threads && o->group == TOP_GROUP_NONE)
 		err = add_threads(v, tb);
 	return err;
 }

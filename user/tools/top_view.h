@@ -6,14 +6,27 @@
 #include <sys/types.h>
 #include "top.h"
 
+/* One row per what: the rows sharing it summed. */
+enum top_group {
+	TOP_GROUP_NONE,			/* a row per process */
+	TOP_GROUP_PROGRAM,		/* per command name */
+	TOP_GROUP_CGROUP,
+	TOP_GROUP_CONTAINER,		/* and one for the host's processes */
+	TOP_GROUP_POD,			/* and one for those in none */
+	TOP_GROUP_NAMESPACE,		/* (a filter's key only) */
+};
+
 struct top_view_opts {
-	char filter[64];		/* in the command, any case; "" all */
+	/*
+	 * In the command, any case; "" all.  "pod=TEXT", "namespace=TEXT"
+	 * (or "ns="), "container=TEXT": in that name instead.
+	 */
+	char filter[64];
 	bool by_user;
 	uid_t uid;
 	bool threads;			/* each process's threads under it */
 	bool tree;			/* children under their parent */
-	bool programs;			/* one row per command name, summed */
-	bool cgroups;			/* one row per cgroup, summed */
+	enum top_group group;
 	bool kthreads;			/* kernel threads too (K) */
 	enum top_sort sort;
 	bool reverse;
@@ -26,6 +39,11 @@ struct top_view {
 
 /* Threads are fetched for at most this many processes per refresh. */
 #define TOP_VIEW_MAX_THREAD_PROCS	256
+
+/* Does r pass the filter (top_view_opts' filter)? */
+bool top_filter_match(const struct top_row *r, const char *filter);
+/* The text in a filter, of "KEY=TEXT" or not; "" for none. */
+const char *top_filter_text(const char *filter);
 
 int top_view_build(struct top_view *v, struct top_table *tb,
 		   const struct top_view_opts *o);
