@@ -28,7 +28,9 @@ BIN = os.path.join(ROOT, "build", "bin")
 TOP = os.path.join(BIN, "memtrack-top")
 MEMLOAD = os.path.join(TESTBIN, "memload")
 # the test variants (NAME_module, NAME_proc) and memtrack-top's arguments
-PATHS = ["module", "proc"] if IN_VM else ["proc"]
+# the module in the VM, /proc on the host (its suite, tests/host/test_containers.sh):
+# each path once, the containers and their runtimes the same on both
+PATHS = ["module"] if IN_VM else ["proc"]
 ARGS = {"module": [], "proc": ["--proc"]}
 TASKS = "/run/containerd/io.containerd.runtime.v2.task/k8s.io"
 CRIO = "/run/containers/storage/overlay-containers"
@@ -392,6 +394,78 @@ def memtrackd_labels_programs_and_containers(path):
         host = [k for k in procs if ("comm", "python3") in k]
         check(host and all(not any(n in ("container", "pod", "namespace") for n, _ in k)
                            for k in host), f"host programs: {host}")
+
+
+@variant_test(PATHS)
+def query_sums_by_namespace_and_pod(path):
+    """A node relaying to memtrackd --aggregate: memtrack-query's sum by
+    namespace,pod holds each pod's exact process count (memload and its
+    sleep) and its RSS (/proc's sum, read around the sample); where
+    namespace= and container= keep exactly theirs, top N where pod= their
+    processes only; the host's programs in the row of namespace "" ."""
+    a, wa = containerd_pod("runc", ns="shop", pod="front-1", name="nginx")
+    b, wb = crio_pod(CRUN, ns="shop", pod="back-2", name="worker")
+    c, wc = containerd_pod("runc", ns="ops", pod="mon-3", name="agent")
+    aport, mport = free_port(), free_port()
+    agg_dir = tempfile.mkdtemp(prefix="ctragg.")
+    with open(os.path.join(agg_dir, "agg.conf"), "w") as f:
+        f.write(f"[aggregate]\nlisten = 127.0.0.1\nport = {aport}\n")
+    with open(os.path.join(agg_dir, "node.conf"), "w") as f:
+        f.write(f"[memtrackd]\nlisten = 127.0.0.1\nport = {mport}\nnode = n1\n"
+                f"source = {path}\nsample_interval = 500ms\n"
+                f"aggregators = 127.0.0.1:{aport}\n")
+    daemons = []
+
+    def query(*words):
+        r = subprocess.run([os.path.join(BIN, "memtrack-query"), "-s",
+                            f"127.0.0.1:{aport}", "--json"] + list(words),
+                           capture_output=True, text=True, timeout=60)
+        check(r.returncode == 0, f"memtrack-query {words}: {r.returncode} {r.stderr}")
+        return json.loads(r.stdout)
+
+    try:
+        with a, b, c:
+            a.cmd(f"anon {4 * MIB}")
+            for args in (["--aggregate", "-c", os.path.join(agg_dir, "agg.conf")],
+                         ["-c", os.path.join(agg_dir, "node.conf")]):
+                daemons.append(subprocess.Popen([os.path.join(BIN, "memtrackd"), "-f"] + args,
+                                                stderr=subprocess.DEVNULL))
+            deadline = time.time() + 60
+            while True:
+                r = subprocess.run([os.path.join(BIN, "memtrack-query"), "-s",
+                                    f"127.0.0.1:{aport}", "--json", "nodes"],
+                                   capture_output=True, text=True, timeout=60)
+                if r.returncode == 0 and '"up"' in r.stdout or time.time() > deadline:
+                    break
+                time.sleep(0.3)
+            lo = {x.id: x.rss() for x in (a, b, c)}
+            time.sleep(1.2)     # a sample after lo, relayed
+            rows = query("sum", "rss,nproc", "by", "namespace,pod")
+            hi = {x.id: x.rss() for x in (a, b, c)}
+            got = {(r["namespace"], r["pod"]): r for r in rows}
+            for x, w in ((a, wa), (b, wb), (c, wc)):
+                g = got.get((w["namespace"], w["pod"]))
+                check(g and g["nproc"] == 2, f"{w['pod']}: {g}")
+                check(min(lo[x.id], hi[x.id]) - 4 * PAGE <= g["rss"]
+                      <= max(lo[x.id], hi[x.id]) + 4 * PAGE,
+                      f"{w['pod']}: rss {g['rss']}, /proc {lo[x.id]}..{hi[x.id]}")
+            host = got.get(("", ""))
+            check(host and host["nproc"] >= 3, f"the host's row: {host}")
+            rows = query("sum", "nproc", "by", "pod,comm", "where", "namespace=shop")
+            check(sorted((r["pod"], r["comm"], r["nproc"]) for r in rows) ==
+                  [("back-2", "memload", 1), ("back-2", "sleep", 1),
+                   ("front-1", "memload", 1), ("front-1", "sleep", 1)],
+                  f"namespace=shop: {rows}")
+            rows = query("sum", "nproc", "where", "container=agent")
+            check([r["nproc"] for r in rows] == [2], f"container=agent: {rows}")
+            rows = query("top", "10", "where", "pod=front-1")
+            check(sorted(r["pid"] for r in rows) == sorted(a.pids),
+                  f"top where pod=front-1: {[r['pid'] for r in rows]}, wanted {a.pids}")
+    finally:
+        for d in daemons:
+            d.terminate()
+            d.wait(timeout=60)
+        shutil.rmtree(agg_dir, ignore_errors=True)
 
 
 @test

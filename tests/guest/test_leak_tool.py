@@ -536,6 +536,27 @@ def command_that_execs():
         check(r.stdout == ("out\n" if status else ""), f"{args}: stdout {r.stdout!r}")
 
 
+def traced(pid, tool, timeout=60):
+    """Until the tool traces pid, run as its command: the module's probes
+    in (uprobe), or the in-process engine's library mapped after the exec
+    (preload).  A fixed second was not enough on a busy emulated guest: a
+    SIGKILL before the attach left no exit to report."""
+    if ENGINE != "preload":
+        check(lfx.armed(pid, timeout, tool=tool), f"{pid} not traced in {timeout} s")
+        return
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        lfx.tool_alive(tool)
+        try:
+            with open(f"/proc/{pid}/maps") as f:
+                if "libmemtrack-preload.so" in f.read():
+                    return
+        except OSError:
+            pass
+        time.sleep(0.05)
+    check(False, f"{pid} not traced in {timeout} s")
+
+
 @cmd_test
 def command_signals_forwarded():
     """SIGTERM to the tool reaches the program, which exits by it and is
@@ -551,7 +572,7 @@ def command_signals_forwarded():
             with open(f"/proc/{p.pid}/task/{p.pid}/children") as f:
                 kids = [int(x) for x in f.read().split()]
         check(kids, "sleep did not start")
-        time.sleep(1)   # past its exec and the attach
+        traced(kids[0], p)
         os.kill(p.pid if target == "tool" else kids[0], sig)
         _, err = p.communicate(timeout=60)
         check(p.returncode == 128 + sig, f"{sig.name} to the {target}: exit "

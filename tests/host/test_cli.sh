@@ -147,7 +147,10 @@ completions_arguments() {
 	expect "task,mmap" memtrack-events -c task,m
 	expect "all alloc_fail" memtrack-events --class a
 	expect "sum" memtrack-query s
-	expect "comm node node,comm" memtrack-query -j sum rss by ""
+	expect "comm container namespace node pod" memtrack-query -j sum rss by ""
+	expect "namespace,comm namespace,container namespace,node namespace,pod" \
+		memtrack-query sum rss by namespace,
+	expect "pod=" memtrack-query sum rss where p
 	expect "anon file nproc rss shmem swap" memtrack-query top 5 by ""
 	expect_commands "mkfifo" memtrack-leak --json -- mkfif
 	# after --, the command's own completion, not memtrack-leak's options

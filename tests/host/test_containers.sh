@@ -5,7 +5,7 @@
 # tests/guest/test_containers.py with real runc and crun containers.
 # Runs as tests/host/prelude.sh says (test names as arguments, --list).
 . "$(dirname "$0")/prelude.sh"
-tests unit-as-root unit-as-nobody
+tests unit-as-root unit-as-nobody $(python3 tests/guest/test_containers.py --list)
 need user-tests
 if want unit-as-root; then
 	mkdir -p "$tmp/root"

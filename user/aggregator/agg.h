@@ -26,18 +26,32 @@
 #include "relay_proto.h"
 
 /* One process or one program of a node's snapshot. */
+/* Where a row runs: offsets of its names in the snapshot's names. */
+enum agg_where { AGG_NS, AGG_POD, AGG_CONTAINER, AGG_NR_WHERE };
+
 struct agg_row {
 	char comm[MEMTRACK_COMM_LEN];	/* NUL-terminated, unescaped */
 	int32_t pid;			/* process rows */
 	uint32_t nproc;			/* program rows */
 	uint64_t anon, file, shmem, swap;	/* bytes */
+	uint32_t where[AGG_NR_WHERE];	/* 0: "" (the host's) */
 };
 
 struct agg_snapshot {
 	char source[16];
 	struct agg_row *progs, *procs;
 	size_t nprogs, nprocs;
+	char *names;			/* NUL-terminated names, "" first */
+	size_t names_len;
 };
+
+/* A row's namespace, pod or container name ("" outside one). */
+static inline const char *agg_row_where(const struct agg_snapshot *s,
+					const struct agg_row *r,
+					enum agg_where w)
+{
+	return s->names + r->where[w];
+}
 
 /* snapshot_parse.c: 0, or -EBADMSG with why in err. */
 int agg_snapshot_parse(const char *text, size_t len, struct agg_snapshot *s,

@@ -4,13 +4,15 @@
  * The aggregator's queries (RESULT bodies as relay_proto.h describes):
  *
  *   nodes
- *   sum FIELD[,FIELD...] [by comm|node|node,comm] [where COND [and COND]...]
+ *   sum FIELD[,FIELD...] [by KEY[,KEY...]] [where COND [and COND]...]
  *   top N [by FIELD] [where COND [and COND]...]
  *   events NODE [LAST]
  *
  * FIELD: rss anon file shmem swap (bytes; rss = anon + file + shmem),
- * nproc (sum only); COND: comm=VALUE or node=VALUE (query_parse.c reads
- * them; query_prom.c asks Prometheus the same).  sum and top read the
+ * nproc (sum only); KEY: node namespace pod container comm; COND:
+ * KEY=VALUE (query_parse.c reads them; query_prom.c asks Prometheus the
+ * same).  A node's programs and processes outside containers have
+ * namespace, pod and container "".  sum and top read the
  * latest snapshot of the nodes that are up: a down node's figures are
  * stale, and `nodes` says which are down.  Rows come sorted by the first
  * field, largest first.  A query that does not parse gets an error
@@ -70,6 +72,25 @@ static uint64_t figure(const struct agg_row *r, enum mtd_query_field f)
 	}
 }
 
+/* Does the row pass the where clause's conditions but node's? */
+static bool matches(const struct mtd_query *q, const struct agg_snapshot *s,
+		    const struct agg_row *r)
+{
+	static const int where_of[AGG_NR_WHERE] = {
+		[AGG_NS] = MTD_QK_NS, [AGG_POD] = MTD_QK_POD,
+		[AGG_CONTAINER] = MTD_QK_CONTAINER,
+	};
+	int w;
+
+	if (q->where[MTD_QK_COMM] && strcmp(q->where[MTD_QK_COMM], r->comm))
+		return false;
+	for (w = 0; w < AGG_NR_WHERE; w++)
+		if (q->where[where_of[w]] &&
+		    strcmp(q->where[where_of[w]], agg_row_where(s, r, w)))
+			return false;
+	return true;
+}
+
 static bool node_up(struct agg *a, const struct agg_node *n, int64_t now)
 {
 	return n->last_seen_ms && now - n->last_seen_ms <= a->cfg->down_after_ms;
@@ -127,11 +148,13 @@ static void q_nodes(struct agg *a, struct mtd_buf *b)
 	free(v);
 }
 
-/* ---- sum: groups in an open-addressing table keyed by (node, comm) ---- */
+/* ---- sum: groups in an open-addressing table keyed by what it groups by ---- */
 
 struct group {
 	const char *node;		/* NULL: not grouped by node */
-	char comm[MEMTRACK_COMM_LEN];	/* "": not grouped by comm */
+	/* "": not grouped by it (or outside a container) */
+	char where[AGG_NR_WHERE][256];
+	char comm[MEMTRACK_COMM_LEN];
 	uint64_t v[MTD_QF_COUNT];
 	bool used;
 };
@@ -141,16 +164,33 @@ struct groups {
 	size_t cap, n;
 };
 
-static uint64_t hash_of(const char *node, const char *comm)
+static uint64_t hash_str(uint64_t h, const char *s)
 {
-	uint64_t h = 1469598103934665603ULL;
+	for (; s && *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+	return (h ^ 0xff) * 1099511628211ULL;
+}
 
-	for (; node && *node; node++)
-		h = (h ^ (unsigned char)*node) * 1099511628211ULL;
-	h = (h ^ 0xff) * 1099511628211ULL;
-	for (; *comm; comm++)
-		h = (h ^ (unsigned char)*comm) * 1099511628211ULL;
-	return h;
+static uint64_t hash_of(const struct group *k)
+{
+	uint64_t h = hash_str(1469598103934665603ULL, k->node);
+	int w;
+
+	for (w = 0; w < AGG_NR_WHERE; w++)
+		h = hash_str(h, k->where[w]);
+	return hash_str(h, k->comm);
+}
+
+static bool same_group(const struct group *a, const struct group *b)
+{
+	int w;
+
+	if (a->node != b->node || strcmp(a->comm, b->comm))
+		return false;
+	for (w = 0; w < AGG_NR_WHERE; w++)
+		if (strcmp(a->where[w], b->where[w]))
+			return false;
+	return true;
 }
 
 static int groups_grow(struct groups *gs)
@@ -167,7 +207,7 @@ static int groups_grow(struct groups *gs)
 
 		if (!o->used)
 			continue;
-		k = hash_of(o->node, o->comm) & (ng.cap - 1);
+		k = hash_of(o) & (ng.cap - 1);
 		while (ng.g[k].used)
 			k = (k + 1) & (ng.cap - 1);
 		ng.g[k] = *o;
@@ -177,27 +217,45 @@ static int groups_grow(struct groups *gs)
 	return 0;
 }
 
-static struct group *group_of(struct groups *gs, const char *node,
-			      const char *comm)
+/* The group of key (its figures ignored), made if new. */
+static struct group *group_of(struct groups *gs, const struct group *key)
 {
 	size_t k;
 
 	if ((gs->n + 1) * 2 > gs->cap && groups_grow(gs))
 		return NULL;
-	k = hash_of(node, comm) & (gs->cap - 1);
+	k = hash_of(key) & (gs->cap - 1);
 	for (;; k = (k + 1) & (gs->cap - 1)) {
 		struct group *g = &gs->g[k];
 
 		if (!g->used) {
+			*g = *key;
+			memset(g->v, 0, sizeof(g->v));
 			g->used = true;
-			g->node = node;
-			strcpy(g->comm, comm);
 			gs->n++;
 			return g;
 		}
-		if (g->node == node && !strcmp(g->comm, comm))
+		if (same_group(g, key))
 			return g;
 	}
+}
+
+/* The group key of row r of node n: what q groups by, the rest "". */
+static void key_of(const struct mtd_query *q, const struct agg_node *n,
+		   const struct agg_row *r, struct group *key)
+{
+	static const int by_of[AGG_NR_WHERE] = {
+		[AGG_NS] = MTD_QK_NS, [AGG_POD] = MTD_QK_POD,
+		[AGG_CONTAINER] = MTD_QK_CONTAINER,
+	};
+	int w;
+
+	key->node = q->by[MTD_QK_NODE] ? n->name : NULL;
+	for (w = 0; w < AGG_NR_WHERE; w++)
+		snprintf(key->where[w], sizeof(key->where[w]), "%s",
+			 q->by[by_of[w]] ? agg_row_where(&n->snap, r, w) : "");
+	snprintf(key->comm, sizeof(key->comm), "%s",
+		 q->by[MTD_QK_COMM] ? r->comm : "");
 }
 
 static int by_field_desc(const void *x, const void *y, void *arg)
@@ -205,30 +263,36 @@ static int by_field_desc(const void *x, const void *y, void *arg)
 	const struct group *a = x, *b = y;
 	const enum mtd_query_field *f = arg;
 	uint64_t va = a->v[*f], vb = b->v[*f];
-	int c = a->node && b->node ? strcmp(a->node, b->node) : 0;
+	int c = a->node && b->node ? strcmp(a->node, b->node) : 0, w;
 
 	if (va != vb)
 		return va < vb ? 1 : -1;
+	for (w = 0; w < AGG_NR_WHERE && !c; w++)
+		c = strcmp(a->where[w], b->where[w]);
 	return c ? c : strcmp(a->comm, b->comm);
 }
 
 static void q_sum(struct agg *a, const struct mtd_query *q, struct mtd_buf *b)
 {
+	static const struct group none;
 	int64_t now = mtd_mono_ms();
 	struct groups gs = { 0 };
 	struct agg_node **v;
+	struct group key;
 	size_t nn, i, j, out = 0;
+	int k;
 
 	v = nodes_of(a, &nn);
 	if (!v)
 		goto oom;
 	/* no group at all: one row even when nothing matches */
-	if (!q->by_node && !q->by_comm && !group_of(&gs, NULL, ""))
+	if (!mtd_query_grouped(q) && !group_of(&gs, &none))
 		goto oom;
 	for (i = 0; i < nn; i++) {
 		struct agg_node *n = v[i];
+		const char *node = q->where[MTD_QK_NODE];
 
-		if (q->node && strcmp(q->node, n->name))
+		if (node && strcmp(node, n->name))
 			continue;
 		pthread_mutex_lock(&n->lock);
 		for (j = 0; node_up(a, n, now) && j < n->snap.nprogs; j++) {
@@ -236,10 +300,10 @@ static void q_sum(struct agg *a, const struct mtd_query *q, struct mtd_buf *b)
 			struct group *g;
 			int f;
 
-			if (q->comm && strcmp(q->comm, r->comm))
+			if (!matches(q, &n->snap, r))
 				continue;
-			g = group_of(&gs, q->by_node ? n->name : NULL,
-				     q->by_comm ? r->comm : "");
+			key_of(q, n, r, &key);
+			g = group_of(&gs, &key);
 			if (!g) {
 				pthread_mutex_unlock(&n->lock);
 				goto oom;
@@ -253,21 +317,25 @@ static void q_sum(struct agg *a, const struct mtd_query *q, struct mtd_buf *b)
 		if (gs.g[i].used)
 			gs.g[out++] = gs.g[i];
 	qsort_r(gs.g, out, sizeof(*gs.g), by_field_desc, (void *)&q->fields[0]);
-	if (q->by_node)
-		mtd_buf_printf(b, "node:s\t");
-	if (q->by_comm)
-		mtd_buf_printf(b, "comm:s\t");
+	for (k = 0; k < MTD_QK_COUNT; k++)
+		if (q->by[k])
+			mtd_buf_printf(b, "%s:s\t", mtd_query_keys[k]);
 	for (j = 0; j < q->nfields; j++)
 		mtd_buf_printf(b, "%s:n%c", mtd_query_fields[q->fields[j]],
 			       j + 1 < q->nfields ? '\t' : '\n');
 	/* node names stay valid: nodes are never freed */
 	for (i = 0; i < out; i++) {
-		if (q->by_node)
-			mtd_result_put_str(b, gs.g[i].node, '\t');
-		if (q->by_comm)
-			mtd_result_put_str(b, gs.g[i].comm, '\t');
+		const struct group *g = &gs.g[i];
+		const char *col[MTD_QK_COUNT] = {
+			g->node, g->where[AGG_NS], g->where[AGG_POD],
+			g->where[AGG_CONTAINER], g->comm,
+		};
+
+		for (k = 0; k < MTD_QK_COUNT; k++)
+			if (q->by[k])
+				mtd_result_put_str(b, col[k], '\t');
 		for (j = 0; j < q->nfields; j++)
-			put_num(b, gs.g[i].v[q->fields[j]],
+			put_num(b, g->v[q->fields[j]],
 				j + 1 < q->nfields ? '\t' : '\n');
 	}
 	free(gs.g);
@@ -342,14 +410,15 @@ static void q_top(struct agg *a, const struct mtd_query *q, struct mtd_buf *b)
 	for (i = 0; i < nn; i++) {
 		struct agg_node *nd = v[i];
 
-		if (q->node && strcmp(q->node, nd->name))
+		if (q->where[MTD_QK_NODE] &&
+		    strcmp(q->where[MTD_QK_NODE], nd->name))
 			continue;
 		pthread_mutex_lock(&nd->lock);
 		for (j = 0; node_up(a, nd, now) && j < nd->snap.nprocs; j++) {
 			const struct agg_row *r = &nd->snap.procs[j];
 			uint64_t key;
 
-			if (q->comm && strcmp(q->comm, r->comm))
+			if (!matches(q, &nd->snap, r))
 				continue;
 			key = figure(r, q->fields[0]);
 			if (n < q->n) {
@@ -397,11 +466,11 @@ static void q_events(struct agg *a, const struct mtd_query *q, struct mtd_buf *b
 		return;
 	}
 	for (i = 0; i < nn && !n; i++)
-		if (!strcmp(v[i]->name, q->node))
+		if (!strcmp(v[i]->name, q->where[MTD_QK_NODE]))
 			n = v[i];
 	free(v);
 	if (!n) {
-		fail(b, "events: no node \"%.255s\"", q->node);
+		fail(b, "events: no node \"%.255s\"", q->where[MTD_QK_NODE]);
 		return;
 	}
 	b->p[1] = MTD_RESULT_RECORDS;	/* after the status byte */

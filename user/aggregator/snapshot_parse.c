@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The aggregator's reader of node snapshots (version 2, relay_proto.h).
+ * The aggregator's reader of node snapshots (versions 2 and 3,
+ * relay_proto.h).
  * A thousand nodes send one a second each: the fields are read by hand,
  * in one pass, without copying the text; anything out of place rejects
  * the whole snapshot (the counts of the first line must match too).
@@ -36,12 +37,12 @@ static int num(struct cursor *c, uint64_t max, uint64_t *out)
 	return 0;
 }
 
-/* The rest of the line: an escaped comm, then the newline. */
-static int comm(struct cursor *c, char *out)
+/* An escaped name of at most max - 1 bytes, then end ('\n' or ' '). */
+static int name(struct cursor *c, char *out, size_t max, char end)
 {
 	size_t n = 0;
 
-	while (c->p < c->end && *c->p != '\n') {
+	while (c->p < c->end && *c->p != end) {
 		unsigned char ch = *c->p++;
 
 		if (ch <= 0x20 || ch >= 0x7f)
@@ -61,7 +62,7 @@ static int comm(struct cursor *c, char *out)
 			c->p += 3;
 			ch = v;
 		}
-		if (n == MEMTRACK_COMM_LEN - 1)
+		if (n == max - 1)
 			return -1;
 		out[n++] = ch;
 	}
@@ -72,17 +73,40 @@ static int comm(struct cursor *c, char *out)
 	return 0;
 }
 
-static int row(struct cursor *c, char tag, struct agg_row *r)
+/* A name of where the row runs ("-": none) into the snapshot's names. */
+static int where(struct cursor *c, struct agg_snapshot *s, uint32_t *off)
+{
+	char buf[256];
+
+	if (name(c, buf, sizeof(buf), ' '))
+		return -1;
+	if (!strcmp(buf, "-")) {
+		*off = 0;		/* "" */
+		return 0;
+	}
+	*off = s->names_len;
+	memcpy(s->names + s->names_len, buf, strlen(buf) + 1);
+	s->names_len += strlen(buf) + 1;
+	return 0;
+}
+
+static int row(struct cursor *c, char tag, struct agg_snapshot *s,
+	       unsigned int version, struct agg_row *r)
 {
 	uint64_t first;
+	int w;
 
 	if (c->end - c->p < 2 || c->p[0] != tag || c->p[1] != ' ')
 		return -1;
 	c->p += 2;
 	if (num(c, tag == 't' ? INT32_MAX : UINT32_MAX, &first) ||
 	    num(c, UINT64_MAX, &r->anon) || num(c, UINT64_MAX, &r->file) ||
-	    num(c, UINT64_MAX, &r->shmem) || num(c, UINT64_MAX, &r->swap) ||
-	    comm(c, r->comm))
+	    num(c, UINT64_MAX, &r->shmem) || num(c, UINT64_MAX, &r->swap))
+		return -1;
+	for (w = 0; version >= 3 && w < AGG_NR_WHERE; w++)
+		if (where(c, s, &r->where[w]))
+			return -1;
+	if (name(c, r->comm, MEMTRACK_COMM_LEN, '\n'))
 		return -1;
 	if (tag == 't')
 		r->pid = first;
@@ -112,8 +136,9 @@ int agg_snapshot_parse(const char *text, size_t len, struct agg_snapshot *s,
 	memcpy(first, text, nl - text);
 	first[nl - text] = 0;
 	if (sscanf(first, "snapshot/%u %15s %u %u%c", &version, source, &nprogs,
-		   &nprocs, &tail) != 4 || version != MTD_SNAPSHOT_VERSION) {
-		snprintf(err, errlen, "snapshot: bad first line (version %d wanted)",
+		   &nprocs, &tail) != 4 || version < 2 ||
+	    version > MTD_SNAPSHOT_VERSION) {
+		snprintf(err, errlen, "snapshot: bad first line (version 2 to %d wanted)",
 			 MTD_SNAPSHOT_VERSION);
 		return -EBADMSG;
 	}
@@ -124,17 +149,23 @@ int agg_snapshot_parse(const char *text, size_t len, struct agg_snapshot *s,
 	strcpy(s->source, source);
 	s->progs = calloc(nprogs + 1, sizeof(*s->progs));
 	s->procs = calloc(nprocs + 1, sizeof(*s->procs));
-	if (!s->progs || !s->procs) {
+	/* the names are no longer than the text that holds them */
+	s->names = malloc(len + 1);
+	if (s->names) {
+		s->names[0] = '\0';
+		s->names_len = 1;
+	}
+	if (!s->progs || !s->procs || !s->names) {
 		snprintf(err, errlen, "out of memory");
 		agg_snapshot_free(s);
 		return -ENOMEM;
 	}
 	c.p = nl + 1;
 	for (i = 0; i < nprogs; i++)
-		if (row(&c, 'p', &s->progs[i]))
+		if (row(&c, 'p', s, version, &s->progs[i]))
 			goto bad;
 	for (i = 0; i < nprocs; i++)
-		if (row(&c, 't', &s->procs[i]))
+		if (row(&c, 't', s, version, &s->procs[i]))
 			goto bad;
 	if (c.p != c.end)
 		goto bad;
@@ -152,8 +183,10 @@ void agg_snapshot_free(struct agg_snapshot *s)
 {
 	free(s->progs);
 	free(s->procs);
+	free(s->names);
 	s->progs = s->procs = NULL;
-	s->nprogs = s->nprocs = 0;
+	s->names = NULL;
+	s->nprogs = s->nprocs = s->names_len = 0;
 }
 
 void agg_snapshot_swap(struct agg_snapshot *a, struct agg_snapshot *b)

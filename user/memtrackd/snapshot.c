@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The snapshot the relay sends (kind MTD_RELAY_SNAPSHOT, text, version 2 as
+ * The snapshot the relay sends (kind MTD_RELAY_SNAPSHOT, text, version 3 as
  * relay_proto.h describes it): one line per program with live processes,
  * then one per live process of the last sample (kernel threads left out as
  * in /metrics), so that an aggregator can answer both per-program sums and
@@ -9,22 +9,37 @@
  */
 #include <string.h>
 
+#include "memtrack.h"
 #include "relay_proto.h"
 #include "snapshot.h"
 #include "state.h"
 
-static void put_comm(struct mtd_buf *b, const char *comm)
+/* A name of at most max bytes, escaped, then sep; "-" for "". */
+static void put_name(struct mtd_buf *b, const char *name, size_t max, char sep)
 {
-	const unsigned char *c = (const unsigned char *)comm;
-	size_t k, len = strnlen(comm, MEMTRACK_COMM_LEN);
+	const unsigned char *c = (const unsigned char *)name;
+	size_t k, len = strnlen(name, max);
 
+	if (!len)
+		mtd_buf_append(b, "-", 1);
 	for (k = 0; k < len; k++) {
-		if (c[k] <= 0x20 || c[k] >= 0x7f || c[k] == '\\')
+		if (c[k] <= 0x20 || c[k] >= 0x7f || c[k] == '\\' ||
+		    (len == 1 && c[k] == '-'))
 			mtd_buf_printf(b, "\\%03o", c[k]);
 		else
 			mtd_buf_append(b, &c[k], 1);
 	}
-	mtd_buf_append(b, "\n", 1);
+	mtd_buf_append(b, &sep, 1);
+}
+
+/* NS POD CONTAINER COMM and the newline. */
+static void put_where(struct mtd_buf *b, const char *ns, const char *pod,
+		      const char *container, const char *comm)
+{
+	put_name(b, ns, 256, ' ');
+	put_name(b, pod, 256, ' ');
+	put_name(b, container, 256, ' ');
+	put_name(b, comm, MEMTRACK_COMM_LEN, '\n');
 }
 
 int mtd_snapshot_format(const struct mtd_state *st, const char *source,
@@ -48,7 +63,8 @@ int mtd_snapshot_format(const struct mtd_state *st, const char *source,
 			       (unsigned long long)pr->rss_file,
 			       (unsigned long long)pr->rss_shmem,
 			       (unsigned long long)pr->swap);
-		put_comm(b, pr->comm);
+		put_where(b, pr->where.ns, pr->where.pod, pr->where.container,
+			  pr->comm);
 	}
 	for (i = 0; i < st->cur.nr; i++) {
 		const struct mtd_proc *p = &st->cur.procs[i];
@@ -60,7 +76,11 @@ int mtd_snapshot_format(const struct mtd_state *st, const char *source,
 			       (unsigned long long)p->rss_file,
 			       (unsigned long long)p->rss_shmem,
 			       (unsigned long long)p->swap);
-		put_comm(b, p->comm);
+		if (p->ct)
+			put_where(b, p->ct->ns, p->ct->pod,
+				  p->ct->id[0] ? p->ct->name : "", p->comm);
+		else
+			put_where(b, "", "", "", p->comm);
 	}
 	return b->oom ? -1 : 0;
 }

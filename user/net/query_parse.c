@@ -56,6 +56,57 @@ static int parse_number(const char *s, unsigned long max, unsigned long *out)
 	return errno || *end || *out > max ? -1 : 0;
 }
 
+const char *const mtd_query_keys[MTD_QK_COUNT] = {
+	"node", "namespace", "pod", "container", "comm"
+};
+
+bool mtd_query_grouped(const struct mtd_query *q)
+{
+	int k;
+
+	for (k = 0; k < MTD_QK_COUNT; k++)
+		if (q->by[k])
+			return true;
+	return false;
+}
+
+/* The key s starts with (its length in *len, up to '=' or ','), or -1. */
+static int key_of(const char *s, size_t *len)
+{
+	int i;
+
+	*len = strcspn(s, "=,");
+	for (i = 0; i < MTD_QK_COUNT; i++)
+		if (strlen(mtd_query_keys[i]) == *len &&
+		    !strncmp(s, mtd_query_keys[i], *len))
+			return i;
+	return -1;
+}
+
+/* by KEY[,KEY...]: each once. */
+static int parse_by(const char *s, struct mtd_query *q, struct perr *b)
+{
+	size_t len;
+
+	while (*s) {
+		int k = key_of(s, &len);
+
+		if (k < 0 || (s[len] && s[len] != ',') ||
+		    (s[len] == ',' && !s[len + 1])) {
+			fail(b, "sum: by node, namespace, pod, container or comm (several with commas)");
+			return -1;
+		}
+		if (q->by[k]) {
+			fail(b, "sum: \"%s\" given twice after by",
+			     mtd_query_keys[k]);
+			return -1;
+		}
+		q->by[k] = true;
+		s += len + (s[len] == ',');
+	}
+	return 0;
+}
+
 /* where COND [and COND]...: tokens from t[i]. */
 static int parse_where(char **t, int nt, int i, struct mtd_query *q,
 		       struct perr *b)
@@ -68,21 +119,20 @@ static int parse_where(char **t, int nt, int i, struct mtd_query *q,
 	}
 	for (i++; i < nt; i++) {
 		const char **dst;
+		size_t len;
+		int k = key_of(t[i], &len);
 
-		if (!strncmp(t[i], "comm=", 5))
-			dst = &q->comm;
-		else if (!strncmp(t[i], "node=", 5))
-			dst = &q->node;
-		else {
-			fail(b, "bad condition \"%s\" (comm=VALUE or node=VALUE)",
+		if (k < 0 || t[i][len] != '=') {
+			fail(b, "bad condition \"%s\" (node, namespace, pod, container or comm=VALUE)",
 			     t[i]);
 			return -1;
 		}
-		if (*dst || !t[i][5]) {
+		dst = &q->where[k];
+		if (*dst || !t[i][len + 1]) {
 			fail(b, "\"%s\": empty or given twice", t[i]);
 			return -1;
 		}
-		*dst = t[i] + 5;
+		*dst = t[i] + len + 1;
 		if (i + 1 < nt && (strcmp(t[i + 1], "and") || i + 2 == nt)) {
 			fail(b, "expected \"and COND\" at \"%s\"", t[i + 1]);
 			return -1;
@@ -116,22 +166,15 @@ static int parse_sum(char **t, int nt, struct mtd_query *q, struct perr *b)
 		return -1;
 	}
 	if (i < nt && !strcmp(t[i], "by")) {
-		if (i + 1 == nt)
-			goto bad_by;
-		if (!strcmp(t[i + 1], "comm"))
-			q->by_comm = true;
-		else if (!strcmp(t[i + 1], "node"))
-			q->by_node = true;
-		else if (!strcmp(t[i + 1], "node,comm"))
-			q->by_node = q->by_comm = true;
-		else
-			goto bad_by;
+		if (i + 1 == nt) {
+			fail(b, "sum: by node, namespace, pod, container or comm (several with commas)");
+			return -1;
+		}
+		if (parse_by(t[i + 1], q, b))
+			return -1;
 		i += 2;
 	}
 	return parse_where(t, nt, i, q, b);
-bad_by:
-	fail(b, "sum: by comm, node or node,comm");
-	return -1;
 }
 
 static int parse_top(char **t, int nt, struct mtd_query *q, struct perr *b)
@@ -194,7 +237,7 @@ static int parse(char *text, struct mtd_query *q, struct perr *b)
 		q->kind = MTD_Q_EVENTS;
 		if (nt >= 2 && nt <= 3 &&
 		    (nt == 2 || !parse_number(t[2], 1000000, &q->n))) {
-			q->node = t[1];
+			q->where[MTD_QK_NODE] = t[1];
 			return 0;
 		}
 		fail(b, "usage: events NODE [LAST]");

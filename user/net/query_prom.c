@@ -198,21 +198,26 @@ static void promql_str(struct mtd_buf *b, const char *s)
 	mtd_buf_append(b, "\"", 1);
 }
 
-/* {comm="..",node=".."} of the where clause, "" for none. */
+/*
+ * {node="..",namespace="..",...} of the where clause, "" for none (the
+ * labels memtrackd's series carry: a program outside a container has no
+ * namespace, pod nor container label, which PromQL matches as "").
+ */
 static void matchers(struct mtd_buf *b, const struct mtd_query *q)
 {
-	if (!q->comm && !q->node)
-		return;
-	mtd_buf_append(b, "{", 1);
-	if (q->comm) {
-		mtd_buf_printf(b, "comm=");
-		promql_str(b, q->comm);
+	bool first = true;
+	int k;
+
+	for (k = 0; k < MTD_QK_COUNT; k++) {
+		if (!q->where[k])
+			continue;
+		mtd_buf_printf(b, "%s%s=", first ? "{" : ",",
+			       mtd_query_keys[k]);
+		promql_str(b, q->where[k]);
+		first = false;
 	}
-	if (q->node) {
-		mtd_buf_printf(b, "%snode=", q->comm ? "," : "");
-		promql_str(b, q->node);
-	}
-	mtd_buf_append(b, "}", 1);
+	if (!first)
+		mtd_buf_append(b, "}", 1);
 }
 
 static const char *const family[MTD_QF_COUNT] = {
@@ -251,10 +256,10 @@ static void up_only(struct mtd_buf *b, const struct mtd_prom *p)
 /* ---- sum ---- */
 
 struct row {
-	char node[256], comm[64];
+	char key[MTD_QK_COUNT][256];	/* node, namespace, ... ("" none) */
 	int pid;
 	unsigned long long v[MTD_QF_COUNT];
-	unsigned long long key;
+	unsigned long long sort;
 };
 
 struct rows {
@@ -262,14 +267,24 @@ struct rows {
 	size_t n, cap;
 };
 
-static struct row *row_of(struct rows *rs, const char *node, const char *comm,
-			  int pid)
+static bool same_key(const struct row *r, const char *const *key, int pid)
+{
+	int k;
+
+	for (k = 0; k < MTD_QK_COUNT; k++)
+		if (strcmp(r->key[k], key[k]))
+			return false;
+	return r->pid == pid;
+}
+
+/* The row of key (a value per mtd_query_key, "" for none) and pid. */
+static struct row *row_of(struct rows *rs, const char *const *key, int pid)
 {
 	size_t i;
+	int k;
 
 	for (i = 0; i < rs->n; i++)
-		if (!strcmp(rs->r[i].node, node) && !strcmp(rs->r[i].comm, comm) &&
-		    rs->r[i].pid == pid)
+		if (same_key(&rs->r[i], key, pid))
 			return &rs->r[i];
 	if (rs->n == rs->cap) {
 		size_t cap = rs->cap ? rs->cap * 2 : 64;
@@ -281,37 +296,43 @@ static struct row *row_of(struct rows *rs, const char *node, const char *comm,
 		rs->cap = cap;
 	}
 	memset(&rs->r[rs->n], 0, sizeof(rs->r[0]));
-	snprintf(rs->r[rs->n].node, sizeof(rs->r[0].node), "%s", node);
-	snprintf(rs->r[rs->n].comm, sizeof(rs->r[0].comm), "%s", comm);
+	for (k = 0; k < MTD_QK_COUNT; k++)
+		snprintf(rs->r[rs->n].key[k], sizeof(rs->r[0].key[k]), "%s",
+			 key[k]);
 	rs->r[rs->n].pid = pid;
 	return &rs->r[rs->n++];
 }
 
-/* largest key first, then node, comm and pid: the aggregator's order */
+/* largest first, then node, namespace, pod, container, comm and pid:
+ * the aggregator's order */
 static int row_cmp(const void *x, const void *y)
 {
 	const struct row *a = x, *b = y;
-	int c;
+	int c = 0, k;
 
-	if (a->key != b->key)
-		return a->key < b->key ? 1 : -1;
-	c = strcmp(a->node, b->node);
-	if (!c)
-		c = strcmp(a->comm, b->comm);
+	if (a->sort != b->sort)
+		return a->sort < b->sort ? 1 : -1;
+	for (k = 0; k < MTD_QK_COUNT && !c; k++)
+		c = strcmp(a->key[k], b->key[k]);
 	return c ? c : (a->pid > b->pid) - (a->pid < b->pid);
 }
 
-/* Each element of a vector into its row: field f. */
+/* Each element of a vector into its row (by: the keys that group; pid
+ * too if by_pid): field f. */
 static int fold(struct rows *rs, json_t *vec, enum mtd_query_field f,
-		bool by_node, bool by_comm, bool by_pid)
+		const bool *by, bool by_pid)
 {
 	size_t i;
 	json_t *el;
 
 	json_array_foreach(vec, i, el) {
-		struct row *r = row_of(rs, by_node ? label(el, "node") : "",
-				       by_comm ? label(el, "comm") : "",
-				       by_pid ? atoi(label(el, "pid")) : 0);
+		const char *key[MTD_QK_COUNT];
+		struct row *r;
+		int k;
+
+		for (k = 0; k < MTD_QK_COUNT; k++)
+			key[k] = by[k] ? label(el, mtd_query_keys[k]) : "";
+		r = row_of(rs, key, by_pid ? atoi(label(el, "pid")) : 0);
 
 		if (!r)
 			return -ENOMEM;
@@ -323,23 +344,28 @@ static int fold(struct rows *rs, json_t *vec, enum mtd_query_field f,
 static int q_sum(struct mtd_prom *p, const struct mtd_query *q, int timeout_ms,
 		 struct mtd_buf *out)
 {
+	static const char *const none[MTD_QK_COUNT] = { "", "", "", "", "" };
 	struct rows rs = { 0 };
 	unsigned int k;
 	size_t i;
-	int err = 0;
+	int err = 0, g;
 
 	/* no group at all: one row even when nothing matches */
-	if (!q->by_node && !q->by_comm && !row_of(&rs, "", "", 0))
+	if (!mtd_query_grouped(q) && !row_of(&rs, none, 0))
 		return -ENOMEM;
 	for (k = 0; k < q->nfields && !err; k++) {
 		struct mtd_buf e = { 0 };
+		const char *sep = " by (";
 		json_t *vec;
+		int g;
 
-		mtd_buf_printf(&e, "sum%s%s%s%s (",
-			       q->by_node || q->by_comm ? " by (" : "",
-			       q->by_node ? "node" : "",
-			       q->by_node && q->by_comm ? ", " : "",
-			       q->by_comm ? "comm)" : q->by_node ? ")" : "");
+		mtd_buf_printf(&e, "sum");
+		for (g = 0; g < MTD_QK_COUNT; g++)
+			if (q->by[g]) {
+				mtd_buf_printf(&e, "%s%s", sep, mtd_query_keys[g]);
+				sep = ", ";
+			}
+		mtd_buf_printf(&e, "%s (", mtd_query_grouped(q) ? ")" : "");
 		field_expr(&e, "program", q->fields[k], q);
 		up_only(&e, p);
 		mtd_buf_printf(&e, ")");
@@ -348,27 +374,24 @@ static int q_sum(struct mtd_prom *p, const struct mtd_query *q, int timeout_ms,
 		if (!vec)
 			err = -EIO;
 		else
-			err = fold(&rs, vec, q->fields[k], q->by_node, q->by_comm,
-				   false);
+			err = fold(&rs, vec, q->fields[k], q->by, false);
 		json_decref(vec);
 	}
 	if (err)
 		goto out;
 	for (i = 0; i < rs.n; i++)
-		rs.r[i].key = rs.r[i].v[q->fields[0]];
+		rs.r[i].sort = rs.r[i].v[q->fields[0]];
 	qsort(rs.r, rs.n, sizeof(*rs.r), row_cmp);
-	if (q->by_node)
-		mtd_buf_printf(out, "node:s\t");
-	if (q->by_comm)
-		mtd_buf_printf(out, "comm:s\t");
+	for (g = 0; g < MTD_QK_COUNT; g++)
+		if (q->by[g])
+			mtd_buf_printf(out, "%s:s\t", mtd_query_keys[g]);
 	for (k = 0; k < q->nfields; k++)
 		mtd_buf_printf(out, "%s:n%c", mtd_query_fields[q->fields[k]],
 			       k + 1 < q->nfields ? '\t' : '\n');
 	for (i = 0; i < rs.n; i++) {
-		if (q->by_node)
-			mtd_result_put_str(out, rs.r[i].node, '\t');
-		if (q->by_comm)
-			mtd_result_put_str(out, rs.r[i].comm, '\t');
+		for (g = 0; g < MTD_QK_COUNT; g++)
+			if (q->by[g])
+				mtd_result_put_str(out, rs.r[i].key[g], '\t');
 		for (k = 0; k < q->nfields; k++)
 			mtd_buf_printf(out, "%llu%c", rs.r[i].v[q->fields[k]],
 				       k + 1 < q->nfields ? '\t' : '\n');
@@ -385,6 +408,9 @@ static int q_top(struct mtd_prom *p, const struct mtd_query *q, int timeout_ms,
 {
 	static const enum mtd_query_field figs[] = {
 		MTD_QF_ANON, MTD_QF_FILE, MTD_QF_SHMEM, MTD_QF_SWAP
+	};
+	static const bool by_node_comm[MTD_QK_COUNT] = {
+		[MTD_QK_NODE] = true, [MTD_QK_COMM] = true,
 	};
 	struct mtd_buf sel = { 0 };
 	struct rows rs = { 0 };
@@ -410,7 +436,7 @@ static int q_top(struct mtd_prom *p, const struct mtd_query *q, int timeout_ms,
 		if (!vec)
 			err = -EIO;
 		else
-			err = fold(&rs, vec, figs[k], true, true, true);
+			err = fold(&rs, vec, figs[k], by_node_comm, true);
 		json_decref(vec);
 	}
 	free(sel.p);
@@ -421,7 +447,7 @@ static int q_top(struct mtd_prom *p, const struct mtd_query *q, int timeout_ms,
 
 		r->v[MTD_QF_RSS] = r->v[MTD_QF_ANON] + r->v[MTD_QF_FILE] +
 				   r->v[MTD_QF_SHMEM];
-		r->key = r->v[q->fields[0]];
+		r->sort = r->v[q->fields[0]];
 	}
 	/* the aggregator's order: key, node, pid (comm ties with pid) */
 	qsort(rs.r, rs.n, sizeof(*rs.r), row_cmp);
@@ -429,9 +455,9 @@ static int q_top(struct mtd_prom *p, const struct mtd_query *q, int timeout_ms,
 	for (i = 0; i < rs.n && i < q->n; i++) {
 		const struct row *r = &rs.r[i];
 
-		mtd_result_put_str(out, r->node, '\t');
+		mtd_result_put_str(out, r->key[MTD_QK_NODE], '\t');
 		mtd_buf_printf(out, "%d\t", r->pid);
-		mtd_result_put_str(out, r->comm, '\t');
+		mtd_result_put_str(out, r->key[MTD_QK_COMM], '\t');
 		mtd_buf_printf(out, "%llu\t%llu\t%llu\t%llu\t%llu\n",
 			       r->v[MTD_QF_RSS], r->v[MTD_QF_ANON],
 			       r->v[MTD_QF_FILE], r->v[MTD_QF_SHMEM],
@@ -463,32 +489,33 @@ static int q_nodes(struct mtd_prom *p, int timeout_ms, struct mtd_buf *out)
 	}
 	json_array_foreach(seen, i, el) {
 		const char *v = json_string_value(json_array_get(json_object_get(el, "value"), 1));
-		struct row *r = row_of(&rs, label(el, "node"), "", 0);
+		const char *key[MTD_QK_COUNT] = { label(el, "node"), "", "", "", "" };
+		struct row *r = row_of(&rs, key, 0);
 
 		if (!r) {
 			err = -ENOMEM;
 			goto out;
 		}
 		/* the last sample's time, in ms */
-		r->key = v ? (unsigned long long)llround(strtod(v, NULL) * 1000) : 0;
+		r->sort = v ? (unsigned long long)llround(strtod(v, NULL) * 1000) : 0;
 	}
 	json_array_foreach(procs, i, el) {
 		size_t j;
 
 		for (j = 0; j < rs.n; j++)
-			if (!strcmp(rs.r[j].node, label(el, "node")))
+			if (!strcmp(rs.r[j].key[MTD_QK_NODE], label(el, "node")))
 				rs.r[j].v[MTD_QF_NPROC] = number(el);
 	}
 	mtd_buf_printf(out, "node:s\tstate:s\tlast_seen_ms_ago:n\tlast_seen_unix_ms:n\tprocesses:n\n");
 	for (i = 0; i < rs.n; i++) {
 		const struct row *r = &rs.r[i];
-		long long ago = llround(p->now * 1000) - (long long)r->key;
+		long long ago = llround(p->now * 1000) - (long long)r->sort;
 
 		if (ago < 0)
 			ago = 0;
-		mtd_result_put_str(out, r->node, '\t');
+		mtd_result_put_str(out, r->key[MTD_QK_NODE], '\t');
 		mtd_result_put_str(out, ago <= p->down_after_ms ? "up" : "down", '\t');
-		mtd_buf_printf(out, "%lld\t%llu\t%llu\n", ago, r->key,
+		mtd_buf_printf(out, "%lld\t%llu\t%llu\n", ago, r->sort,
 			       r->v[MTD_QF_NPROC]);
 	}
 out:

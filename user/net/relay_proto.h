@@ -35,15 +35,20 @@
  * HELLO first, a QUERY on a node's connection, DATA on a client's) closes
  * the connection.
  *
- * The snapshot (kind MTD_RELAY_SNAPSHOT), text, version 2:
+ * The snapshot (kind MTD_RELAY_SNAPSHOT), text, version 3:
  *
- *   snapshot/2 SOURCE PROGRAMS PROCESSES
- *   p NPROC RSS_ANON RSS_FILE RSS_SHMEM SWAP COMM     PROGRAMS lines
- *   t PID RSS_ANON RSS_FILE RSS_SHMEM SWAP COMM       PROCESSES lines
+ *   snapshot/3 SOURCE PROGRAMS PROCESSES
+ *   p NPROC RSS_ANON RSS_FILE RSS_SHMEM SWAP NS POD CONTAINER COMM
+ *                                                     PROGRAMS lines
+ *   t PID RSS_ANON RSS_FILE RSS_SHMEM SWAP NS POD CONTAINER COMM
+ *                                                     PROCESSES lines
  *
- * figures in bytes, every live process once, COMM last with backslash,
- * bytes below 0x21 and from 0x7f escaped as \ooo.  Version 1 (first line
- * "snapshot SOURCE PROGRAMS", no t lines) came before.
+ * figures in bytes, every live process once; the namespace, pod and
+ * container names of where it runs ("-" for none: the host's), and COMM
+ * last, each with backslash, bytes below 0x21, 0x7f and up, and a name
+ * that is "-" escaped as \ooo.  Version 2 (no NS POD CONTAINER) is still
+ * read; version 1 (first line "snapshot SOURCE PROGRAMS", no t lines)
+ * came before.
  */
 #ifndef MEMTRACK_NET_RELAY_PROTO_H
 #define MEMTRACK_NET_RELAY_PROTO_H
@@ -57,7 +62,7 @@
 #define MTD_RELAY_MAX_NODE	255
 #define MTD_RELAY_MAX_QUERY	4096
 #define MTD_RELAY_MAX_RESULT	(16U << 20)
-#define MTD_SNAPSHOT_VERSION	2
+#define MTD_SNAPSHOT_VERSION	3
 
 enum mtd_relay_type {
 	MTD_RELAY_HELLO = 1,
@@ -75,7 +80,7 @@ enum mtd_result_kind {
 };
 
 enum mtd_relay_kind {
-	MTD_RELAY_SNAPSHOT = 1,		/* text, version 2 (above, snapshot.c) */
+	MTD_RELAY_SNAPSHOT = 1,		/* text, version 3 (above, snapshot.c) */
 	MTD_RELAY_RECORDS,		/* module records, whole, as read */
 };
 
