@@ -715,7 +715,7 @@ def ui_threads_and_per_program_sums():
             # g: the cgroup holding both, summed, with its memory.max
             tm.keys("g")
             rows = tm.wait(lambda ls: (r := table(ls)) and len(r) == 1 and
-                           r[0]["COMMAND"] == "(cgroup)" and r, f"{want}: g")
+                           r[0].get("COMMAND") == "(cgroup)" and r, f"{want}: g")
             limit = str(w.cg_max >> 10) if w.cg_max else "-"
             check(rows[0]["PID"] == "2x" and rows[0]["CGROUP"] == f"/{CGNAME}-2" and
                   rows[0]["LIMIT"] == limit and
@@ -1154,7 +1154,7 @@ def ui_setup_saves_toprc():
         with open(rc) as f:
             text = f.read()
         want = ("# memtrack-top's settings, written by its F2 screen\n[memtrack-top]\n"
-                "columns = PID,COMMAND,CGROUP,%CPU,RSS,ANON,FILE,SHMEM,PSS,USS,SWAP,VIRT,"
+                "columns = PID,COMMAND,CGROUP,CONTAINER,POD,%CPU,RSS,ANON,FILE,SHMEM,PSS,USS,SWAP,VIRT,"
                 "LIMIT,MINFLT/s,MAJFLT/s,PGALLOC/s,FLAG,KMALLOC/s,GROWTH\n"
                 "sort = GROWTH\ndelay = 3\n")
         check(text == want, f"toprc:\n{text}")

@@ -138,7 +138,7 @@ completions_options() {
 		[ "$p" != memtrack-leak ] || want="-- $want"
 		expect "$want" "$p" -- || return 1
 	done
-	expect "--growth-min-rate --growth-window" memtrack-top --gr
+	expect "--group --growth-min-rate --growth-window" memtrack-top --gr
 }
 
 completions_arguments() {

@@ -169,21 +169,22 @@ def ids(pid):
 
 @test
 def drops_privileges():
-    with Daemon(source="proc") as d:
-        st = ids(d.p.pid)
-        check(st["Uid"] == ["65534"] * 4, f"Uid {st['Uid']}")
-        check(st["Gid"] == ["65534"] * 4, f"Gid {st['Gid']}")
-        check(int(st["CapEff"][0], 16) == 0 and int(st["CapPrm"][0], 16) == 0,
-              f"caps {st}")
-        check(st["NoNewPrivs"] == ["1"], f"NoNewPrivs {st['NoNewPrivs']}")
-        check(value(d.metrics(), "memtrack_build_info", source="proc") == 1,
-              "memtrack_build_info")
-    with Daemon(source="proc", keep_ptrace="yes") as d:
-        st = ids(d.p.pid)
-        check(st["Uid"] == ["65534"] * 4, f"Uid {st['Uid']}")
-        cap_sys_ptrace = 1 << 19
-        check(int(st["CapEff"][0], 16) == cap_sys_ptrace and
-              int(st["CapPrm"][0], 16) == cap_sys_ptrace, f"caps {st}")
+    cap_dac_read_search = 1 << 2
+    cap_sys_ptrace = 1 << 19
+    # containers = yes (the default) keeps CAP_DAC_READ_SEARCH alone: the
+    # runtimes' state is root's; with no, nothing
+    for extra, caps in (({}, cap_dac_read_search), ({"containers": "no"}, 0),
+                        ({"keep_ptrace": "yes"}, cap_dac_read_search | cap_sys_ptrace),
+                        ({"keep_ptrace": "yes", "containers": "no"}, cap_sys_ptrace)):
+        with Daemon(source="proc", **extra) as d:
+            st = ids(d.p.pid)
+            check(st["Uid"] == ["65534"] * 4, f"{extra}: Uid {st['Uid']}")
+            check(st["Gid"] == ["65534"] * 4, f"{extra}: Gid {st['Gid']}")
+            check(int(st["CapEff"][0], 16) == caps and int(st["CapPrm"][0], 16) == caps,
+                  f"{extra}: caps {st}, want {caps:#x}")
+            check(st["NoNewPrivs"] == ["1"], f"{extra}: NoNewPrivs {st['NoNewPrivs']}")
+            check(value(d.metrics(), "memtrack_build_info", source="proc") == 1,
+                  f"{extra}: memtrack_build_info")
     with Daemon(source="proc", user="root") as d:
         check(ids(d.p.pid)["Uid"] == ["0"] * 4, "user = root stays root")
 

@@ -111,22 +111,25 @@ def snapshots_arrive_in_order():
         seqs = [e["seq"] for e in a.of("data")]
         check(seqs == list(range(1, len(seqs) + 1)), f"seqs {seqs}")
         last = a.of("data")[-1]["body"]
-        check(last.startswith("snapshot/2 proc "), last[:40])
+        check(last.startswith("snapshot/3 proc "), last[:40])
         head = last.splitlines()[0].split()
         lines = [l.split(" ") for l in last.splitlines()[1:]]
         progs = [l for l in lines if l[0] == "p"]
         procs = [l for l in lines if l[0] == "t"]
         check(int(head[2]) == len(progs) and int(head[3]) == len(procs) and
               len(progs) + len(procs) == len(lines), "program and process counts")
-        mine = [l for l in progs if l[6] == "mtdrelay"]
-        check(len(mine) == 1 and mine[0][1] == "1", f"workload line {mine}")
+        # NS POD CONTAINER: "-" for the host's, then the comm
+        mine = [l for l in progs if l[9] == "mtdrelay"]
+        check(len(mine) == 1 and mine[0][1] == "1" and mine[0][6:9] == ["-"] * 3,
+              f"workload line {mine}")
         check(abs(int(mine[0][2]) - status_bytes(p.pid, "RssAnon")) <= PAGE, "rss_anon")
-        mine = [l for l in procs if l[6] == "mtdrelay"]
-        check(len(mine) == 1 and mine[0][1] == str(p.pid), f"workload process {mine}")
+        mine = [l for l in procs if l[9] == "mtdrelay"]
+        check(len(mine) == 1 and mine[0][1] == str(p.pid) and mine[0][6:9] == ["-"] * 3,
+              f"workload process {mine}")
         check(abs(int(mine[0][2]) - status_bytes(p.pid, "RssAnon")) <= PAGE,
               "process rss_anon")
         # kernel threads are left out of the snapshot as of /metrics
-        check(not [l for l in progs if l[6] in ("kthreadd", "ksoftirqd/0")] and
+        check(not [l for l in progs if l[9] in ("kthreadd", "ksoftirqd/0")] and
               not [l for l in procs if l[1] == "2"], "kernel threads relayed")
         m = d.metrics()
         agg = f"{AGG_IP}:{PORT}"
