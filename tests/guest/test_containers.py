@@ -468,6 +468,186 @@ def query_sums_by_namespace_and_pod(path):
         shutil.rmtree(agg_dir, ignore_errors=True)
 
 
+@variant_test(PATHS)
+def ui_names_the_container_in_the_pane_and_groups_by_it(path):
+    """Interactively (tmux): -F container=web leaves memload's two
+    processes; Enter on the first names its container, runtime, short ID,
+    pod and QoS in the detail pane; G one row per container (the pod's
+    processes summed), G again per pod, F4 with namespace= filtering."""
+    from tmuxlib import Tmux
+    a, wa = containerd_pod("runc", ns="prod", pod="shop-1", name="web")
+    with a, Tmux() as tm:
+        tm.type(" ".join([TOP, "-d", "0.5", "-F", "container=web"] + ARGS[path]))
+        tm.keys("Enter")
+
+        def pids(ls):
+            return [int(line.split()[0]) for line in ls
+                    if line.split() and line.split()[0].isdigit()]
+        tm.wait(lambda ls: sorted(pids(ls)) == sorted(a.pids), "-F container=web")
+        tm.keys("Enter")
+        want = (f"in container web (containerd {a.id[:12]}) in pod prod/shop-1, "
+                "QoS burstable")
+        tm.wait(lambda ls: any(line.strip() == want for line in ls),
+                f"the detail pane: no {want!r}")
+        tm.keys("Enter", "G")
+        tm.wait(lambda ls: any("(container)" in line and " web " in line and
+                               "prod/shop-1" in line and line.split()[0] == "2x"
+                               for line in ls) and any("view: per container" in line for line in ls),
+                "G: one row of the container's 2 processes")
+        tm.keys("G")
+        tm.wait(lambda ls: any("(pod)" in line and "prod/shop-1" in line and
+                               line.split()[0] == "2x" for line in ls)
+                and any("view: per pod" in line for line in ls), "G G: per pod")
+        tm.keys("G", "F4")
+        tm.wait(lambda ls: any("filter command" in line for line in ls), "F4: no prompt")
+        tm.keys("C-u")
+        tm.type("namespace=nope")
+        tm.keys("Enter")
+        tm.wait(lambda ls: not pids(ls) and any("filter: namespace=nope" in line
+                                                for line in ls),
+                "namespace=nope: no row")
+        tm.keys("q")
+        tm.wait(lambda ls: not tm.alternate_on(), "q")
+
+
+DAEMONSET = os.path.join(ROOT, "packaging", "kubernetes", "memtrackd-daemonset.yaml")
+
+
+def daemonset_mounts():
+    """The DaemonSet's memtrackd container: {mount path: host path} of its
+    hostPath volumes, and its ConfigMap's memtrackd.conf."""
+    import yaml
+    with open(DAEMONSET) as f:
+        docs = list(yaml.safe_load_all(f))
+    ds = next(d for d in docs if d["kind"] == "DaemonSet")
+    cm = next(d for d in docs if d["kind"] == "ConfigMap")
+    check(ds["apiVersion"] == "apps/v1" and cm["apiVersion"] == "v1", "apiVersions")
+    spec = ds["spec"]["template"]["spec"]
+    check(ds["spec"]["selector"]["matchLabels"].items() <=
+          ds["spec"]["template"]["metadata"]["labels"].items(), "selector")
+    check(spec["hostPID"] is True and spec["hostNetwork"] is True, "host PID and network")
+    ann = ds["spec"]["template"]["metadata"]["annotations"]
+    (ctr,) = spec["containers"]
+    conf = cm["data"]["memtrackd.conf"]
+    port = int(re.search(r"^port = (\d+)$", conf, re.M).group(1))
+    check(ann["prometheus.io/scrape"] == "true" and int(ann["prometheus.io/port"]) == port
+          and ctr["ports"][0]["containerPort"] == port, f"scrape annotations {ann}")
+    check(re.search(r"^rootfs = /host$", conf, re.M), "rootfs = /host")
+    vols = {v["name"]: v for v in spec["volumes"]}
+    mounts = {}
+    for m in ctr["volumeMounts"]:
+        v = vols[m["name"]]
+        if "hostPath" not in v:
+            continue
+        check(m.get("readOnly") is True, f"{m['name']} not read-only")
+        check(m["mountPath"] == "/host" + v["hostPath"]["path"],
+              f"{m['name']}: {m['mountPath']} for {v['hostPath']['path']}")
+        mounts[m["mountPath"]] = v["hostPath"]["path"]
+    caps = ctr["securityContext"]["capabilities"]
+    check(caps["drop"] == ["ALL"] and "DAC_READ_SEARCH" in caps["add"], f"caps {caps}")
+    return mounts
+
+
+def docker_layout(runtime="runc"):
+    """A container in Docker's layout (systemd driver), its config.v2.json
+    under state (a folder standing for /var/lib/docker/containers)."""
+    cid = secrets.token_hex(32)
+    c = Container(runtime, f"/system.slice/docker-{cid}.scope",
+                  tempfile.mkdtemp(prefix="bundle-"), {}, cid)
+    return c, {"runtime": "docker", "id": cid, "name": "redis-1", "pod_uid": None,
+               "pod": None, "namespace": None, "qos": None}
+
+
+# a test of the host's suite only: a pod without the module reads /proc
+host_test = (lambda fn: fn) if IN_VM else test
+
+
+@host_test
+def daemonset_agent_in_a_cgroup_namespace_names_the_hosts():
+    """The DaemonSet (packaging/kubernetes): its mounts as the kubelet makes
+    them under a root (the host's paths bound there, a runtime the host
+    lacks an empty folder), memtrack-top run as in the pod: in a mount and
+    cgroup namespace of its own (the process in a cgroup of its own
+    first, its cgroup2 mounted afresh), MEMTRACK_ROOTFS the root.  It names
+    containers of containerd, CRI-O, Docker, runc and crun exactly; every
+    path it opens under the root is under a mount of the DaemonSet, and
+    each mount is opened."""
+    mounts = daemonset_mounts()
+    root = tempfile.mkdtemp(prefix="dsroot-")
+    bound = []
+    docker_state = None
+    a, wa = containerd_pod("runc", ns="prod", pod="shop-1", name="web")
+    b, wb = crio_pod(CRUN, ns="kube-system", pod="dns-2", name="coredns")
+    c, wc = bare("runc")
+    d, wd = docker_layout()
+    agent_cg = os.path.join(cgroup2_root(), f"agent-{secrets.token_hex(4)}")
+    # ctr's /NAMESPACE/ID with no runtime's state left: every runtime's
+    # folder looked in, then the ID
+    orphan_id = secrets.token_hex(32)
+    orphan_cg = os.path.join(cgroup2_root(), f"default-{orphan_id[:8]}", orphan_id)
+    orphan = None
+    try:
+        for mnt, host in sorted(mounts.items()):
+            target = root + mnt[len("/host"):]
+            os.makedirs(target, exist_ok=True)
+            src = cgroup2_root() if host == "/sys/fs/cgroup" else host
+            if host == "/var/lib/docker/containers":
+                docker_state = target      # the test's: this host has no Docker
+                continue
+            if os.path.isdir(src):
+                subprocess.run(["mount", "--bind", "-o", "ro", src, target], check=True)
+                subprocess.run(["mount", "-o", "remount,bind,ro", target], check=True)
+                bound.append(target)
+        with a, b, c, d:
+            os.makedirs(os.path.join(docker_state, d.id))
+            with open(os.path.join(docker_state, d.id, "config.v2.json"), "w") as f:
+                json.dump({"ID": d.id, "Name": "/redis-1", "Config": {"Labels": {}}}, f)
+            os.mkdir(agent_cg)
+            os.makedirs(orphan_cg)
+            orphan = subprocess.Popen(["sleep", "1000"])
+            with open(os.path.join(orphan_cg, "cgroup.procs"), "w") as f:
+                f.write(str(orphan.pid))
+            log = os.path.join(root, "strace.log")
+            inner = (f"echo $$ > {agent_cg}/cgroup.procs && "
+                     f"exec unshare -m -C sh -c 'mkdir -p /tmp/cg{os.getpid()} && "
+                     f"mount -t cgroup2 none /tmp/cg{os.getpid()} && "
+                     f"exec strace -f -qq -e trace=%file -o {log} "
+                     f"{TOP} -b --json -n 1 --proc'")
+            out = subprocess.run(["sh", "-c", inner], capture_output=True, text=True,
+                                 timeout=300, env=dict(os.environ, MEMTRACK_ROOTFS=root))
+            check(out.returncode == 0 and not out.stderr,
+                  f"in the namespaces: {out.returncode} {out.stderr!r}")
+            rows = {r["pid"]: r for r in map(json.loads, out.stdout.splitlines()[1:])}
+            for x, w in ((a, wa), (b, wb), (c, wc), (d, wd)):
+                check(x.pid in rows, f"{w['runtime']}'s pid {x.pid} not listed")
+                check_row(rows[x.pid], w, f"{w['runtime']} seen from the pod")
+            check(rows[orphan.pid]["container"] == {"runtime": "unknown", "id": orphan_id,
+                                                    "name": orphan_id[:12]},
+                  f"no runtime's: {rows[orphan.pid]['container']}")
+            with open(log) as f:
+                opened = set(re.findall(r'"(' + re.escape(root) + r'/[^"]*)"', f.read()))
+            used = {m for m in mounts if any(p == root + m[5:] or
+                                             p.startswith(root + m[5:] + "/")
+                                             for p in opened)}
+            # runc's state names a bundle anywhere (this one's under /tmp):
+            # followed when mounted, else the container keeps its ID
+            stray = sorted(p for p in opened
+                           if not any(p == root + m[5:] or p.startswith(root + m[5:] + "/")
+                                      for m in mounts) and not p.endswith("strace.log")
+                           and not p.startswith(root + c.bundle + "/"))
+            check(not stray, f"opened outside the DaemonSet's mounts: {stray[:5]}")
+            check(used == set(mounts), f"mounted, never opened: {sorted(set(mounts) - used)}")
+    finally:
+        if orphan:
+            orphan.kill()
+            orphan.wait()
+        for t in reversed(bound):
+            subprocess.run(["umount", t])
+        for cg in (agent_cg, orphan_cg, os.path.dirname(orphan_cg)):
+            subprocess.run(["rmdir", cg], capture_output=True)
+        shutil.rmtree(root, ignore_errors=True)
+
+
 @test
 def leak_p_says_the_container_and_pod():
     """memtrack-leak -p on a process in a pod names its container and pod

@@ -162,7 +162,7 @@ struct mt_containers *mt_containers_new(const char *rootfs)
 			 cs->rootfs);
 	} else {
 		snprintf(cs->rootfs, sizeof(cs->rootfs), "/");
-		mt_cgroup2_root(cs->cgroot, sizeof(cs->cgroot));
+		mt_cgroup_tree(cs->cgroot, sizeof(cs->cgroot));
 	}
 	cs->cap = 256;
 	cs->slots = calloc(cs->cap, sizeof(*cs->slots));

@@ -656,6 +656,11 @@ struct mt_handle *mt_source_handle(struct mt_source *src);
 bool mt_task_is_kthread(const struct memtrack_task *t);
 /* Where cgroup v2 is mounted ("/sys/fs/cgroup" if not found). */
 void mt_cgroup2_root(char *buf, size_t len);
+/*
+ * The host's cgroup tree: $MEMTRACK_ROOTFS/sys/fs/cgroup when set (a node
+ * agent in a container, the host's / mounted there), else mt_cgroup2_root().
+ */
+void mt_cgroup_tree(char *buf, size_t len);
 
 /* ---- containers and pods: who a cgroup belongs to ----------------------- */
 

@@ -5,9 +5,11 @@
  * path, whose directory inode is the cgroup id), as struct memtrack_task.
  * A process that goes away while we read it is skipped.
  */
+#define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,9 +21,20 @@
 
 #define CG_CACHE	64
 
-/* Processes mostly share a few cgroups: remember their inodes per scan. */
+/*
+ * Processes mostly share a few cgroups: remember their inodes per scan.
+ *
+ * In a cgroup namespace of its own (a pod's, on cgroup v2), another
+ * process's /proc/PID/cgroup is relative to the namespace's root:
+ * "/../../kubepods.slice/...".  With the host's tree mounted under
+ * $MEMTRACK_ROOTFS (a node agent's), such a path is made absolute with
+ * the namespace root's own path in that tree, found once per scan by its
+ * inode (the inode of the cgroup2 mounted inside the namespace).
+ */
 struct cg_cache {
 	char root[256];			/* where cgroup2 is mounted */
+	char ns[4096];			/* the namespace root's path in it */
+	bool ns_looked;			/* ns[] looked for this scan */
 	size_t n;
 	struct {
 		char *path;
@@ -82,16 +95,110 @@ void mt_cgroup2_root(char *buf, size_t len)
 	fclose(f);
 }
 
+void mt_cgroup_tree(char *buf, size_t len)
+{
+	const char *rootfs = getenv("MEMTRACK_ROOTFS");
+
+	if (rootfs && *rootfs && strcmp(rootfs, "/"))
+		snprintf(buf, len, "%s/sys/fs/cgroup", rootfs);
+	else
+		mt_cgroup2_root(buf, len);
+}
+
+static uint64_t ns_ino;
+static char *ns_found;
+static size_t ns_root_len;
+
+static int find_ns(const char *path, const struct stat *st, int type,
+		   struct FTW *ftw)
+{
+	(void)ftw;
+	if (type != FTW_D || st->st_ino != ns_ino)
+		return 0;
+	ns_found = strdup(path[ns_root_len] ? path + ns_root_len : "");
+	return 1;
+}
+
+/* Our cgroup namespace's root in c->root's tree, "" if not found. */
+static void find_ns_root(struct cg_cache *c)
+{
+	char mine[256];
+	struct stat st;
+
+	c->ns_looked = true;
+	c->ns[0] = '\0';
+	mt_cgroup2_root(mine, sizeof(mine));
+	if (!strcmp(mine, c->root) || stat(mine, &st))
+		return;
+	ns_ino = st.st_ino;
+	ns_root_len = strlen(c->root);
+	ns_found = NULL;
+	nftw(c->root, find_ns, 16, FTW_PHYS | FTW_MOUNT);
+	if (ns_found)
+		snprintf(c->ns, sizeof(c->ns), "%s", ns_found);
+	free(ns_found);
+	ns_found = NULL;
+}
+
+/*
+ * ns + rel ("/../x/y") into out with each ".." taking the component before
+ * it away: false if it goes above the root or does not fit.
+ */
+static bool cg_join(const char *ns, const char *rel, char *out, size_t len)
+{
+	size_t n = snprintf(out, len, "%s", ns);
+	const char *p = rel;
+
+	if (n >= len)
+		return false;
+	while (*p) {
+		const char *end;
+		size_t k;
+
+		while (*p == '/')
+			p++;
+		if (!*p)
+			break;
+		end = strchrnul(p, '/');
+		k = end - p;
+		if (k == 2 && !strncmp(p, "..", 2)) {
+			char *slash = strrchr(out, '/');
+
+			if (!slash)
+				return false;	/* above the root */
+			*slash = '\0';
+			n = slash - out;
+		} else if (!(k == 1 && *p == '.')) {
+			if (n + 1 + k >= len)
+				return false;
+			out[n++] = '/';
+			memcpy(out + n, p, k);
+			n += k;
+			out[n] = '\0';
+		}
+		p = end;
+	}
+	return true;
+}
+
 static uint64_t cg_ino(struct cg_cache *c, const char *path)
 {
-	char full[4096];
+	char full[4096], abs[4096];
 	struct stat st;
 	size_t i;
 
 	for (i = 0; i < c->n; i++)
 		if (!strcmp(c->e[i].path, path))
 			return c->e[i].ino;
-	snprintf(full, sizeof(full), "%s%s", c->root, path);
+	if (!strncmp(path, "/..", 3) && (path[3] == '/' || !path[3])) {
+		if (!c->ns_looked)
+			find_ns_root(c);
+		if (!c->ns[0] || !cg_join(c->ns, path, abs, sizeof(abs)))
+			return 0;	/* outside what we can see */
+		snprintf(full, sizeof(full), "%s%s", c->root, abs);
+	} else {
+		snprintf(full, sizeof(full), "%s%s", c->root, path);
+	}
 	if (stat(full, &st))
 		return 0;
 	if (c->n < CG_CACHE) {
@@ -255,7 +362,8 @@ static int scan(struct rows *r, const char *dir, pid_t tgid)
 	if (!dp)
 		return mt_seterr(-errno, "%s: %s", dir, strerror(errno));
 	r->tick_ns = 1000000000L / sysconf(_SC_CLK_TCK);
-	mt_cgroup2_root(r->cg.root, sizeof(r->cg.root));
+	mt_cgroup_tree(r->cg.root, sizeof(r->cg.root));
+	r->cg.ns_looked = false;
 	while (!err && (d = readdir(dp))) {
 		pid = atoi(d->d_name);
 		if (pid <= 0)

@@ -110,6 +110,7 @@ static int scrape(void *arg, struct mtd_buf *out)
 		.node = d->cfg.node_label ? d->cfg.node : NULL,
 		.source = mtd_source_name(d->src),
 		.top_pids = d->cfg.top_pids,
+		.containers = d->cfg.containers,
 	};
 	int err;
 
@@ -132,6 +133,7 @@ static void remote_write(struct daemon_ctx *d)
 	struct mtd_expo_opts o = {
 		.source = mtd_source_name(d->src),
 		.top_pids = d->cfg.top_pids,
+		.containers = d->cfg.containers,
 		.sink = mtd_rw_begin(d->rw, wall_ms()),
 	};
 	struct mtd_buf scratch = { 0 };	/* HELP and TYPE lines, unused */
@@ -333,6 +335,9 @@ int main(int argc, char **argv)
 		mtd_log(LOG_ERR, "%s", err);
 		return 1;
 	}
+	/* every part of libmemtrack reads the host's tree and state there */
+	if (d.cfg.rootfs[0])
+		setenv("MEMTRACK_ROOTFS", d.cfg.rootfs, 1);
 	d.src = mtd_source_open(d.cfg.source, d.cfg.kernel_threads,
 				d.cfg.containers, d.cfg.rootfs, err,
 				sizeof(err));

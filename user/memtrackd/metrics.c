@@ -472,10 +472,8 @@ static int containers(const struct mtd_state *st,
 		if (!p->exited && !p->kthread && p->ct && p->ct->id[0])
 			v[n++] = p;
 	}
-	if (!n) {
-		free(v);
-		return 0;
-	}
+	/* the families even without a container: a dashboard's queries of
+	 * them stay valid on any node */
 	qsort(v, n, sizeof(*v), cmp_container);
 	mtd_family(b, "memtrack_container_processes", "gauge",
 		   "Live processes of the container.");
@@ -509,7 +507,7 @@ int mtd_metrics_format(const struct mtd_state *st,
 	mtd_series_value(&s, 1, false);
 
 	programs(st, o, b);
-	if (containers(st, o, b))
+	if (o->containers && containers(st, o, b))
 		return -ENOMEM;
 
 	for (k = 0; k < MTD_NR_MEM; k++) {

@@ -33,6 +33,7 @@ struct mtd_expo_opts {
 	const char *node;		/* the node label's value; NULL: none */
 	const char *source;
 	unsigned int top_pids;
+	bool containers;		/* memtrack_container_* families */
 	struct mtd_series_sink *sink;	/* NULL: text into the buffer */
 };
 

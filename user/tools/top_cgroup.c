@@ -83,7 +83,8 @@ int top_cgroups_scan(struct top_cgroups *cg)
 {
 	char root[256];
 
-	mt_cgroup2_root(root, sizeof(root));
+	/* the host's, when a node agent mounts it ($MEMTRACK_ROOTFS) */
+	mt_cgroup_tree(root, sizeof(root));
 	cg->n = 0;
 	walking = cg;
 	root_len = strlen(root);

@@ -113,6 +113,21 @@ static int memory_lines(const struct top_detail *d, const struct top_row *r,
 	snprintf(out[n++], TOP_DETAIL_WIDTH,
 		 "memory of %d (%.16s)  user %s  threads %u  ppid %d  (Enter: close)",
 		 t->pid, t->comm, r->user, t->threads, t->ppid);
+	if (n < max && r->ct) {
+		char what[600];
+		size_t k;
+
+		/* cut to the line: names can be long */
+		mt_container_describe(r->ct, what, sizeof(what));
+		k = strlen(what);
+		if (r->ct->qos)
+			snprintf(what + k, sizeof(what) - k, ", QoS %s",
+				 mt_qos_name(r->ct->qos));
+		memcpy(out[n], "in ", 3);
+		snprintf(out[n] + 3, TOP_DETAIL_WIDTH - 3, "%.*s",
+			 TOP_DETAIL_WIDTH - 4, what);
+		n++;
+	}
 	if (n < max)
 		snprintf(out[n++], TOP_DETAIL_WIDTH,
 			 "RSS %llu KiB = anon %llu + file %llu + shmem %llu   swap %llu   peak %llu",
