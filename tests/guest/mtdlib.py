@@ -34,8 +34,12 @@ def dashboard_queries():
     given a value that matches anything (the JSON must load)."""
     with open(DASHBOARD) as f:
         dash = json.load(f)
-    return [t["expr"].replace("$node", ".*") for p in dash["panels"]
-            for t in p["targets"]]
+    names = sorted((v["name"] for v in dash["templating"]["list"]
+                    if v["type"] == "query"), key=len, reverse=True)
+    exprs = [t["expr"] for p in dash["panels"] for t in p["targets"]]
+    for n in names:     # the longest first: $pod is not a part of another
+        exprs = [e.replace("$" + n, ".*") for e in exprs]
+    return exprs
 
 
 def dashboard_metrics():

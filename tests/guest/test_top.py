@@ -8,6 +8,7 @@ import contextlib
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -776,6 +777,89 @@ def ui_help_resize_and_quit_restore_the_terminal():
                 and "]" in ls[1] and len(ls[1].rstrip()) <= 100, "not redrawn at 100x30")
         tm.keys("q")
         check_restored(tm, 0, "q")
+
+
+def cells(text):
+    """Screen cells of text: East Asian wide and full-width characters
+    (日, 🐘) two, combining marks none, the rest one."""
+    import unicodedata
+    return sum(0 if unicodedata.combining(c) else
+               2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
+# comms whose bytes, characters and screen cells all differ (15 bytes at most)
+WIDE_COMMS = ["gröw🐘", "ab日本語日"]
+
+
+def wide_tests(fn):
+    """A test of text in screen cells: memtrack-top's own, so the host's
+    suite only (in the VM it would be the same test four times)."""
+    return fn if IN_VM else test(fn)
+
+
+@contextlib.contextmanager
+def named_grower(path):
+    """grower 256 100 run as path (a link to it): its comm path's name."""
+    g = subprocess.Popen([path, "256", "100"], stdout=subprocess.PIPE)
+    try:
+        check(readline(g.stdout).strip() == "ready", f"{path} did not start")
+        yield g
+    finally:
+        g.kill()
+        g.wait()
+
+
+@wide_tests
+def wide_characters_fill_their_cells():
+    """Two growers named gröw🐘 and ab日本語日 (/proc/PID/comm): in -b text
+    every column of their rows starts at the header's cell, in UTF-8;
+    interactively, in the tree view (t), their growth flag is whole
+    (LEAK?+rate, no LEA or LEAK left of it from a byte-counted redraw) and
+    starts at FLAG's cell, as the header says."""
+    d = tempfile.mkdtemp(prefix="wide.")
+    for comm in WIDE_COMMS:     # exec'd by that name: its comm
+        os.symlink(os.path.join(TESTBIN, "grower"), os.path.join(d, comm))
+    with named_grower(os.path.join(d, WIDE_COMMS[0])) as g1, \
+            named_grower(os.path.join(d, WIDE_COMMS[1])) as g2:
+        env = dict(os.environ, LANG="C.UTF-8", LC_ALL="C.UTF-8")
+        out = subprocess.run([TOP, "-b", "-n", "1", "--proc"], capture_output=True,
+                             text=True, env=env, timeout=120).stdout.splitlines()
+        head = next(line for line in out if line.split()[:3] == ["PID", "USER", "COMMAND"])
+        starts = [m.start() for m in re.finditer(r"\S+", head)]
+        for g, comm in zip((g1, g2), WIDE_COMMS):
+            row = next((line for line in out if line.split()[:1] == [str(g.pid)]), None)
+            check(row and comm in row, f"-b: no row of {comm}: {row!r}")
+            # every field after COMMAND starts where its title does, in cells
+            tail = row[row.index(comm) + len(comm):]
+            fields = [m for m in re.finditer(r"\S+", tail)]
+            base = cells(row[:row.index(comm) + len(comm)])
+            got = [base + cells(tail[:m.start()]) for m in fields]
+            want = [x for x in starts if x > cells(head[:head.index("COMMAND")])][:len(got)]
+            # right-aligned numbers end where their titles end: compare the
+            # left-aligned CGROUP (the field after COMMAND) and the count
+            check(got[0] == starts[3] and len(got) == len(starts) - 3,
+                  f"-b {comm}: fields at cells {got}, titles at {starts}, {want}")
+        with Tmux() as tm:
+            tm.type(f"LANG=C.UTF-8 LC_ALL=C.UTF-8 {TOP} -d {REFRESH} --proc "
+                    f"--growth-window {FLAG_WINDOW}")
+            tm.keys("Enter")
+            tm.wait(lambda ls: table(ls) and tm.alternate_on(), "memtrack-top did not start")
+            tm.keys("t")
+
+            def flagged(ls):
+                titles = [line for line in ls if line.split()[:3] == ["PID", "USER", "COMMAND"]]
+                rows = [line for line in ls for g in (g1, g2)
+                        if line.split()[:1] == [str(g.pid)]]
+                return titles and len(rows) == 2 and all("LEAK?+" in r for r in rows) and \
+                    (titles[0], rows)
+            head, rows = tm.wait(flagged, "the growers' flags in the tree view", timeout=120)
+            flag_at = cells(head[:head.index("FLAG")])
+            for r in rows:
+                check(r.count("LEAK") == 1 and cells(r[:r.index("LEAK?+")]) == flag_at,
+                      f"flag at cell {cells(r[:r.index('LEAK')])}, FLAG at {flag_at}: {r!r}")
+            tm.keys("q")
+            tm.wait(lambda ls: not tm.alternate_on(), "q")
+    shutil.rmtree(d, ignore_errors=True)
 
 
 @test

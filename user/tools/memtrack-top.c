@@ -17,6 +17,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <locale.h>
 #include <string.h>
 #include <strings.h>
 #include <time.h>
@@ -481,6 +482,9 @@ int main(int argc, char **argv)
 	rc = parse_args(argc, argv, &o);
 	if (rc)
 		return rc;
+	/* the terminal's character set: text is fitted in screen cells
+	 * (top_text.c), -b's columns too */
+	setlocale(LC_CTYPE, "");
 	/*
 	 * Every refresh builds arrays of megabytes (the dump's rows): keep
 	 * their pages in the heap rather than unmap them and fault them in,

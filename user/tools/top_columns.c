@@ -10,6 +10,7 @@
 #include <string.h>
 #include <strings.h>
 #include "top_columns.h"
+#include "top_text.h"
 #include "top_view.h"
 
 /*
@@ -321,22 +322,13 @@ static void put_char(char *buf, size_t len, size_t at, char c)
  */
 static int put(char *buf, size_t len, int at, int width, const char *s)
 {
-	size_t w = width < 0 ? -width : width, n = strlen(s), i, k = at;
-	size_t cols = 0, cut = n;
+	size_t w = width < 0 ? -width : width, n, i, k = at;
+	size_t cols;
 
-	/* the width in characters: a UTF-8 sequence is one (box drawing,
-	 * a comm's accents), its continuation bytes none */
-	for (i = 0; i < n; i++) {
-		if (((unsigned char)s[i] & 0xc0) == 0x80)
-			continue;
-		if (cols == w) {
-			cut = i;
-			break;
-		}
-		cols++;
-	}
-	n = cut;
-	w += n - cols;		/* padding counts characters, the cell bytes */
+	/* the width in screen cells: a comm's "ö" is one, "🐘" and "日"
+	 * two (never half of one), box drawing one */
+	n = top_text_fit(s, w, &cols);
+	w += n - cols;		/* padding counts cells, the cell bytes */
 	if (k + 1 + w < len) {		/* the usual case: it fits */
 		if (at)
 			buf[k++] = ' ';

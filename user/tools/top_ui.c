@@ -28,6 +28,7 @@
 #include "top_events.h"
 #include "top_setup.h"
 #include "top_smaps.h"
+#include "top_text.h"
 #include "top_ui.h"
 
 #define HEADER_LINES	6		/* above the column titles */
@@ -117,6 +118,15 @@ static void pad_row(int y)
 
 	for (x = getcurx(stdscr); x < COLS && getcury(stdscr) == y; x++)
 		addch(' ');
+}
+
+/* s at the cursor, cut to cells screen cells (addnstr() counts bytes). */
+static void add_cells(const char *s, int cells)
+{
+	size_t used;
+
+	if (cells > 0)
+		addnstr(s, top_text_fit(s, cells, &used));
 }
 
 static void titles_on(void)
@@ -302,7 +312,7 @@ static void draw_header(struct ui *u)
 
 		top_cluster_status(&u->cs, top_cluster_name(u->cluster),
 				   now_s(), line, sizeof(line));
-		addnstr(line, COLS);
+		add_cells(line, COLS);
 	} else if (u->message[0]) {
 		printw("%s", u->message);
 	} else {
@@ -366,7 +376,7 @@ static void draw_detail(struct ui *u)
 			continue;
 		if (!i)
 			titles_on();
-		addnstr(lines[i], COLS);
+		add_cells(lines[i], COLS);
 		if (!i) {
 			pad_row(y + i);
 			titles_off();
@@ -393,7 +403,7 @@ static void draw_events(struct ui *u)
 		clrtoeol();
 		line = top_events_line(&u->ev, i);
 		if (line)
-			addnstr(line, COLS);
+			add_cells(line, COLS);
 	}
 }
 
@@ -401,14 +411,20 @@ static void draw_events(struct ui *u)
 static void flag_colour(const struct top_row *r, const char *line, int y)
 {
 	const char *f;
+	size_t x;
 
 	if (!colour || !r->growing)
 		return;
 	f = strstr(line, "LEAK?");
-	if (!f || f - line >= COLS)
+	if (!f)
+		return;
+	/* its screen column: the text before it may hold wide characters */
+	x = top_text_cells(line, f - line);
+	if (x >= (size_t)COLS)
 		return;
 	attron(COLOR_PAIR(PAIR_FLAG) | A_BOLD);
-	mvaddnstr(y, f - line, f, COLS - (f - line));
+	move(y, (int)x);
+	add_cells(f, COLS - (int)x);
 	attroff(COLOR_PAIR(PAIR_FLAG) | A_BOLD);
 }
 
@@ -422,7 +438,7 @@ static void flag_colour(const struct top_row *r, const char *line, int y)
 static void table_line(struct ui *u, const struct top_row *r, uint64_t cols,
 		       size_t hdr_len, char *line, size_t size)
 {
-	size_t len;
+	size_t len, skip, cells;
 
 	if (r)
 		len = top_format_row(r, line, size, cols, &u->layout);
@@ -443,8 +459,10 @@ static void table_line(struct ui *u, const struct top_row *r, uint64_t cols,
 			line[len] = ' ';
 		len = strlen(line);
 	}
-	if (u->hscroll < len)
-		memmove(line, line + u->hscroll, len - u->hscroll + 1);
+	/* hscroll counts screen cells */
+	skip = top_text_fit(line, u->hscroll, &cells);
+	if (skip < len)
+		memmove(line, line + skip, len - skip + 1);
 	else
 		line[0] = '\0';
 }
@@ -477,9 +495,9 @@ static void draw_table(struct ui *u)
 		u->hscroll = hdr_len ? hdr_len - 1 : 0;
 	table_line(u, NULL, cols, hdr_len, line, sizeof(line));
 	titles_on();
-	mvaddnstr(y, 0, line, COLS);
-	for (i = strlen(line); (int)i < COLS; i++)
-		addch(' ');
+	move(y, 0);
+	add_cells(line, COLS);
+	pad_row(y);
 	titles_off();
 	/* the list scrolls under the selection */
 	if (rows > 0 && u->sel >= u->scroll + rows)
@@ -502,15 +520,12 @@ static void draw_table(struct ui *u)
 			continue;
 		table_line(u, r, cols, hdr_len, line, sizeof(line));
 		if (u->scroll + i == u->sel) {
-			size_t k;
-
 			attron(A_REVERSE);
-			addnstr(line, COLS);
-			for (k = strlen(line); (int)k < COLS; k++)
-				addch(' ');
+			add_cells(line, COLS);
+			pad_row(y + 1 + i);
 			attroff(A_REVERSE);
 		} else {
-			addnstr(line, COLS);
+			add_cells(line, COLS);
 			flag_colour(r, line, y + 1 + i);
 		}
 	}
@@ -526,9 +541,9 @@ static void draw_cluster(struct ui *u)
 
 	top_cluster_format_header(line, sizeof(line), progs);
 	titles_on();
-	mvaddnstr(y, 0, line, COLS);
-	for (i = strlen(line); (int)i < COLS; i++)
-		addch(' ');
+	move(y, 0);
+	add_cells(line, COLS);
+	pad_row(y);
 	titles_off();
 	if (u->scroll >= n)
 		u->scroll = n ? n - 1 : 0;
@@ -547,7 +562,7 @@ static void draw_cluster(struct ui *u)
 						sizeof(line));
 		move(y + 1 + shown++, 0);
 		clrtoeol();
-		addnstr(line, COLS);
+		add_cells(line, COLS);
 	}
 	for (; (int)shown < rows; shown++) {
 		move(y + 1 + shown, 0);
@@ -672,13 +687,15 @@ static void draw_help(struct ui *u)
 	erase();
 	for (i = 0; i < rows && u->help_top + i < HELP_LINES; i++) {
 		help_line(&u->tb, u->help_top + i, line, sizeof(line));
-		mvaddnstr((int)i, 0, line, COLS);
+		move((int)i, 0);
+		add_cells(line, COLS);
 	}
 	snprintf(line, sizeof(line),
 		 "help: lines %zu-%zu of %zu; Up Down PgUp PgDn Home End scroll, q Esc h close",
 		 u->help_top + 1, u->help_top + i, (size_t)HELP_LINES);
 	titles_on();
-	mvaddnstr(LINES - 1, 0, line, COLS);
+	move(LINES - 1, 0);
+	add_cells(line, COLS);
 	pad_row(LINES - 1);
 	titles_off();
 }
