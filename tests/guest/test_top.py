@@ -862,6 +862,60 @@ def wide_characters_fill_their_cells():
     shutil.rmtree(d, ignore_errors=True)
 
 
+# The columns' widths (top_columns.c), for what a layout may hold.
+WIDTHS = {"PID": 7, "USER": 8, "COMMAND": 15, "CGROUP": 20, "CONTAINER": 14, "POD": 24,
+          "%CPU": 5, "RSS": 9, "ANON": 9, "FILE": 8, "SHMEM": 8, "PSS": 9, "USS": 9,
+          "SWAP": 8, "VIRT": 10, "LIMIT": 8, "MINFLT/s": 8, "MAJFLT/s": 8,
+          "PGALLOC/s": 9, "KMALLOC/s": 9, "GROWTH": 8, "FLAG": 16}
+
+
+@wide_tests
+def ui_whole_columns_command_lines_and_the_pause_mark():
+    """At 40x10 the columns shown fit whole (a column dropped, never its
+    digits cut: GROWTH was cut to +5 where it read +448); with c, each
+    command line starts under COMMAND LINE though the flag before it is
+    longer than its title; at 80 columns, paused (space), the first line
+    says [paused] (it wrapped under the meter before)."""
+    with a_grower(256, 100) as g, Tmux() as tm:
+        tm.tmux("resize-window", "-t", "t", "-x", "40", "-y", "10")
+        # USER does not fit: start_top's table() would not know the titles
+        tm.type(" ".join([TOP, "-d", str(REFRESH), "--proc", "-o", "growth"]))
+        tm.keys("Enter")
+        head = tm.wait(lambda ls: [line for line in ls if line.split()[:1] == ["PID"]],
+                       "titles at 40 columns")[0]
+        titles = head.split()
+        width = sum(WIDTHS[t] for t in titles) + len(titles) - 1
+        check(width <= 40 and "GROWTH" in titles,
+              f"40 columns: {titles} take {width} cells")
+        tm.keys("q")
+        tm.wait(lambda ls: not tm.alternate_on(), "q at 40 columns")
+        tm.tmux("resize-window", "-t", "t", "-x", "200", "-y", "50")
+        start_top(tm, ["--proc", "--growth-window", str(FLAG_WINDOW)])
+        tm.keys("c")
+
+        def aligned(ls):
+            head = [line for line in ls if "COMMAND LINE" in line]
+            row = [line for line in ls if line.split()[:1] == [str(g.pid)]
+                   and "LEAK?+" in line]
+            return head and row and (head[0], row[0])
+        head, row = tm.wait(aligned, "c: the grower's flag and command line", timeout=120)
+        at = cells(head[:head.index("COMMAND LINE")])
+        cmd = os.path.join(TESTBIN, "grower")
+        check(cmd in row and cells(row[:row.index(cmd)]) == at and
+              row[:row.index(cmd)].endswith(" "),
+              f"command line at cell {cells(row[:row.index(cmd)]) if cmd in row else None}, "
+              f"its title at {at}: {row!r}")
+        tm.keys("c", "q")
+        tm.wait(lambda ls: not tm.alternate_on(), "q at 200 columns")
+        tm.tmux("resize-window", "-t", "t", "-x", "80", "-y", "24")
+        start_top(tm, ["--proc"])
+        tm.keys("Space")
+        tm.wait(lambda ls: "[paused]" in ls[0] and len(ls[0].rstrip()) <= 80,
+                "space at 80 columns: no [paused] on the first line")
+        tm.keys("q")
+        tm.wait(lambda ls: not tm.alternate_on(), "q at 80 columns")
+
+
 @test
 def ui_narrow_terminal_keeps_growth_and_flag():
     """At 80x24 the columns that do not fit go, least useful first: PID USER

@@ -430,23 +430,36 @@ uint64_t top_layout_mask(const struct top_layout *l)
 	return set;
 }
 
+/* Column i into set if it fits in width beside what is there (the first
+ * always): a column is shown whole or not at all, never its digits cut. */
+static void add_if_fits(uint64_t *set, int *used, size_t i, int width)
+{
+	int w = (*used ? 1 : 0) + column_width(i);
+
+	if (*set & (1ULL << i) || (*used && *used + w > width))
+		return;
+	*set |= 1ULL << i;
+	*used += w;
+}
+
 uint64_t top_columns_fit(uint64_t all, uint64_t must, int width)
 {
 	uint64_t set = 0;
 	int used = 0, rank, max_rank = 0;
 	size_t i;
 
-	/* rank 0 and the ones asked for, whether they fit or not */
+	/* the ones asked for first, then rank 0, each if it fits */
 	for (i = 0; i < top_nr_columns; i++) {
 		if (!(all & (1ULL << i)))
 			continue;
 		if (top_columns[i].rank > max_rank)
 			max_rank = top_columns[i].rank;
-		if (top_columns[i].rank == 0 || (must & (1ULL << i))) {
-			set |= 1ULL << i;
-			used += (used ? 1 : 0) + column_width(i);
-		}
+		if (must & (1ULL << i))
+			add_if_fits(&set, &used, i, width);
 	}
+	for (i = 0; i < top_nr_columns; i++)
+		if ((all & (1ULL << i)) && top_columns[i].rank == 0)
+			add_if_fits(&set, &used, i, width);
 	/* then the rest by rank, each one that still fits */
 	for (rank = 1; rank <= max_rank; rank++)
 		for (i = 0; i < top_nr_columns; i++) {
@@ -465,6 +478,19 @@ uint64_t top_columns_fit(uint64_t all, uint64_t must, int width)
 static size_t nth(const struct top_layout *order, size_t k)
 {
 	return order ? order->col[k] : k;
+}
+
+int top_columns_cells(uint64_t cols, const struct top_layout *order)
+{
+	size_t k, n = order ? order->n : top_nr_columns, i;
+	int cells = 0;
+
+	for (k = 0; k < n; k++) {
+		i = nth(order, k);
+		if (cols & (1ULL << i))
+			cells += (cells ? 1 : 0) + column_width(i);
+	}
+	return cells;
 }
 
 int top_format_header(char *buf, size_t len, uint64_t cols,

@@ -46,14 +46,17 @@ int top_column_index(const char *title);
 
 /*
  * Sets of columns, bit i for top_columns[i]: all of those show allows
- * (TOP_SHOW_*); of the set all, those that fit in width characters, the
- * ones of rank 0 and those in must first, then by rank (a narrow
- * terminal); the one titled title and the one sorting by sort (either may
- * be NULL / TOP_SORT_NONE).
+ * (TOP_SHOW_*); of the set all, those that fit whole in width cells (a
+ * narrow terminal drops a column rather than cut its digits): those in
+ * must first, then rank 0, then by rank, the first kept whatever its
+ * width; the one titled title and the one sorting by sort (either may be
+ * NULL / TOP_SORT_NONE).
  */
 uint64_t top_columns_all(unsigned int show);
 uint64_t top_columns_fit(uint64_t all, uint64_t must, int width);
 uint64_t top_column_bits(const char *title, enum top_sort sort);
+/* The screen cells of the columns in cols, whole (the last untrimmed). */
+int top_columns_cells(uint64_t cols, const struct top_layout *order);
 /* The header or one row as text, the columns in cols, in order's order
  * (NULL: the table's). */
 int top_format_header(char *buf, size_t len, uint64_t cols,

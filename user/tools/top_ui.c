@@ -257,7 +257,7 @@ static void draw_header(struct ui *u)
 	const struct memtrack_summary *s = &u->tb.si.sum;
 	uint64_t cache = s->file_pages + s->slab_reclaimable;
 	uint64_t used = s->mem_total - s->mem_free - cache, buffers;
-	char when[16];
+	char when[16], line[256];
 	time_t now = time(NULL);
 
 	if (s->mem_total < s->mem_free + cache)
@@ -265,10 +265,14 @@ static void draw_header(struct ui *u)
 	strftime(when, sizeof(when), "%H:%M:%S", localtime(&now));
 	move(0, 0);
 	clrtoeol();
-	printw("memtrack-top - %s  source: %s  processes: %zu  sort: %s%s  delay: %.1fs%s",
-	       when, mt_source_name(u->tb.src), u->tb.n,
-	       sort_titles[u->vo.sort], u->vo.reverse ? " (rev)" : "",
-	       u->delay, u->paused ? "  [paused]" : "");
+	/* cut at the edge, never wrapped into the meter below: the pause
+	 * mark first, where a narrow terminal still shows it */
+	snprintf(line, sizeof(line),
+		 "memtrack-top%s - %s  source: %s  processes: %zu  sort: %s%s  delay: %.1fs",
+		 u->paused ? " [paused]" : "", when, mt_source_name(u->tb.src),
+		 u->tb.n, sort_titles[u->vo.sort],
+		 u->vo.reverse ? " (rev)" : "", u->delay);
+	add_cells(line, COLS);
 	buffers = u->tb.si.buffers < cache ? u->tb.si.buffers : 0;
 	bar(1, "Mem ", used, buffers, cache - buffers, s->mem_total,
 	    PAIR_USED);
@@ -436,7 +440,7 @@ static void flag_colour(const struct top_row *r, const char *line, int y)
  * line after them (from the header's end on), then scrolled sideways.
  */
 static void table_line(struct ui *u, const struct top_row *r, uint64_t cols,
-		       size_t hdr_len, char *line, size_t size)
+		       char *line, size_t size)
 {
 	size_t len, skip, cells;
 
@@ -447,8 +451,14 @@ static void table_line(struct ui *u, const struct top_row *r, uint64_t cols,
 	if (len > size - 1)
 		len = size - 1;
 	if (u->cmdline) {
-		while (len < hdr_len && len < size - 2)
+		/* after the last column's whole width: a flag longer than its
+		 * title does not run into the command line */
+		cells = top_text_cells(line, len);
+		while (cells < (size_t)top_columns_cells(cols, &u->layout) &&
+		       len < size - 2) {
 			line[len++] = ' ';
+			cells++;
+		}
 		line[len] = '\0';
 		if (!r)
 			snprintf(line + len, size - len, " COMMAND LINE");
@@ -493,7 +503,7 @@ static void draw_table(struct ui *u)
 	hdr_len = top_format_header(line, sizeof(line), cols, &u->layout);
 	if (u->hscroll >= hdr_len)
 		u->hscroll = hdr_len ? hdr_len - 1 : 0;
-	table_line(u, NULL, cols, hdr_len, line, sizeof(line));
+	table_line(u, NULL, cols, line, sizeof(line));
 	titles_on();
 	move(y, 0);
 	add_cells(line, COLS);
@@ -518,7 +528,7 @@ static void draw_table(struct ui *u)
 		clrtoeol();
 		if (u->scroll + i >= u->view.n)
 			continue;
-		table_line(u, r, cols, hdr_len, line, sizeof(line));
+		table_line(u, r, cols, line, sizeof(line));
 		if (u->scroll + i == u->sel) {
 			attron(A_REVERSE);
 			add_cells(line, COLS);
