@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The task rows carry a cgroup id (the inode of the cgroup's directory);
- * a walk of the cgroup2 tree per refresh turns it into a path and the
- * cgroup's memory.max.  A few hundred directories: cheap next to the rows.
+ * a walk of the cgroup2 tree turns it into a path, when an id is not known
+ * (a cgroup made since the last walk); memory.max is read for the cgroups
+ * in use, once per refresh.  A node of pods has hundreds of cgroups: a
+ * walk and a file each at every refresh cost more than the rows.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -67,7 +69,8 @@ static int visit(const char *path, const struct stat *st, int type,
 	c->id = st->st_ino;
 	snprintf(c->path, sizeof(c->path), "%s",
 		 path[root_len] ? path + root_len : "/");
-	c->max = read_max(path);
+	c->max = TOP_NO_LIMIT;
+	c->max_sample = 0;		/* read when a row is in it */
 	return 0;
 }
 
@@ -79,29 +82,54 @@ static int cmp_id(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-int top_cgroups_scan(struct top_cgroups *cg)
+/* Every cgroup under the cgroup2 root, afresh: cgroups come and go. */
+static int scan(struct top_cgroups *cg)
 {
-	char root[256];
-
-	/* the host's, when a node agent mounts it ($MEMTRACK_ROOTFS) */
-	mt_cgroup_tree(root, sizeof(root));
 	cg->n = 0;
 	walking = cg;
-	root_len = strlen(root);
+	root_len = strlen(cg->root);
 	walk_err = 0;
 	/* Unreadable parts are skipped: a missing name is not an error. */
-	nftw(root, visit, 16, FTW_PHYS | FTW_MOUNT);
+	nftw(cg->root, visit, 16, FTW_PHYS | FTW_MOUNT);
 	qsort(cg->v, cg->n, sizeof(*cg->v), cmp_id);
 	return walk_err;
 }
 
-const struct top_cgroup *top_cgroup_find(const struct top_cgroups *cg,
-					 uint64_t id)
+static struct top_cgroup *find(struct top_cgroups *cg, uint64_t id)
 {
 	struct top_cgroup key = { .id = id };
 
 	return cg->n ? bsearch(&key, cg->v, cg->n, sizeof(*cg->v), cmp_id) :
 		       NULL;
+}
+
+void top_cgroups_next(struct top_cgroups *cg)
+{
+	/* the host's, when a node agent mounts it ($MEMTRACK_ROOTFS) */
+	if (!cg->root[0])
+		mt_cgroup_tree(cg->root, sizeof(cg->root));
+	cg->sample++;
+	cg->walked = false;
+}
+
+const struct top_cgroup *top_cgroup_get(struct top_cgroups *cg, uint64_t id)
+{
+	char dir[1024];
+	struct top_cgroup *c = id ? find(cg, id) : NULL;
+
+	/* a row whose cgroup could not be read (id 0) is no reason to walk */
+	if (!c && id && !cg->walked) {
+		cg->walked = true;
+		scan(cg);
+		c = find(cg, id);
+	}
+	if (!c || c->max_sample == cg->sample)
+		return c;
+	snprintf(dir, sizeof(dir), "%s%s", cg->root,
+		 strcmp(c->path, "/") ? c->path : "");
+	c->max = read_max(dir);
+	c->max_sample = cg->sample;
+	return c;
 }
 
 void top_cgroups_free(struct top_cgroups *cg)

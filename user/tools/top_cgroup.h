@@ -1,8 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* cgroup v2 ids to paths and memory limits (top_cgroup.c). */
+/*
+ * cgroup v2 ids to paths and memory limits (top_cgroup.c): the tree walked
+ * when a row's cgroup is not known yet (not at every refresh: a node has
+ * hundreds of cgroups), memory.max read once per refresh for the cgroups
+ * rows are in only.
+ */
 #ifndef MEMTRACK_TOP_CGROUP_H
 #define MEMTRACK_TOP_CGROUP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -12,18 +18,25 @@
 struct top_cgroup {
 	uint64_t id;			/* the directory's inode */
 	char path[256];			/* under the cgroup2 root, "/" for it */
-	uint64_t max;			/* memory.max in bytes; 0: none */
+	uint64_t max;			/* memory.max in bytes; TOP_NO_LIMIT */
+	unsigned int max_sample;	/* the refresh max was read at */
 };
 
 struct top_cgroups {
 	struct top_cgroup *v;
 	size_t n, cap;
+	unsigned int sample;		/* the refresh, counted from 1 */
+	bool walked;			/* the tree walked this refresh */
+	char root[256];			/* the tree: mt_cgroup_tree(), once */
 };
 
-/* Every cgroup under the cgroup2 root (re-read: cgroups come and go). */
-int top_cgroups_scan(struct top_cgroups *cg);
-const struct top_cgroup *top_cgroup_find(const struct top_cgroups *cg,
-					 uint64_t id);
+/* A new refresh: limits are read again, the tree walked if need be. */
+void top_cgroups_next(struct top_cgroups *cg);
+/*
+ * The cgroup of id with its memory.max as of this refresh; the tree walked
+ * (once a refresh) if id is not known.  NULL: not found.
+ */
+const struct top_cgroup *top_cgroup_get(struct top_cgroups *cg, uint64_t id);
 void top_cgroups_free(struct top_cgroups *cg);
 
 #endif

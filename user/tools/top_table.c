@@ -103,9 +103,9 @@ static void user_name(uid_t uid, char *buf, size_t len)
 	copy_str(buf, len, cache[slot].name);
 }
 
-static void cgroup_of(const struct top_cgroups *cg, struct top_row *r)
+static void cgroup_of(struct top_cgroups *cg, struct top_row *r)
 {
-	const struct top_cgroup *c = top_cgroup_find(cg, r->t.cgroup_id);
+	const struct top_cgroup *c = top_cgroup_get(cg, r->t.cgroup_id);
 
 	copy_str(r->cgroup, sizeof(r->cgroup), c ? c->path : "-");
 	r->cg_max = c ? c->max : TOP_NO_LIMIT;
@@ -263,9 +263,8 @@ int top_table_refresh(struct top_table *tb)
 	err = mt_source_tasks(tb->src, &tasks, &n);
 	if (err)
 		return err;
-	err = top_cgroups_scan(&tb->cgroups);
-	if (!err)
-		err = reserve(tb, n);
+	top_cgroups_next(&tb->cgroups);
+	err = reserve(tb, n);
 	if (err) {
 		free(tasks);
 		return err;
