@@ -916,6 +916,40 @@ def ui_whole_columns_command_lines_and_the_pause_mark():
         tm.wait(lambda ls: not tm.alternate_on(), "q at 80 columns")
 
 
+@wide_tests
+def ui_setup_hides_in_place_scrolls_and_cancels():
+    """F2 at 80x24: its title and keys fit (not cut); Space hides USER where
+    it is (its line stays the second, unchecked), Home/End/PgDn/PgUp move
+    the bar to the first, the last and a page on; Esc leaves as it was: the
+    table still has USER and no toprc is written."""
+    with tempfile.TemporaryDirectory() as d, Tmux() as tm:
+        tm.tmux("resize-window", "-t", "t", "-x", "80", "-y", "24")
+        tm.type(f"XDG_CONFIG_HOME={d} ")
+        start_top(tm, ["--proc"])
+        tm.keys("F2")
+        ls = tm.wait(lambda ls: ls[0].startswith("memtrack-top setup") and ls, "F2")
+        check(all(len(x.rstrip()) <= 80 for x in ls[:3]) and "Esc: cancel" in ls[2]
+              and ls[1].rstrip().endswith("d delay"), f"F2's head cut: {ls[:3]}")
+        tm.keys("Down", "Space")
+        tm.wait(lambda ls: ls[5].strip() == "[ ] USER", "Space: USER not hidden in place")
+        tm.keys("End")
+        tm.wait(lambda ls: ls[23].strip().startswith("[x] FLAG"), "End: not the last")
+        tm.keys("Home")
+        tm.wait(lambda ls: ls[4].strip() == "[x] PID", "Home: not the first")
+        tm.keys("NPage")
+        tm.wait(lambda ls: ls[4].strip() == "[ ] USER",
+                "PgDn: the list did not move a page on (20 lines: USER first)")
+        tm.keys("PPage")
+        tm.wait(lambda ls: ls[4].strip() == "[x] PID", "PgUp: not back")
+        tm.keys("Escape")
+        tm.wait(lambda ls: any("setup cancelled" in x for x in ls) and
+                table(ls) is not None and any(x.split()[:3] == ["PID", "USER", "COMMAND"]
+                                              for x in ls), "Esc: USER gone or no message")
+        check(not os.path.exists(os.path.join(d, "memtrack", "toprc")), "Esc wrote toprc")
+        tm.keys("q")
+        tm.wait(lambda ls: not tm.alternate_on(), "q")
+
+
 @test
 def ui_narrow_terminal_keeps_growth_and_flag():
     """At 80x24 the columns that do not fit go, least useful first: PID USER
@@ -1273,7 +1307,8 @@ def ui_detail_pane_memory_and_open_files():
 
 @test
 def ui_setup_saves_toprc():
-    """F2: hide USER, move FLAG up two places, sort by GROWTH, delay 3; q
+    """F2: hide USER, move FLAG (End: the last) up two places, sort by
+    GROWTH, delay 3; q
     writes exactly that to $XDG_CONFIG_HOME/memtrack/toprc and the table
     follows it; a new memtrack-top starts with it, -d and -o beat it; a bad
     toprc stops it with FILE:LINE: why and exit 2."""
@@ -1284,7 +1319,7 @@ def ui_setup_saves_toprc():
         start_top(tm, [])
         tm.keys("F2")
         tm.wait(lambda ls: ls[0].startswith("memtrack-top setup"), "F2: no setup screen")
-        tm.keys("Down", "Space", "Up", "[", "[", "Down", "Down", "s", "d")
+        tm.keys("Down", "Space", "End", "[", "[", "Down", "Down", "s", "d")
         tm.wait(lambda ls: any("delay (seconds):" in line for line in ls), "d: no prompt")
         tm.type("3")
         tm.keys("Enter", "q")

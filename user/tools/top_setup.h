@@ -7,14 +7,16 @@
 #ifndef MEMTRACK_TOP_SETUP_H
 #define MEMTRACK_TOP_SETUP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include "top_toprc.h"
 
 /*
- * Until q, F2, F10 or Esc: edits rc, then saves it to path (NULL: not
- * saved) and says so, or why not, in msg.
+ * Until q, F2 or F10: edits rc, then saves it to path (NULL: not saved)
+ * and says so, or why not, in msg; true.  Esc: rc as it was, nothing
+ * saved, false.
  */
-void top_setup_run(struct top_toprc *rc, const char *path, char *msg,
+bool top_setup_run(struct top_toprc *rc, const char *path, char *msg,
 		   size_t len);
 
 #endif

@@ -644,7 +644,7 @@ static const char *const help_text[] = {
 	"  s          memtrack-leak on the selected process: its top stacks in the pane",
 	"  Up Down PgUp PgDn Home End  move the selection bar",
 	"  Left Right scroll sideways through every column",
-	"  F2         setup: columns, their order, sort key, delay (saved to toprc)",
+	"  F2         setup: columns, their order, sort key, delay (F10 saves, Esc cancels)",
 	"  k F9       send the selected process a signal (a menu, then y)",
 	"  F7 F8      nice - / + of the selected process;  r  renice to a value",
 	"  h ? F1     this help: Up Down PgUp PgDn Home End scroll, q Esc h close",
@@ -936,7 +936,8 @@ static void setup(struct ui *u)
 		.layout = u->layout, .sort = u->vo.sort, .delay = u->delay,
 	};
 
-	top_setup_run(&rc, u->toprc, u->message, sizeof(u->message));
+	if (!top_setup_run(&rc, u->toprc, u->message, sizeof(u->message)))
+		return;		/* cancelled */
 	u->layout = rc.layout;
 	u->vo.sort = rc.sort;
 	u->delay = rc.delay;
