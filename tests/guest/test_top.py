@@ -950,6 +950,36 @@ def ui_setup_hides_in_place_scrolls_and_cancels():
         tm.wait(lambda ls: not tm.alternate_on(), "q")
 
 
+@wide_tests
+def ui_terminal_gone_ends_every_screen():
+    """The terminal closed (its tmux server killed) while F2's setup, a
+    prompt (/) or the main view is open: memtrack-top ends within 5 s
+    (setup looped on getch()'s errors for ever, a core busy, and ignored
+    SIGTERM)."""
+    for keys in (["F2"], ["/"], []):
+        tm = Tmux()
+        try:
+            start_top(tm, ["--proc"])
+            pid = top_child(tm)
+            check(pid, "no memtrack-top under the pane's shell")
+            tm.keys(*keys)
+            time.sleep(0.5)
+        finally:
+            tm.close()
+        end = time.monotonic() + 5
+        while time.monotonic() < end and os.path.exists(f"/proc/{pid}"):
+            with open(f"/proc/{pid}/stat") as f:
+                if f.read().rsplit(")", 1)[1].split()[0] == "Z":
+                    break
+            time.sleep(0.1)
+        alive = os.path.exists(f"/proc/{pid}") and "(memtrack-top)" in open(f"/proc/{pid}/stat").read() \
+            and open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0] != "Z"
+        if alive:
+            os.kill(pid, 9)
+        check(not alive, f"{keys or 'the view'}: memtrack-top {pid} still running 5 s "
+              "after its terminal went")
+
+
 @test
 def ui_narrow_terminal_keeps_growth_and_flag():
     """At 80x24 the columns that do not fit go, least useful first: PID USER

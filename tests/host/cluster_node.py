@@ -112,6 +112,16 @@ class Node:
         self.named.append(p)
         return p.pid
 
+    def end_named(self, pid):
+        """Kill the named sleeper pid (and reap it): True if it was one."""
+        for p in self.named:
+            if p.pid == pid:
+                p.kill()
+                p.wait()
+                self.named.remove(p)
+                return True
+        return False
+
     def quit(self):
         self.kill()
         for p in self.work + self.named:
@@ -141,6 +151,8 @@ def main(argv):
                 out(ok=True)
             elif cmd.startswith("named "):
                 out(pid=n.start_named(cmd.split()[1]))
+            elif cmd.startswith("endnamed "):
+                out(ok=n.end_named(int(cmd.split()[1])))
             elif cmd == "quit":
                 break
             else:

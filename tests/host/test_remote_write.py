@@ -280,6 +280,28 @@ def prometheus_holds_each_nodes_metrics():
 
 
 @test
+def a_process_gone_is_stale_at_once():
+    """A series a sample no longer has gets Prometheus's staleness marker,
+    as a scrape gives it: a process killed leaves PromQL's answers (its
+    per-process series, its program's process count) within 5 s, where
+    without the marker they answered for Prometheus's 5-minute lookback;
+    the other nodes' workload stays."""
+    with Setup(lambda i: "top_pids = 20\n") as s:
+        wait_for(lambda: all_seen(s.prom), 60, "every node's workload in Prometheus")
+        node = s.nodes[0]
+        pid = node.cmd("named flash1")["pid"]
+        mine = (f'memtrack_process_rss_anon_bytes{{node="{node.name}",pid="{pid}"}}',
+                f'memtrack_program_processes{{node="{node.name}",comm="flash1"}}')
+        wait_for(lambda: all(s.prom.query(q) for q in mine), 30, "flash1 in Prometheus")
+        check(node.cmd(f"endnamed {pid}") == {"ok": True}, "flash1 not killed")
+        gone = time.time()
+        wait_for(lambda: not any(s.prom.query(q) for q in mine), 5,
+                 "flash1's series stale after its exit")
+        check(time.time() - gone < 5 and all_seen(s.prom),
+              "the workload of every node still answered")
+
+
+@test
 def grafana_dashboard_queries_run():
     """Every query of packaging/grafana-dashboard.json is PromQL that
     Prometheus evaluates (over the range the panels use), and the memory

@@ -17,6 +17,11 @@
  *
  * One sample's series are built once (the sink) and shared by the
  * endpoints' queues, freed when the last one has sent them.
+ *
+ * A series of the last sample that this one lacks (a process that exited,
+ * a program forgotten, a process out of the top N) gets Prometheus's
+ * staleness marker, as a scrape that no longer finds it does: without it
+ * the series would answer queries for 5 minutes after it ended.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -99,7 +104,16 @@ struct mtd_rw {
 	struct rw_built *built;
 	size_t nbuilt, built_cap;
 	bool oom;
+	/* the last sample's series (their labels, back to back) */
+	char *last;
+	size_t *last_off, nlast, last_len;
 };
+
+/*
+ * Prometheus's staleness marker (value.StaleNaN): a NaN of its own bits,
+ * which the receiver tells from any NaN a series may hold.
+ */
+#define STALE_NAN_BITS	0x7ff0000000000002ULL
 
 static void mono_after(struct timespec *ts, unsigned int ms)
 {
@@ -328,6 +342,111 @@ static bool drop_news(struct rw_endpoint *ep, unsigned int queue, char *msg,
 	return true;
 }
 
+/* The labels of series i of the one being built: bytes and length. */
+static const char *built_key(const struct mtd_rw *rw, size_t i, size_t *len)
+{
+	size_t end = i + 1 < rw->nbuilt ? rw->built[i + 1].off : rw->arena.len;
+
+	*len = end - rw->built[i].off;
+	return rw->arena.p + rw->built[i].off;
+}
+
+static uint64_t key_hash(const char *k, size_t len)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	while (len--)
+		h = (h ^ (unsigned char)*k++) * 1099511628211ULL;
+	return h;
+}
+
+/*
+ * The series of the last sample this one lacks, appended with the
+ * staleness marker; then this sample's series become the last ones.
+ * Memory that is not there skips the markers (a series then ages out in
+ * Prometheus by itself), never the sample.
+ */
+static void mark_stale(struct mtd_rw *rw)
+{
+	size_t n = rw->nbuilt, cur_len = rw->arena.len, cap = 1, i, k, len;
+	size_t *off = NULL;
+	uint64_t bits = STALE_NAN_BITS;
+	uint32_t *set;
+	char *copy = NULL;
+	double stale;
+
+	memcpy(&stale, &bits, sizeof(stale));
+	while (cap < 2 * n + 2)
+		cap <<= 1;
+	set = malloc(cap * sizeof(*set));
+	if (rw->arena.len) {
+		copy = malloc(rw->arena.len);
+		off = malloc(n * sizeof(*off));
+	}
+	if (!set || (rw->arena.len && (!copy || !off))) {
+		free(set);
+		free(copy);
+		free(off);
+		return;
+	}
+	/* this sample's series in a set (index + 1; 0 free) */
+	memset(set, 0, cap * sizeof(*set));
+	for (i = 0; i < n; i++) {
+		const char *key = built_key(rw, i, &len);
+
+		for (k = key_hash(key, len) & (cap - 1); set[k];
+		     k = (k + 1) & (cap - 1))
+			;
+		set[k] = i + 1;
+		off[i] = rw->built[i].off;
+	}
+	if (rw->arena.len)
+		memcpy(copy, rw->arena.p, rw->arena.len);
+	for (i = 0; i < rw->nlast && !rw->oom; i++) {
+		size_t end = i + 1 < rw->nlast ? rw->last_off[i + 1] :
+			     rw->last_len;
+		const char *key = rw->last + rw->last_off[i];
+		size_t klen = end - rw->last_off[i], blen;
+		bool found = false;
+		struct rw_built *bt;
+		uint16_t nlab = 0;
+		const char *p;
+
+		for (k = key_hash(key, klen) & (cap - 1); set[k] && !found;
+		     k = (k + 1) & (cap - 1)) {
+			const char *b = built_key(rw, set[k] - 1, &blen);
+
+			found = blen == klen && !memcmp(b, key, klen);
+		}
+		if (found)
+			continue;
+		if (rw->nbuilt == rw->built_cap) {
+			size_t c = rw->built_cap * 2;
+
+			bt = realloc(rw->built, c * sizeof(*bt));
+			if (!bt)
+				break;
+			rw->built = bt;
+			rw->built_cap = c;
+		}
+		/* its labels as they were: name and value pairs */
+		for (p = key; p < key + klen; p += strlen(p) + 1)
+			nlab++;
+		bt = &rw->built[rw->nbuilt++];
+		bt->off = rw->arena.len;
+		bt->nlab = nlab / 2;
+		bt->value = stale;
+		mtd_buf_append(&rw->arena, key, klen);
+	}
+	free(set);
+	free(rw->last);
+	free(rw->last_off);
+	rw->last = copy;
+	rw->last_off = off;
+	rw->nlast = n;
+	rw->last_len = cur_len;
+}
+
 void mtd_rw_commit(struct mtd_rw *rw)
 {
 	char news[MTD_MAX_REMOTE_WRITES][768];
@@ -337,6 +456,8 @@ void mtd_rw_commit(struct mtd_rw *rw)
 
 	if (!rw->nbuilt)
 		return;		/* nothing to send (never: build_info is one) */
+	if (!rw->oom && !rw->arena.oom)
+		mark_stale(rw);
 	b = calloc(1, sizeof(*b));
 
 	if (b)
@@ -572,6 +693,8 @@ void mtd_rw_stop(struct mtd_rw *rw)
 	free(rw->cert);
 	free(rw->arena.p);
 	free(rw->built);
+	free(rw->last);
+	free(rw->last_off);
 	pthread_cond_destroy(&rw->cond);
 	pthread_mutex_destroy(&rw->lock);
 	free(rw);

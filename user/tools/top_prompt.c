@@ -36,6 +36,8 @@ static size_t back_one(const char *buf, size_t n)
 	return n;
 }
 
+volatile sig_atomic_t top_quit_signal;
+
 bool top_prompt(int y, const char *what, char *buf, size_t len,
 		const struct top_redraw *rd)
 {
@@ -47,7 +49,7 @@ bool top_prompt(int y, const char *what, char *buf, size_t len,
 	curs_set(1);
 	timeout(rd && rd->frame ? rd->every_ms : -1);
 	show(y, what, buf);
-	while (!done) {
+	while (!done && !top_quit_signal) {
 		c = getch();
 		switch (c) {
 		case ERR:

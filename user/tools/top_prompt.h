@@ -7,8 +7,17 @@
 #ifndef MEMTRACK_TOP_PROMPT_H
 #define MEMTRACK_TOP_PROMPT_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
+
+/*
+ * The quit signal caught (SIGINT, SIGTERM, SIGHUP: the terminal gone),
+ * 0 none: every loop that waits for keys ends on it, not only the main
+ * one, or a screen left open when the terminal closed spins for ever on
+ * getch()'s errors.
+ */
+extern volatile sig_atomic_t top_quit_signal;
 
 /* What a prompt calls while it waits for a key: the screen as it is now. */
 struct top_redraw {

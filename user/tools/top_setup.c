@@ -155,7 +155,10 @@ bool top_setup_run(struct top_toprc *rc, const char *path, char *msg,
 		c = getch();
 		if (c == 'q' || c == KEY_F(2) || c == KEY_F(10))
 			break;
-		if (c == 27) {		/* Esc: as it was, nothing saved */
+		/* Esc: as it was, nothing saved; so too when the terminal is
+		 * gone (no key will come: ERR without a timeout) or a quit
+		 * signal came */
+		if (c == 27 || c == ERR || top_quit_signal) {
 			*rc = was;
 			erase();
 			snprintf(msg, len, "setup cancelled");

@@ -37,11 +37,9 @@
 /* Processes asked of the aggregator for the cluster view (largest RSS). */
 #define TOP_CLUSTER_ROWS	1000
 
-static volatile sig_atomic_t quit_signal;
-
 static void on_quit_signal(int sig)
 {
-	quit_signal = sig;
+	top_quit_signal = sig;
 }
 
 /* A crash must not leave the terminal raw: restore it, then die of it. */
@@ -1084,7 +1082,7 @@ int top_ui_run(struct mt_source *src, const struct top_ui_opts *o)
 	u.redraw = (struct top_redraw){ prompt_frame, &u, 250 };
 	if (o->cluster)
 		toggle_cluster(&u);
-	while (!quit_signal) {
+	while (!top_quit_signal) {
 		err = frame(&u);
 		if (err)
 			break;
@@ -1116,5 +1114,5 @@ int top_ui_run(struct mt_source *src, const struct top_ui_opts *o)
 			err == -ENOMEM ? "out of memory" : mt_errmsg());
 		return 1;
 	}
-	return quit_signal ? 128 + quit_signal : 0;
+	return top_quit_signal ? 128 + top_quit_signal : 0;
 }
