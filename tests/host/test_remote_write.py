@@ -289,7 +289,7 @@ def a_process_gone_is_stale_at_once():
     with Setup(lambda i: "top_pids = 20\n") as s:
         wait_for(lambda: all_seen(s.prom), 60, "every node's workload in Prometheus")
         node = s.nodes[0]
-        pid = node.cmd("named flash1")["pid"]
+        pid = node.cmd("named " + b"flash1".hex())["pid"]   # the comm in hex
         mine = (f'memtrack_process_rss_anon_bytes{{node="{node.name}",pid="{pid}"}}',
                 f'memtrack_program_processes{{node="{node.name}",comm="flash1"}}')
         wait_for(lambda: all(s.prom.query(q) for q in mine), 30, "flash1 in Prometheus")
