@@ -3,7 +3,8 @@
  * Everything memtrack reads from an architecture's registers or names after
  * its ABI, in one place: the logic files ask for "argument n" or "the stack
  * pointer" and never name a register, so a port to another architecture is
- * this file (and the unwinder's frame layout, see leak_unwind.c).
+ * this file and the unwind rules' block for it in uapi/linux/memtrack_unwind.h
+ * (DWARF's register numbers, where a frame keeps its return address).
  *
  * Plain field reads, not regs_get_kernel_argument() and friends: the leak
  * tracer reads user registers at a uprobe, where the arguments follow the
@@ -61,6 +62,21 @@ static __always_inline unsigned long mtr_ip(const struct pt_regs *regs)
 static __always_inline unsigned long mtr_fp(const struct pt_regs *regs)
 {
 	return regs->bp;
+}
+
+/*
+ * At a function's first instruction (a uprobe): where its return address
+ * is, and the stack pointer its caller has again once it returns.  A call
+ * pushes the return address: it is the word at the stack pointer.
+ */
+static __always_inline unsigned long mtr_entry_ra_at(const struct pt_regs *regs)
+{
+	return regs->sp;
+}
+
+static __always_inline unsigned long mtr_entry_caller_sp(const struct pt_regs *regs)
+{
+	return regs->sp + sizeof(long);
 }
 
 /*

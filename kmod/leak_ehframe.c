@@ -15,9 +15,9 @@
  * to the caller, which has it faulted in where that may sleep (leak_probe.c)
  * and walks again.
  *
- * The CFA program's reading mirrors user/preload/cfa.c (user space cannot
- * share kernel code, nor the reverse); both reduce a row to the compact rule
- * of struct memtrack_unwind_row.
+ * The CFA program's reading mirrors user/preload/cfa.c (it reads the
+ * target's memory through guarded copies, cfa.c its own directly); both end
+ * a row with memtrack_unwind_reduce(), the one definition of the rules.
  */
 #include <linux/percpu.h>
 #include <linux/string.h>
@@ -192,19 +192,7 @@ static bool mtr_eh_ptr(struct mtr_eh_cur *c, u8 enc, u64 *out)
 
 /* ---- CIE, FDE and the CFA program --------------------------------------------- */
 
-#define MTR_EH_RBP	6
-#define MTR_EH_RSP	7
-#define MTR_EH_RA	16
-
-enum { MTR_EH_SAME, MTR_EH_UNDEF, MTR_EH_OFFSET, MTR_EH_OTHER };
-
-struct mtr_eh_state {
-	u64 cfa_reg;
-	s64 cfa_off;
-	bool cfa_expr;
-	u8 bp, ra;
-	s64 bp_off, ra_off;
-};
+/* A row while the program runs, and its reduction: memtrack_unwind.h. */
 
 struct mtr_eh_cie {
 	u64 code_align;
@@ -267,52 +255,12 @@ static bool mtr_eh_parse_cie(struct mtr_eh_cur c, struct mtr_eh_cie *cie)
 	return !c.bad;
 }
 
-static void mtr_eh_set(struct mtr_eh_state *s, u64 reg, u8 rule, s64 off)
+/* DW_CFA_restore, nothing while the CIE's own program runs (no @init). */
+static void mtr_eh_restore(struct memtrack_cfi_row *s, u64 reg,
+			   const struct memtrack_cfi_row *init)
 {
-	if (reg == MTR_EH_RBP) {
-		s->bp = rule;
-		s->bp_off = off;
-	} else if (reg == MTR_EH_RA) {
-		s->ra = rule;
-		s->ra_off = off;
-	}
-}
-
-static void mtr_eh_restore(struct mtr_eh_state *s, u64 reg,
-			   const struct mtr_eh_state *init)
-{
-	if (!init)
-		return;
-	if (reg == MTR_EH_RBP)
-		mtr_eh_set(s, reg, init->bp, init->bp_off);
-	else if (reg == MTR_EH_RA)
-		mtr_eh_set(s, reg, init->ra, init->ra_off);
-}
-
-/* A row of the program in memtrack's compact form (as cfa.c's reduce()). */
-static void mtr_eh_reduce(const struct mtr_eh_state *s,
-			  struct memtrack_unwind_row *row)
-{
-	memset(row, 0, sizeof(*row));
-	row->cfa = MEMTRACK_UNWIND_UNKNOWN;
-	if (s->ra == MTR_EH_UNDEF) {
-		row->cfa = MEMTRACK_UNWIND_OUTERMOST;
-		return;
-	}
-	if (s->ra != MTR_EH_OFFSET || s->ra_off != -8 || s->cfa_expr ||
-	    (s->cfa_reg != MTR_EH_RSP && s->cfa_reg != MTR_EH_RBP) ||
-	    s->cfa_off < 8 || s->cfa_off > (1 << 24))
-		return;
-	if (s->bp == MTR_EH_OFFSET) {
-		if (s->bp_off > -16 || s->bp_off < S16_MIN)
-			return;
-		row->bp_off = s->bp_off;
-	} else if (s->bp == MTR_EH_OTHER) {
-		return;
-	}
-	row->cfa = s->cfa_reg == MTR_EH_RSP ? MEMTRACK_UNWIND_CFA_SP :
-					      MEMTRACK_UNWIND_CFA_BP;
-	row->cfa_off = s->cfa_off;
+	if (init)
+		memtrack_cfi_restore(s, reg, init);
 }
 
 /*
@@ -321,10 +269,10 @@ static void mtr_eh_reduce(const struct mtr_eh_state *s,
  * false on an instruction it does not know or malformed data.
  */
 static bool mtr_eh_run(struct mtr_eh_cur c, const struct mtr_eh_cie *cie,
-		       u64 loc, u64 pc, struct mtr_eh_state *s,
-		       const struct mtr_eh_state *init)
+		       u64 loc, u64 pc, struct memtrack_cfi_row *s,
+		       const struct memtrack_cfi_row *init)
 {
-	struct mtr_eh_state saved[MTR_EH_MAX_STATES];
+	struct memtrack_cfi_row saved[MTR_EH_MAX_STATES];
 	unsigned int depth = 0;
 	u64 reg, delta;
 	u8 op;
@@ -337,8 +285,8 @@ static bool mtr_eh_run(struct mtr_eh_cur c, const struct mtr_eh_cie *cie,
 			delta = (op & 0x3f) * cie->code_align;
 			break;
 		case 2:
-			mtr_eh_set(s, op & 0x3f, MTR_EH_OFFSET,
-				   (s64)mtr_eh_uleb(&c) * cie->data_align);
+			memtrack_cfi_set(s, op & 0x3f, MEMTRACK_CFI_OFFSET,
+					 (s64)mtr_eh_uleb(&c) * cie->data_align);
 			continue;
 		case 3:
 			mtr_eh_restore(s, op & 0x3f, init);
@@ -360,22 +308,22 @@ static bool mtr_eh_run(struct mtr_eh_cur c, const struct mtr_eh_cie *cie,
 			break;
 		case 0x05:			/* offset_extended */
 			reg = mtr_eh_uleb(&c);
-			mtr_eh_set(s, reg, MTR_EH_OFFSET,
-				   (s64)mtr_eh_uleb(&c) * cie->data_align);
+			memtrack_cfi_set(s, reg, MEMTRACK_CFI_OFFSET,
+					 (s64)mtr_eh_uleb(&c) * cie->data_align);
 			continue;
 		case 0x06:			/* restore_extended */
 			mtr_eh_restore(s, mtr_eh_uleb(&c), init);
 			continue;
 		case 0x07:			/* undefined */
-			mtr_eh_set(s, mtr_eh_uleb(&c), MTR_EH_UNDEF, 0);
+			memtrack_cfi_set(s, mtr_eh_uleb(&c), MEMTRACK_CFI_UNDEF, 0);
 			continue;
 		case 0x08:			/* same_value */
-			mtr_eh_set(s, mtr_eh_uleb(&c), MTR_EH_SAME, 0);
+			memtrack_cfi_set(s, mtr_eh_uleb(&c), MEMTRACK_CFI_SAME, 0);
 			continue;
 		case 0x09:			/* register */
 			reg = mtr_eh_uleb(&c);
 			mtr_eh_uleb(&c);
-			mtr_eh_set(s, reg, MTR_EH_OTHER, 0);
+			memtrack_cfi_set(s, reg, MEMTRACK_CFI_OTHER, 0);
 			continue;
 		case 0x0a:			/* remember_state */
 			if (depth == MTR_EH_MAX_STATES)
@@ -409,7 +357,7 @@ static bool mtr_eh_run(struct mtr_eh_cur c, const struct mtr_eh_cie *cie,
 			continue;
 		case 0x10:			/* expression */
 		case 0x16:			/* val_expression */
-			mtr_eh_set(s, mtr_eh_uleb(&c), MTR_EH_OTHER, 0);
+			memtrack_cfi_set(s, mtr_eh_uleb(&c), MEMTRACK_CFI_OTHER, 0);
 			reg = mtr_eh_uleb(&c);
 			if (reg > c.end - c.p)
 				return false;
@@ -418,8 +366,8 @@ static bool mtr_eh_run(struct mtr_eh_cur c, const struct mtr_eh_cie *cie,
 			continue;
 		case 0x11:			/* offset_extended_sf */
 			reg = mtr_eh_uleb(&c);
-			mtr_eh_set(s, reg, MTR_EH_OFFSET,
-				   mtr_eh_sleb(&c) * cie->data_align);
+			memtrack_cfi_set(s, reg, MEMTRACK_CFI_OFFSET,
+					 mtr_eh_sleb(&c) * cie->data_align);
 			continue;
 		case 0x12:			/* def_cfa_sf */
 			s->cfa_reg = mtr_eh_uleb(&c);
@@ -433,15 +381,15 @@ static bool mtr_eh_run(struct mtr_eh_cur c, const struct mtr_eh_cie *cie,
 		case 0x15:			/* val_offset_sf */
 			reg = mtr_eh_uleb(&c);
 			mtr_eh_uleb(&c);
-			mtr_eh_set(s, reg, MTR_EH_OTHER, 0);
+			memtrack_cfi_set(s, reg, MEMTRACK_CFI_OTHER, 0);
 			continue;
 		case 0x2e:			/* GNU_args_size */
 			mtr_eh_uleb(&c);
 			continue;
 		case 0x2f:			/* GNU_negative_offset_extended */
 			reg = mtr_eh_uleb(&c);
-			mtr_eh_set(s, reg, MTR_EH_OFFSET,
-				   -(s64)mtr_eh_uleb(&c) * cie->data_align);
+			memtrack_cfi_set(s, reg, MEMTRACK_CFI_OFFSET,
+					 -(s64)mtr_eh_uleb(&c) * cie->data_align);
 			continue;
 		default:
 			return false;
@@ -491,7 +439,7 @@ int mtr_leak_ehframe_row(struct mtr_ehframe *eh, unsigned long pc,
 			 struct memtrack_unwind_row *row, unsigned long *fault)
 {
 	struct mtr_eh_buf *buf = this_cpu_ptr(mtr_eh_buf);
-	struct mtr_eh_state s = { 0 }, init;
+	struct memtrack_cfi_row s = { 0 }, init;
 	struct mtr_eh_cur fc, cc;
 	struct mtr_eh_cie cie;
 	unsigned long table, fde, cie_at;
@@ -563,14 +511,14 @@ int mtr_leak_ehframe_row(struct mtr_ehframe *eh, unsigned long pc,
 	}
 
 	/* pc has CFI: a program it cannot follow stops the walk here. */
-	s.ra = MTR_EH_SAME;
-	s.bp = MTR_EH_SAME;
+	s.ra = MEMTRACK_CFI_SAME;
+	s.fp = MEMTRACK_CFI_SAME;
 	if (!mtr_eh_run(cie.insns, &cie, start, U64_MAX, &s, NULL))
 		goto unknown;
 	init = s;
 	if (!mtr_eh_run(fc, &cie, start, pc, &s, &init))
 		goto unknown;
-	mtr_eh_reduce(&s, row);
+	*row = memtrack_unwind_reduce(&s);
 	return 1;
 unknown:
 	memset(row, 0, sizeof(*row));

@@ -201,8 +201,9 @@ fault:
 }
 
 /*
- * One step of the frame-pointer chain: [bp] is the caller's bp, [bp + 8]
- * the return address, and the caller's sp was bp + 16.
+ * One step of the frame-pointer chain: [bp] is the caller's bp, the return
+ * address is in the frame record above it and the caller's sp is past it
+ * (MEMTRACK_UNWIND_FRAME_*).
  */
 static bool mtr_unwind_fp(unsigned long *sp, unsigned long *bp,
 			  unsigned long *cfa, unsigned long *ra)
@@ -212,9 +213,9 @@ static bool mtr_unwind_fp(unsigned long *sp, unsigned long *bp,
 	if (!*bp || *bp & (sizeof(long) - 1) || *bp < *sp)
 		return false;
 	if (!mtr_unwind_read(*bp, &frame[0]) ||
-	    !mtr_unwind_read(*bp + sizeof(long), &frame[1]))
+	    !mtr_unwind_read(*bp + MEMTRACK_UNWIND_FRAME_RA, &frame[1]))
 		return false;
-	*cfa = *bp + 2 * sizeof(long);
+	*cfa = *bp + MEMTRACK_UNWIND_FRAME_CFA;
 	*ra = frame[1];
 	*bp = frame[0];
 	return true;
@@ -248,9 +249,9 @@ u32 mtr_leak_unwind_user(struct mtr_leak_session *s, struct pt_regs *regs,
 	rcu_read_lock();
 	if (uw)
 		set = rcu_dereference(uw->set);
-	if (!pc && !mtr_unwind_read(sp, &pc))
+	if (!pc && !mtr_unwind_read(mtr_entry_ra_at(regs), &pc))
 		goto out;
-	sp += sizeof(long);
+	sp = mtr_entry_caller_sp(regs);
 	frames[n++] = pc;
 	while (n < MEMTRACK_LEAK_MAX_FRAMES) {
 		/* A return address may be just past a noreturn call's end. */
@@ -264,7 +265,7 @@ u32 mtr_leak_unwind_user(struct mtr_leak_session *s, struct pt_regs *regs,
 			   row->cfa == MEMTRACK_UNWIND_CFA_BP) {
 			cfa = (row->cfa == MEMTRACK_UNWIND_CFA_SP ? sp : bp) +
 			      (long)row->cfa_off;
-			if (!mtr_unwind_read(cfa - sizeof(long), &ra))
+			if (!mtr_unwind_read(cfa + MEMTRACK_UNWIND_RA_OFF, &ra))
 				break;
 			if (row->bp_off &&
 			    !mtr_unwind_read(cfa + (long)row->bp_off, &bp))
@@ -292,13 +293,7 @@ static bool mtr_unwind_row_ok(const struct memtrack_unwind_row *r,
 {
 	if (prev && r->addr <= prev->addr)
 		return false;
-	if (r->pad || r->cfa >= __MEMTRACK_UNWIND_MAX)
-		return false;
-	if (r->cfa != MEMTRACK_UNWIND_CFA_SP && r->cfa != MEMTRACK_UNWIND_CFA_BP)
-		return !r->cfa_off && !r->bp_off;
-	/* RA is at CFA - 8, so a saved RBP is below it. */
-	return r->cfa_off >= (s32)sizeof(long) && r->cfa_off <= (1 << 24) &&
-	       r->bp_off <= 0 && (!r->bp_off || r->bp_off <= -16);
+	return memtrack_unwind_row_ok(r);
 }
 
 static void mtr_unwind_drop_pending(struct mtr_unwind *uw)

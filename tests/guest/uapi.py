@@ -33,7 +33,10 @@ def _read(name):
         return re.sub(r"/\*.*?\*/", "", f.read(), flags=re.S)
 
 
+# memtrack.h and the headers it includes ("memtrack_unwind.h": the unwind
+# rules; the counters' X-macro list adds no enum, struct or #define)
 _TEXT = _read("memtrack.h")
+_TEXT += "".join(_read(h) for h in re.findall(r'^#include "([\w.]+)"', _TEXT, re.M))
 # The counters are an X-macro list in a header of their own.
 COUNTERS = re.findall(r"^MEMTRACK_COUNTER\(\s*\w+\s*,\s*(\w+)\s*\)",
                       _read("memtrack_counters.h"), re.M)

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""The tests' reading of include/uapi/linux/memtrack.h (tests/guest/uapi.py)
+"""The tests' reading of include/uapi/linux/memtrack.h and the headers it
+includes (tests/guest/uapi.py)
 against the compiler's: every struct's size and every field's offset and
 size, every enum constant and every numeric #define, printed by a C program
 built from the same header.  The guest suites decode netlink messages and
@@ -60,9 +61,11 @@ def struct_layouts_equal_the_compilers():
             ours.append((f"{name}.{lay.tail[0]}.offset",
                          f"offsetof({t}, {lay.tail[0]})", lay.size))
     compare(ours)
-    # Every struct the header declares was read, none left out.
-    with open(os.path.join(uapi.UAPI, "memtrack.h")) as f:
-        declared = set(re.findall(r"^struct (\w+) \{", f.read(), re.M))
+    # Every struct the headers declare was read, none left out.
+    declared = set()
+    for h in os.listdir(uapi.UAPI):
+        with open(os.path.join(uapi.UAPI, h)) as f:
+            declared |= set(re.findall(r"^struct (\w+) \{", f.read(), re.M))
     check(declared == set(uapi.structs()) and len(declared) >= 20,
           f"structs read {sorted(uapi.structs())}, declared {sorted(declared)}")
 

@@ -1,5 +1,6 @@
 #!/bin/bash
-# The unwind tables libmemtrack builds for LEAK_UNWIND (user/lib/unwind.c)
+# The unwind rules every side shares (memtrack_unwind.h) on rows of known
+# programs; the unwind tables libmemtrack builds for LEAK_UNWIND (user/lib/unwind.c)
 # against readelf --debug-dump=frames-interp: for known functions of libc
 # and of the leak fixtures (with and without frame pointers), the CFA rule
 # and offset and where RBP is saved, row by row, must be what readelf says
@@ -33,7 +34,7 @@ done
 for obj in "${sorted[@]}"; do
 	names+=("unwind-rows-sorted-$(basename "$obj")")
 done
-names+=(unwind-onepass-equals-libdw)
+names+=(unwind-rules unwind-onepass-equals-libdw)
 tests "${names[@]}"
 need user-tests leak-progs
 
@@ -108,6 +109,9 @@ for case in "${cases[@]}"; do
 		fail "$name" "$out"
 	fi
 done
+
+# The one reduction of CFI rows (memtrack_unwind.h) on rows of known programs.
+unit unwind-rules "" build/tests/user/test_unwind_rules
 
 # One pass over .eh_frame against libdw's CFI, on objects large and small.
 bcc=$(ls /usr/lib/x86_64-linux-gnu/libbcc.so.0 2>/dev/null)

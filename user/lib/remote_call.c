@@ -84,33 +84,6 @@ static void restartable(mt_regs_t *r)
 	MT_REG_SYSCALL(r) = (uint64_t)-1;
 }
 
-static void sigcontext_of(struct mt_sigcontext *sc, const mt_regs_t *r,
-			  uint64_t fpstate)
-{
-	memset(sc, 0, sizeof(*sc));
-	sc->r8 = r->r8;
-	sc->r9 = r->r9;
-	sc->r10 = r->r10;
-	sc->r11 = r->r11;
-	sc->r12 = r->r12;
-	sc->r13 = r->r13;
-	sc->r14 = r->r14;
-	sc->r15 = r->r15;
-	sc->rdi = r->rdi;
-	sc->rsi = r->rsi;
-	sc->rbp = r->rbp;
-	sc->rbx = r->rbx;
-	sc->rdx = r->rdx;
-	sc->rax = r->rax;
-	sc->rcx = r->rcx;
-	sc->rsp = r->rsp;
-	sc->rip = r->rip;
-	sc->eflags = r->eflags;
-	sc->cs = MT_USER_CS;
-	sc->ss = MT_USER_SS;
-	sc->fpstate = fpstate;
-}
-
 static int poke(pid_t pid, uint64_t addr, const void *buf, size_t len)
 {
 	struct iovec l = { (void *)buf, len }, r = { (void *)addr, len };
@@ -179,7 +152,7 @@ static int build(struct mt_remote *rc, const struct mt_remote_args *a,
 			MT_UC_STRICT_RESTORE_SS;
 	/* no valid mode: rt_sigreturn leaves the alternate stack as it is */
 	f.uc.uc_stack.ss_flags = 0x10;
-	sigcontext_of(&f.uc.uc_mcontext, &back, xs);
+	mt_sigcontext_of(&f.uc.uc_mcontext, &back, xs);
 	f.uc.uc_sigmask = sigmask;
 	err = poke(rc->pid, xs, x, iov.iov_len + 4);
 	if (!err && a->len)

@@ -6,9 +6,10 @@
  *
  * The CFI comes from libdw: the object's .eh_frame, and .debug_frame where
  * there is one (in the file or in its separate debuginfo, found by libdwfl).
- * Each CFI row is reduced to what an x86_64 unwinder needs on the way up:
- * the CFA as RSP or RBP plus an offset, where RBP was saved, and whether the
- * return address is at CFA - 8 (else the row says "unknown") or undefined
+ * Each CFI row is reduced by memtrack_unwind.h's rules, as the module's and
+ * the in-process engine's rows are: the CFA as the stack or frame pointer
+ * plus an offset, where the frame pointer was saved, the return address at
+ * its fixed place below the CFA (else the row says "unknown") or undefined
  * (the outermost frame).  Rows are relative to the object's ELF vaddrs, so
  * one table serves every process that maps the object.
  */
@@ -27,10 +28,6 @@
 #include "internal.h"
 #include "cfa.h"
 
-#define DW_REG_RBP	6
-#define DW_REG_RSP	7
-#define DW_REG_RA	16
-
 static char *debuginfo_path;
 static const Dwfl_Callbacks offline_callbacks = {
 	.find_elf = dwfl_build_id_find_elf,
@@ -45,58 +42,55 @@ struct cfi_src {
 	Dwarf_Addr shift;		/* cfi address = vaddr + shift */
 };
 
-/* Where a register rule says the value was saved: CFA + *off. */
-static bool saved_at_cfa(const Dwarf_Op *ops, size_t n, int64_t *off)
+/*
+ * A register's rule as memtrack_unwind.h tells them apart: libdw gives
+ * "undefined" as no operations with ops == mem, "same value" as none with
+ * ops != mem, "at CFA + off" as DW_OP_call_frame_cfa [DW_OP_plus_uconst].
+ */
+static int reg_rule(Dwarf_Frame *f, int reg, __u8 *rule, __s64 *off)
 {
-	if (n == 1 && ops[0].atom == DW_OP_call_frame_cfa) {
-		*off = 0;
-		return true;
-	}
-	if (n == 2 && ops[0].atom == DW_OP_call_frame_cfa &&
-	    ops[1].atom == DW_OP_plus_uconst) {
-		*off = (int64_t)ops[1].number;
-		return true;
-	}
-	return false;
-}
-
-/* The compact form of one CFI row. */
-static struct memtrack_unwind_row classify(Dwarf_Frame *f)
-{
-	struct memtrack_unwind_row r = { .cfa = MEMTRACK_UNWIND_UNKNOWN };
 	Dwarf_Op mem[3], *ops;
-	int64_t off, cfa_off;
-	Dwarf_Word cfa_reg;
 	size_t n;
 
-	if (dwarf_frame_register(f, DW_REG_RA, mem, &ops, &n))
-		return r;
-	if (!n && ops == mem) {
-		r.cfa = MEMTRACK_UNWIND_OUTERMOST;
-		return r;
+	*off = 0;
+	if (dwarf_frame_register(f, reg, mem, &ops, &n))
+		return -1;
+	if (!n) {
+		*rule = ops == mem ? MEMTRACK_CFI_UNDEF : MEMTRACK_CFI_SAME;
+	} else if (ops[0].atom != DW_OP_call_frame_cfa || n > 2 ||
+		   (n == 2 && ops[1].atom != DW_OP_plus_uconst)) {
+		*rule = MEMTRACK_CFI_OTHER;
+	} else {
+		*rule = MEMTRACK_CFI_OFFSET;
+		*off = n == 2 ? (int64_t)ops[1].number : 0;
 	}
-	if (!saved_at_cfa(ops, n, &off) || off != -8)
-		return r;
-	/* DW_CFA_def_cfa reg, off: anything else (PLT's expression) is not followed. */
-	if (dwarf_frame_cfa(f, &ops, &n) || n != 1 || ops[0].atom != DW_OP_bregx)
-		return r;
-	cfa_reg = ops[0].number;
-	cfa_off = (int64_t)ops[0].number2;
-	if ((cfa_reg != DW_REG_RSP && cfa_reg != DW_REG_RBP) || cfa_off < 8 ||
-	    cfa_off > (1 << 24))
-		return r;
-	if (dwarf_frame_register(f, DW_REG_RBP, mem, &ops, &n))
-		return r;
-	/* n == 0: unchanged, or undefined (then nothing in the caller uses it). */
-	if (n) {
-		if (!saved_at_cfa(ops, n, &off) || off > -16 || off < INT16_MIN)
-			return r;
-		r.bp_off = (int16_t)off;
+	return 0;
+}
+
+/* The compact form of one CFI row: memtrack_unwind.h's reduction. */
+static struct memtrack_unwind_row classify(Dwarf_Frame *f)
+{
+	struct memtrack_unwind_row unknown = { .cfa = MEMTRACK_UNWIND_UNKNOWN };
+	struct memtrack_cfi_row s = { 0 };
+	Dwarf_Op *ops;
+	size_t n;
+
+	if (reg_rule(f, MEMTRACK_UNWIND_DW_RA, &s.ra, &s.ra_off) ||
+	    reg_rule(f, MEMTRACK_UNWIND_DW_FP, &s.fp, &s.fp_off))
+		return unknown;
+	/*
+	 * DW_CFA_def_cfa reg, off is one DW_OP_bregx; anything else (the
+	 * PLT's expression) is an expression to memtrack.
+	 */
+	if (dwarf_frame_cfa(f, &ops, &n))
+		return unknown;
+	if (n == 1 && ops[0].atom == DW_OP_bregx) {
+		s.cfa_reg = ops[0].number;
+		s.cfa_off = (int64_t)ops[0].number2;
+	} else {
+		s.cfa_expr = 1;
 	}
-	r.cfa = cfa_reg == DW_REG_RSP ? MEMTRACK_UNWIND_CFA_SP :
-					MEMTRACK_UNWIND_CFA_BP;
-	r.cfa_off = (int32_t)cfa_off;
-	return r;
+	return memtrack_unwind_reduce(&s);
 }
 
 static bool same_rule(const struct memtrack_unwind_row *a,
@@ -282,19 +276,10 @@ static int eh_spans(Elf *elf, struct spans *sp)
 
 static struct memtrack_unwind_row row_of(struct cfa_rule r)
 {
-	static const uint8_t cfa[] = {
-		[CFA_NONE] = MEMTRACK_UNWIND_NONE,
-		[CFA_SP] = MEMTRACK_UNWIND_CFA_SP,
-		[CFA_BP] = MEMTRACK_UNWIND_CFA_BP,
-		[CFA_UNKNOWN] = MEMTRACK_UNWIND_UNKNOWN,
-		[CFA_OUTERMOST] = MEMTRACK_UNWIND_OUTERMOST,
+	struct memtrack_unwind_row row = {
+		.cfa = r.kind, .cfa_off = r.cfa_off, .bp_off = r.bp_off,
 	};
-	struct memtrack_unwind_row row = { .cfa = cfa[r.kind] };
 
-	if (r.kind == CFA_SP || r.kind == CFA_BP) {
-		row.cfa_off = r.cfa_off;
-		row.bp_off = r.bp_off;
-	}
 	return row;
 }
 

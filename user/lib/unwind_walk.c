@@ -2,8 +2,9 @@
 /*
  * libmemtrack: a user-space walk of a stopped thread's stack over the
  * unwind tables the unwinder built for the module (unwind_maps.c), by the
- * rules the module's walker follows (kmod/leak_unwind.c): a row's CFA is
- * RSP or RBP plus an offset, the return address at CFA - 8, RBP saved at
+ * rules the module's walker follows (kmod/leak_unwind.c, memtrack_unwind.h):
+ * a row's CFA is the stack or frame pointer plus an offset, the return
+ * address at CFA + MEMTRACK_UNWIND_RA_OFF, the frame pointer saved at
  * CFA + bp_off; a pc no table covers goes by frame pointers.  Apart from
  * the tables, because it reads a thread ptrace holds (its registers, its
  * memory through /proc/PID/mem) where the module reads the current one.
@@ -70,17 +71,18 @@ static bool step(const struct mt_walker *w, uint64_t pc, uint64_t *sp,
 	uint64_t cfa;
 
 	if (!row) {
-		/* frame pointers: [bp] the caller's bp, [bp + 8] the return address */
-		if (!*bp || *bp & 7 || *bp < *sp || !read_word(w, *bp + 8, ra))
+		/* frame pointers: [bp] the caller's bp, the frame record above */
+		if (!*bp || *bp & 7 || *bp < *sp ||
+		    !read_word(w, *bp + MEMTRACK_UNWIND_FRAME_RA, ra))
 			return false;
-		cfa = *bp + 16;
+		cfa = *bp + MEMTRACK_UNWIND_FRAME_CFA;
 		if (!read_word(w, *bp, bp))
 			return false;
 	} else if (row->cfa == MEMTRACK_UNWIND_CFA_SP ||
 		   row->cfa == MEMTRACK_UNWIND_CFA_BP) {
 		cfa = (row->cfa == MEMTRACK_UNWIND_CFA_SP ? *sp : *bp) +
 		      (int64_t)row->cfa_off;
-		if (!read_word(w, cfa - 8, ra) ||
+		if (!read_word(w, cfa + MEMTRACK_UNWIND_RA_OFF, ra) ||
 		    (row->bp_off && !read_word(w, cfa + row->bp_off, bp)))
 			return false;
 	} else {

@@ -13,6 +13,7 @@
 
 #include <elf.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/user.h>
 
 #if !defined(__x86_64__)
@@ -101,6 +102,35 @@ struct mt_ucontext {
 #define MT_USER_CS		0x33
 #define MT_USER_SS		0x2b
 #define MT_SIGINFO_SIZE		128
+
+/* A signal frame's registers: a stopped thread's, its XSAVE area's address. */
+static inline void mt_sigcontext_of(struct mt_sigcontext *sc,
+				    const mt_regs_t *r, uint64_t fpstate)
+{
+	memset(sc, 0, sizeof(*sc));
+	sc->r8 = r->r8;
+	sc->r9 = r->r9;
+	sc->r10 = r->r10;
+	sc->r11 = r->r11;
+	sc->r12 = r->r12;
+	sc->r13 = r->r13;
+	sc->r14 = r->r14;
+	sc->r15 = r->r15;
+	sc->rdi = r->rdi;
+	sc->rsi = r->rsi;
+	sc->rbp = r->rbp;
+	sc->rbx = r->rbx;
+	sc->rdx = r->rdx;
+	sc->rax = r->rax;
+	sc->rcx = r->rcx;
+	sc->rsp = r->rsp;
+	sc->rip = r->rip;
+	sc->eflags = r->eflags;
+	sc->cs = MT_USER_CS;
+	sc->ss = MT_USER_SS;
+	sc->fpstate = fpstate;
+}
+
 /*
  * The XSAVE area of a thread (PTRACE_GETREGSET, NT_X86_XSTATE) is the
  * signal frame's: the kernel fills its software-reserved bytes (offset

@@ -91,20 +91,6 @@ bool cfa_encoded(const uint8_t **p, uint8_t enc, int64_t bias, uint64_t data,
 
 /* ---- CFA programs ------------------------------------------------------------------ */
 
-#define REG_RBP		6
-#define REG_RSP		7
-#define REG_RA		16
-
-enum reg_rule { SAME, UNDEF, OFFSET, OTHER };
-
-struct state {
-	uint64_t cfa_reg;
-	int64_t cfa_off;
-	bool cfa_expr;
-	uint8_t bp, ra;			/* enum reg_rule */
-	int64_t bp_off, ra_off;
-};
-
 static bool parse_cie(const uint8_t *p, int64_t bias, struct cfa_cie *c)
 {
 	uint32_t len, id;
@@ -153,41 +139,13 @@ static bool parse_cie(const uint8_t *p, int64_t bias, struct cfa_cie *c)
 	return true;
 }
 
-static void set_reg(struct state *s, uint64_t reg, uint8_t rule, int64_t off)
-{
-	if (reg == REG_RBP) {
-		s->bp = rule;
-		s->bp_off = off;
-	} else if (reg == REG_RA) {
-		s->ra = rule;
-		s->ra_off = off;
-	}
-}
-
 /* What one row of the program says, in memtrack's compact form. */
-static struct cfa_rule reduce(const struct state *s)
+static struct cfa_rule reduce(const struct memtrack_cfi_row *s)
 {
-	struct cfa_rule r = { .kind = CFA_UNKNOWN };
+	struct memtrack_unwind_row r = memtrack_unwind_reduce(s);
 
-	if (s->ra == UNDEF) {
-		r.kind = CFA_OUTERMOST;
-		return r;
-	}
-	if (s->ra != OFFSET || s->ra_off != -8 || s->cfa_expr ||
-	    (s->cfa_reg != REG_RSP && s->cfa_reg != REG_RBP) ||
-	    s->cfa_off < 8 || s->cfa_off > (1 << 24))
-		return r;
-	/* unchanged, or undefined (then nothing in the caller uses it) */
-	if (s->bp == OFFSET) {
-		if (s->bp_off > -16 || s->bp_off < INT16_MIN)
-			return r;
-		r.bp_off = (int16_t)s->bp_off;
-	} else if (s->bp == OTHER) {
-		return r;
-	}
-	r.kind = s->cfa_reg == REG_RSP ? CFA_SP : CFA_BP;
-	r.cfa_off = (int32_t)s->cfa_off;
-	return r;
+	return (struct cfa_rule){ .cfa_off = r.cfa_off, .bp_off = r.bp_off,
+				  .kind = r.cfa };
 }
 
 /*
@@ -197,10 +155,10 @@ static struct cfa_rule reduce(const struct state *s)
  * on an instruction it does not know.
  */
 static bool run(const uint8_t *p, const uint8_t *end, const struct cfa_cie *c,
-		uint64_t loc, uint64_t pc, struct state *s,
-		const struct state *init, cfa_row_fn emit, void *arg)
+		uint64_t loc, uint64_t pc, struct memtrack_cfi_row *s,
+		const struct memtrack_cfi_row *init, cfa_row_fn emit, void *arg)
 {
-	struct state saved[8];
+	struct memtrack_cfi_row saved[8];
 	unsigned int depth = 0;
 	uint64_t reg, delta;
 	uint8_t op;
@@ -213,15 +171,12 @@ static bool run(const uint8_t *p, const uint8_t *end, const struct cfa_cie *c,
 			delta = (op & 0x3f) * c->code_align;
 			break;
 		case 2:
-			set_reg(s, op & 0x3f, OFFSET,
+			memtrack_cfi_set(s, op & 0x3f, MEMTRACK_CFI_OFFSET,
 				(int64_t)cfa_uleb(&p) * c->data_align);
 			continue;
 		case 3:
 			if (init)
-				set_reg(s, op & 0x3f,
-					(op & 0x3f) == REG_RBP ? init->bp : init->ra,
-					(op & 0x3f) == REG_RBP ? init->bp_off :
-								 init->ra_off);
+				memtrack_cfi_restore(s, op & 0x3f, init);
 			continue;
 		}
 		switch (op) {
@@ -234,17 +189,25 @@ static bool run(const uint8_t *p, const uint8_t *end, const struct cfa_cie *c,
 		case 0x04: { uint32_t x; memcpy(&x, p, 4); p += 4; delta = x * c->code_align; break; }
 		case 0x05:
 			reg = cfa_uleb(&p);
-			set_reg(s, reg, OFFSET, (int64_t)cfa_uleb(&p) * c->data_align);
+			memtrack_cfi_set(s, reg, MEMTRACK_CFI_OFFSET,
+					 (int64_t)cfa_uleb(&p) * c->data_align);
 			continue;
 		case 0x06:
 			reg = cfa_uleb(&p);
 			if (init)
-				set_reg(s, reg, reg == REG_RBP ? init->bp : init->ra,
-					reg == REG_RBP ? init->bp_off : init->ra_off);
+				memtrack_cfi_restore(s, reg, init);
 			continue;
-		case 0x07: set_reg(s, cfa_uleb(&p), UNDEF, 0); continue;
-		case 0x08: set_reg(s, cfa_uleb(&p), SAME, 0); continue;
-		case 0x09: reg = cfa_uleb(&p); cfa_uleb(&p); set_reg(s, reg, OTHER, 0); continue;
+		case 0x07:
+			memtrack_cfi_set(s, cfa_uleb(&p), MEMTRACK_CFI_UNDEF, 0);
+			continue;
+		case 0x08:
+			memtrack_cfi_set(s, cfa_uleb(&p), MEMTRACK_CFI_SAME, 0);
+			continue;
+		case 0x09:
+			reg = cfa_uleb(&p);
+			cfa_uleb(&p);
+			memtrack_cfi_set(s, reg, MEMTRACK_CFI_OTHER, 0);
+			continue;
 		case 0x0a:
 			if (depth == 8)
 				return false;
@@ -263,10 +226,15 @@ static bool run(const uint8_t *p, const uint8_t *end, const struct cfa_cie *c,
 		case 0x0d: s->cfa_reg = cfa_uleb(&p); s->cfa_expr = false; continue;
 		case 0x0e: s->cfa_off = (int64_t)cfa_uleb(&p); continue;
 		case 0x0f: s->cfa_expr = true; p += cfa_uleb(&p); continue;
-		case 0x10: reg = cfa_uleb(&p); set_reg(s, reg, OTHER, 0); p += cfa_uleb(&p); continue;
+		case 0x10: case 0x16:
+			reg = cfa_uleb(&p);
+			memtrack_cfi_set(s, reg, MEMTRACK_CFI_OTHER, 0);
+			p += cfa_uleb(&p);
+			continue;
 		case 0x11:
 			reg = cfa_uleb(&p);
-			set_reg(s, reg, OFFSET, cfa_sleb(&p) * c->data_align);
+			memtrack_cfi_set(s, reg, MEMTRACK_CFI_OFFSET,
+					 cfa_sleb(&p) * c->data_align);
 			continue;
 		case 0x12:
 			s->cfa_reg = cfa_uleb(&p);
@@ -277,13 +245,13 @@ static bool run(const uint8_t *p, const uint8_t *end, const struct cfa_cie *c,
 		case 0x14: case 0x15:
 			reg = cfa_uleb(&p);
 			cfa_uleb(&p);
-			set_reg(s, reg, OTHER, 0);
+			memtrack_cfi_set(s, reg, MEMTRACK_CFI_OTHER, 0);
 			continue;
-		case 0x16: reg = cfa_uleb(&p); set_reg(s, reg, OTHER, 0); p += cfa_uleb(&p); continue;
 		case 0x2e: cfa_uleb(&p); continue;
 		case 0x2f:
 			reg = cfa_uleb(&p);
-			set_reg(s, reg, OFFSET, -(int64_t)cfa_uleb(&p) * c->data_align);
+			memtrack_cfi_set(s, reg, MEMTRACK_CFI_OFFSET,
+					 -(int64_t)cfa_uleb(&p) * c->data_align);
 			continue;
 		default:
 			return false;
@@ -322,19 +290,19 @@ bool cfa_parse_fde(const uint8_t *fde, int64_t bias, struct cfa_fde *f)
 }
 
 /* The state after the CIE's initial instructions. */
-static bool initial(const struct cfa_fde *f, struct state *s)
+static bool initial(const struct cfa_fde *f, struct memtrack_cfi_row *s)
 {
 	memset(s, 0, sizeof(*s));
-	s->ra = SAME;
-	s->bp = SAME;
+	s->ra = MEMTRACK_CFI_SAME;
+	s->fp = MEMTRACK_CFI_SAME;
 	return run(f->cie.insns, f->cie.end, &f->cie, f->start, ~0ULL, s, NULL,
 		   NULL, NULL);
 }
 
 struct cfa_rule cfa_rule_at(const struct cfa_fde *f, uint64_t pc)
 {
-	struct cfa_rule unknown = { .kind = CFA_UNKNOWN };
-	struct state s, init;
+	struct cfa_rule unknown = { .kind = MEMTRACK_UNWIND_UNKNOWN };
+	struct memtrack_cfi_row s, init;
 
 	if (!initial(f, &s))
 		return unknown;
@@ -362,7 +330,7 @@ static void row(void *arg, uint64_t lo, uint64_t hi, struct cfa_rule r)
 bool cfa_rows(const struct cfa_fde *f, cfa_row_fn emit, void *arg)
 {
 	struct rows c = { emit, arg, f->start };
-	struct state s, init;
+	struct memtrack_cfi_row s, init;
 
 	if (!initial(f, &s))
 		return false;

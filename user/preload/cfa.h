@@ -9,19 +9,17 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* A row's rule: how to find the CFA, where RBP was saved (0: unchanged). */
-enum cfa_kind {
-	CFA_NONE,			/* no CFI covers the address */
-	CFA_SP,				/* CFA = RSP + cfa_off */
-	CFA_BP,				/* CFA = RBP + cfa_off */
-	CFA_UNKNOWN,			/* a rule the walk does not follow */
-	CFA_OUTERMOST,			/* the return address is undefined */
-};
+#include <linux/memtrack_unwind.h>
 
+/*
+ * A row's rule, struct memtrack_unwind_row's without the address: how to
+ * find the CFA, where the frame pointer was saved (0: unchanged).  The rows
+ * are reduced by memtrack_unwind.h, as the module's.
+ */
 struct cfa_rule {
 	int32_t cfa_off;
 	int16_t bp_off;
-	uint8_t kind;			/* enum cfa_kind */
+	uint8_t kind;			/* enum memtrack_unwind_cfa */
 	uint8_t gen;			/* free for the caller (cfi.c's memo) */
 };
 

@@ -6,8 +6,9 @@
  * For a pc, the object's .eh_frame_hdr table (PT_GNU_EH_FRAME) finds its
  * FDE by binary search; the CIE's and FDE's CFA programs are run up to the
  * pc and reduced to the compact rule memtrack's uprobe engine uses
- * (struct memtrack_unwind_row): the CFA as RSP or RBP plus an offset,
- * where RBP was saved, the return address at CFA - 8, or "stop" (the
+ * (struct memtrack_unwind_row, memtrack_unwind.h): the CFA as RSP or RBP
+ * plus an offset, where RBP was saved, the return address at
+ * CFA + MEMTRACK_UNWIND_RA_OFF, or "stop" (the
  * outermost frame, or a rule this walk does not follow, such as the PLT's
  * expression).  That is the slow path, a few microseconds; each thread
  * keeps the rules it found by pc, so a frame seen before costs a compare.
@@ -151,7 +152,7 @@ static const uint8_t *find_fde(const uint8_t *hdr, uint64_t pc)
 /* The rule at pc (a return address less 1, or an exact pc), slowly. */
 static struct cfa_rule lookup(uint64_t pc)
 {
-	struct cfa_rule none = { .kind = CFA_NONE };
+	struct cfa_rule none = { .kind = MEMTRACK_UNWIND_NONE };
 	const struct object *o = object_of(pc);
 	const uint8_t *fde;
 	struct cfa_fde f;
@@ -176,7 +177,7 @@ static __attribute__((noinline, cold)) const struct pl_memo_rule *
 memo_fill(struct pl_memo_rule *m, uint64_t pc)
 {
 	m->r = lookup(pc - 1);
-	m->r.gen = m->r.kind == CFA_SP && !(m->r.cfa_off & 7) ? MEMO_SP : 0;
+	m->r.gen = m->r.kind == MEMTRACK_UNWIND_CFA_SP && !(m->r.cfa_off & 7) ? MEMO_SP : 0;
 	m->pc = pc;
 	return m;
 }
@@ -236,7 +237,8 @@ walk(const struct pl_regs *start, struct pl_cfi_memo *memo, uint64_t *pcs,
 			if (unlikely(cfa >= top))
 				goto bound;
 		} else {
-			if (m->r.kind == CFA_BP || m->r.kind == CFA_NONE) {
+			if (m->r.kind == MEMTRACK_UNWIND_CFA_BP ||
+			    m->r.kind == MEMTRACK_UNWIND_NONE) {
 				/*
 				 * RBP is used: the start's, or the word it was
 				 * restored from, is part of the walk now.
@@ -255,14 +257,15 @@ walk(const struct pl_regs *start, struct pl_cfi_memo *memo, uint64_t *pcs,
 				}
 				bp_at = BP_KEPT;
 			}
-			if (m->r.kind == CFA_BP) {
+			if (m->r.kind == MEMTRACK_UNWIND_CFA_BP) {
 				cfa = bp + (int64_t)m->r.cfa_off;
-			} else if (m->r.kind == CFA_NONE) {
+			} else if (m->r.kind == MEMTRACK_UNWIND_NONE) {
 				/* no CFI here: frame pointers, if RBP is one */
-				if (bp < sp || bp >= top - 16 || (bp & 7))
+				if (bp < sp || (bp & 7) ||
+				    bp >= top - MEMTRACK_UNWIND_FRAME_CFA)
 					break;
-				cfa = bp + 16;
-			} else if (m->r.kind != CFA_SP) {
+				cfa = bp + MEMTRACK_UNWIND_FRAME_CFA;
+			} else if (m->r.kind != MEMTRACK_UNWIND_CFA_SP) {
 				break;	/* outermost, or a rule not followed */
 			} else {
 				cfa = sp + (int64_t)m->r.cfa_off;
@@ -270,15 +273,15 @@ walk(const struct pl_regs *start, struct pl_cfi_memo *memo, uint64_t *pcs,
 			if (cfa <= sp || cfa >= top || (cfa & 7))
 				goto bound;
 		}
-		pc = READ(w, cfa - 8);
+		pc = READ(w, cfa + MEMTRACK_UNWIND_RA_OFF);
 		/*
 		 * A frame's saved RBP is read, but recorded only once a later
 		 * rule uses RBP: in code without frame pointers RBP is any
 		 * register, its saved value changes from call to call, and
 		 * no rule above may ever look at it.
 		 */
-		if (m->r.kind == CFA_NONE) {
-			bp_at = (const uint64_t *)(cfa - 16);
+		if (m->r.kind == MEMTRACK_UNWIND_NONE) {
+			bp_at = (const uint64_t *)(cfa - MEMTRACK_UNWIND_FRAME_CFA);
 			bp = *bp_at;
 		} else if (m->r.bp_off) {
 			bp_at = (const uint64_t *)(cfa + m->r.bp_off);

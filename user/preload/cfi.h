@@ -18,13 +18,14 @@ struct pl_regs {
 
 /*
  * In a hook built with frame pointers: its return address into its
- * caller, and the caller's RSP (after the return) and RBP (saved by the
- * hook's prologue), so the walk starts at the caller.
+ * caller, and the caller's stack pointer (after the return) and frame
+ * pointer (saved by the hook's prologue, its frame record:
+ * memtrack_unwind.h), so the walk starts at the caller.
  */
 #define pl_regs_here(r) do {						\
 	uint64_t *fa_ = __builtin_frame_address(0);			\
 	(r)->pc = (uint64_t)__builtin_return_address(0);		\
-	(r)->sp = (uint64_t)(fa_ + 2);					\
+	(r)->sp = (uint64_t)fa_ + MEMTRACK_UNWIND_FRAME_CFA;		\
 	(r)->bp = fa_[0];						\
 } while (0)
 
@@ -34,8 +35,8 @@ struct pl_regs {
  */
 #define pl_regs_of(r, frame) do {					\
 	const uint64_t *fa_ = (const uint64_t *)(frame);		\
-	(r)->pc = fa_[1];						\
-	(r)->sp = (uint64_t)(fa_ + 2);					\
+	(r)->pc = fa_[MEMTRACK_UNWIND_FRAME_RA / sizeof(*fa_)];	\
+	(r)->sp = (uint64_t)fa_ + MEMTRACK_UNWIND_FRAME_CFA;		\
 	(r)->bp = fa_[0];						\
 } while (0)
 

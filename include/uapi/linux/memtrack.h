@@ -17,6 +17,8 @@
 #include <linux/types.h>
 #include <linux/ioctl.h>
 
+#include "memtrack_unwind.h"
+
 #define MEMTRACK_ABI_VERSION	1
 
 #define MEMTRACK_PROC_DIR	"/proc/memtrack"
@@ -515,27 +517,7 @@ enum memtrack_unwind_attr {
 #define MEMTRACK_UNWIND_MAX_BYTES	(64U << 20)	/* of tables per session */
 #define MEMTRACK_UNWIND_MAX_CHUNK	4096		/* rows per message */
 
-/* How a row finds the canonical frame address (CFA; RA is at CFA - 8). */
-enum memtrack_unwind_cfa {
-	MEMTRACK_UNWIND_NONE,		/* no CFI here: frame pointers if any */
-	MEMTRACK_UNWIND_CFA_SP,		/* CFA = RSP + cfa_off */
-	MEMTRACK_UNWIND_CFA_BP,		/* CFA = RBP + cfa_off */
-	MEMTRACK_UNWIND_OUTERMOST,	/* return address undefined: stop */
-	MEMTRACK_UNWIND_UNKNOWN,	/* a rule the module does not follow: stop */
-	__MEMTRACK_UNWIND_MAX
-};
-
-/*
- * Applies from addr (ELF vaddr) up to the next row's addr, so rows are
- * strictly increasing; the last row ends the table (usually NONE).
- */
-struct memtrack_unwind_row {
-	__u32 addr;
-	__s32 cfa_off;
-	__s16 bp_off;			/* RBP saved at CFA + bp_off; 0: unchanged */
-	__u8 cfa;			/* enum memtrack_unwind_cfa */
-	__u8 pad;			/* 0 */
-};
+/* struct memtrack_unwind_row, the rows of LEAK_UNWIND: memtrack_unwind.h */
 
 /* What GET_SUMMARY returns (the numbers of /proc/memtrack/summary). */
 struct memtrack_summary {
