@@ -37,6 +37,9 @@ KOBJ := $(TOP)/build/$(KVER)/obj
 MEMTRACK_CACHE ?= /var/cache/memtrack
 KROOT := $(if $(wildcard /lib/modules/$(KVER)/build),,$(wildcard $(MEMTRACK_CACHE)/kernels/$(KVER)/root))
 KRUN := $(if $(KROOT),MEMTRACK_BIND=$(TOP) $(TOP)/scripts/inroot $(KROOT))
+# Another architecture's kernel (RELEASE-arm64) is cross-built in its build
+# root (scripts/buildroot bookworm-arm64) with Debian's cross compiler.
+KCROSS := $(if $(filter %-arm64,$(KVER)),ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-)
 
 KMOD_FILES := $(wildcard kmod/*.c kmod/*.h)
 KMOD_DEPS := Kbuild VERSION $(KMOD_FILES) $(wildcard include/uapi/linux/*.h) \
@@ -63,7 +66,7 @@ MANS := $(patsubst doc/man/%.scd,build/man/%,$(MAN_SRCS))
 UNITS := memtrackd.service memtrackd-aggregate.service
 
 .PHONY: all module user man progs leak-progs check run install install-user \
-	install-memtrackd install-dkms dkms-source uninstall clean FORCE
+	install-memtrackd install-dkms dkms-source uninstall clean user-arm64 FORCE
 
 all: module user man progs
 
@@ -81,8 +84,8 @@ build/$(KVER)/memtrack.ko: $(KMOD_DEPS) FORCE
 	@for f in $(KMOD_FILES); do ln -sf $(TOP)/$$f $(KOBJ)/$$f; done
 	@if [ ! -f $(KOBJ)/memtrack_features.h ] || \
 	    [ -n "$$(find kmod/features -newer $(KOBJ)/memtrack_features.h)" ]; then \
-		$(KRUN) kmod/features/detect $(KDIR) $(KOBJ); fi
-	$(KRUN) $(MAKE) -C $(KDIR) M=$(KOBJ) modules
+		$(KRUN) env $(KCROSS) kmod/features/detect $(KDIR) $(KOBJ); fi
+	$(KRUN) $(MAKE) -C $(KDIR) M=$(KOBJ) $(KCROSS) modules
 	@cp $(KOBJ)/memtrack.ko $@
 
 user:
@@ -91,6 +94,23 @@ user:
 # The workloads and leak fixtures the tests drive: tests/Makefile.
 progs leak-progs:
 	@$(MAKE) --no-print-directory -C tests TOP=$(TOP) $@
+
+# arm64: the user tools, their unit tests and helpers, the workloads and
+# leak fixtures, cross-built in scripts/buildroot bookworm-arm64's root into
+# build/arm64/ (laid out as build/ is: bin, lib, tests), for the arm64 guest
+# (tests/vm/run --kernel arm64-6.1), which sees it as its build/.
+ARM64_ROOT := $(MEMTRACK_CACHE)/roots/bookworm-arm64
+ARM64_B := $(TOP)/build/arm64
+ARM64_MAKE := MEMTRACK_BIND=$(TOP) $(TOP)/scripts/inroot $(ARM64_ROOT) \
+	$(MAKE) --no-print-directory CC=aarch64-linux-gnu-gcc-12 \
+	CXX=aarch64-linux-gnu-g++-12 AR=aarch64-linux-gnu-ar \
+	"PKG_CONFIG=env PKG_CONFIG_LIBDIR=/usr/lib/aarch64-linux-gnu/pkgconfig:/usr/share/pkgconfig pkg-config"
+
+user-arm64:
+	@test -d $(ARM64_ROOT)/usr/lib/aarch64-linux-gnu || { echo "no arm64 build root: run scripts/buildroot bookworm-arm64" >&2; exit 1; }
+	$(ARM64_MAKE) -C user TOP=$(TOP) BIN=$(ARM64_B)/bin LIBDIR=$(ARM64_B)/lib \
+		OBJDIR=$(ARM64_B)/user TESTDIR=$(ARM64_B)/tests/user all tests
+	$(ARM64_MAKE) -C tests TOP=$(TOP) TESTBIN=$(ARM64_B)/tests progs leak-progs
 
 # SUITE=name(s) [TEST=name(s)] [KERNEL=series]: one suite, one test, one
 # kernel (scripts/check says how).

@@ -16,9 +16,7 @@
 
 #include <linux/ptrace.h>
 
-#ifndef CONFIG_X86_64
-#error "memtrack: only x86_64 is supported"
-#endif
+#if defined(CONFIG_X86_64)
 
 /* Syscall entry points, for kprobes: the arch's syscall wrapper names. */
 #define MTR_SYSCALL_SYM(name) "__x64_sys_" #name
@@ -65,13 +63,16 @@ static __always_inline unsigned long mtr_fp(const struct pt_regs *regs)
 }
 
 /*
- * At a function's first instruction (a uprobe): where its return address
- * is, and the stack pointer its caller has again once it returns.  A call
- * pushes the return address: it is the word at the stack pointer.
+ * At a function's first instruction (a uprobe): its return address if a
+ * register holds it (true), else the address of the word that does, and
+ * the stack pointer its caller has again once it returns.  A call pushes
+ * the return address: it is the word at the stack pointer.
  */
-static __always_inline unsigned long mtr_entry_ra_at(const struct pt_regs *regs)
+static __always_inline bool mtr_entry_ra(const struct pt_regs *regs,
+					 unsigned long *ra, unsigned long *at)
 {
-	return regs->sp;
+	*at = regs->sp;
+	return false;
 }
 
 static __always_inline unsigned long mtr_entry_caller_sp(const struct pt_regs *regs)
@@ -87,5 +88,62 @@ static __always_inline unsigned long mtr_sp_at_entry(const struct pt_regs *regs)
 {
 	return regs->sp - sizeof(long);
 }
+
+#elif defined(CONFIG_ARM64)
+
+/* Syscall entry points, for kprobes: the arch's syscall wrapper names. */
+#define MTR_SYSCALL_SYM(name) "__arm64_sys_" #name
+
+/*
+ * The n-th (from 0) integer argument of a user function at its first
+ * instruction (AAPCS64: x0 to x7).
+ */
+static __always_inline unsigned long mtr_arg(const struct pt_regs *regs,
+					     unsigned int n)
+{
+	return n < 8 ? regs->regs[n] : 0;
+}
+
+static __always_inline unsigned long mtr_sp(const struct pt_regs *regs)
+{
+	return regs->sp;
+}
+
+static __always_inline unsigned long mtr_ip(const struct pt_regs *regs)
+{
+	return regs->pc;
+}
+
+/* The frame pointer (x29), for the frame-pointer walk of the unwinder. */
+static __always_inline unsigned long mtr_fp(const struct pt_regs *regs)
+{
+	return regs->regs[29];
+}
+
+/*
+ * At a function's first instruction (a uprobe): bl left the return address
+ * in the link register (x30) and the stack pointer as the caller has it.
+ */
+static __always_inline bool mtr_entry_ra(const struct pt_regs *regs,
+					 unsigned long *ra, unsigned long *at)
+{
+	*ra = regs->regs[30];
+	return true;
+}
+
+static __always_inline unsigned long mtr_entry_caller_sp(const struct pt_regs *regs)
+{
+	return regs->sp;
+}
+
+/* At a uretprobe: the stack pointer the returning call had at its entry. */
+static __always_inline unsigned long mtr_sp_at_entry(const struct pt_regs *regs)
+{
+	return regs->sp;
+}
+
+#else
+#error "memtrack: no arch.h block for this architecture"
+#endif
 
 #endif /* MEMTRACK_ARCH_H */

@@ -239,7 +239,7 @@ u32 mtr_leak_unwind_user(struct mtr_leak_session *s, struct pt_regs *regs,
 	struct mtr_unwind *uw = smp_load_acquire(&s->unwind);
 	const struct memtrack_unwind_row *row;
 	const struct mtr_unwind_set *set = NULL;
-	unsigned long sp = mtr_sp(regs), bp = mtr_fp(regs), pc = ra, cfa;
+	unsigned long sp, bp = mtr_fp(regs), pc = ra, cfa, at;
 	u32 n = 0;
 
 	*fault = 0;
@@ -249,7 +249,7 @@ u32 mtr_leak_unwind_user(struct mtr_leak_session *s, struct pt_regs *regs,
 	rcu_read_lock();
 	if (uw)
 		set = rcu_dereference(uw->set);
-	if (!pc && !mtr_unwind_read(mtr_entry_ra_at(regs), &pc))
+	if (!pc && !mtr_entry_ra(regs, &pc, &at) && !mtr_unwind_read(at, &pc))
 		goto out;
 	sp = mtr_entry_caller_sp(regs);
 	frames[n++] = pc;

@@ -654,7 +654,7 @@ static const struct mt_syscall_use uses[] = {
 	{ SYS_membarrier, { 0 }, "membarrier" },
 	{ SYS_clone3, { 0 }, "clone3" },
 	{ SYS_rt_sigprocmask, { 0 }, "rt_sigprocmask" },
-	{ SYS_poll, { 0 }, "poll" },
+	{ MT_SYS_POLL, { 0 }, "poll" },
 	{ SYS_futex, { 0 }, "futex" },
 	{ SYS_process_vm_readv, { 0 }, "process_vm_readv" },
 	{ SYS_getpid, { 0 }, "getpid" },

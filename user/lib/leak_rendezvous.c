@@ -8,7 +8,7 @@
  * unwind tables of the new mappings while the program waits, so that even
  * allocations made by library constructors unwind completely.
  *
- * The breakpoint is an int3 at the entry of _dl_debug_state: not an
+ * The breakpoint (arch.h's) is at the entry of _dl_debug_state: not an
  * allocator entry point, so never where one of the module's uprobes is.
  */
 #include <errno.h>
@@ -146,7 +146,7 @@ int mt_rdv_insert(pid_t pid, struct mt_rdv *b)
 	b->addr = base + off;
 	b->orig = word;
 	if (ptrace(PTRACE_POKETEXT, pid, (void *)b->addr,
-		   (void *)((word & ~0xffL) | 0xcc)))
+		   (void *)MT_BRK_WORD(word)))
 		return mt_seterr(-errno, "ptrace: %s", strerror(errno));
 	b->on = true;
 	return 0;
@@ -166,9 +166,9 @@ int mt_rdv_hit(pid_t pid, struct mt_rdv *b)
 {
 	mt_regs_t regs;
 
-	if (!b->on || ptrace(PTRACE_GETREGS, pid, NULL, &regs))
+	if (!b->on || mt_regs_get(pid, &regs))
 		return 0;
-	return MT_REG_PC(&regs) - 1 == b->addr;
+	return MT_BRK_AT(MT_REG_PC(&regs)) == b->addr;
 }
 
 int mt_rdv_step(pid_t pid, struct mt_rdv *b, int *status)
@@ -177,11 +177,11 @@ int mt_rdv_step(pid_t pid, struct mt_rdv *b, int *status)
 	int st;
 
 	/* Put the instruction back, run it alone, re-arm the breakpoint. */
-	if (ptrace(PTRACE_GETREGS, pid, NULL, &regs) ||
+	if (mt_regs_get(pid, &regs) ||
 	    ptrace(PTRACE_POKETEXT, pid, (void *)b->addr, (void *)b->orig))
 		return mt_seterr(-errno, "ptrace: %s", strerror(errno));
 	MT_REG_PC(&regs) = b->addr;
-	if (ptrace(PTRACE_SETREGS, pid, NULL, &regs) ||
+	if (mt_regs_set(pid, &regs) ||
 	    ptrace(PTRACE_SINGLESTEP, pid, NULL, NULL))
 		return mt_seterr(-errno, "ptrace: %s", strerror(errno));
 	for (;;) {
@@ -205,7 +205,7 @@ int mt_rdv_step(pid_t pid, struct mt_rdv *b, int *status)
 		return 2;
 	}
 	if (ptrace(PTRACE_POKETEXT, pid, (void *)b->addr,
-		   (void *)((b->orig & ~0xffL) | 0xcc)))
+		   (void *)MT_BRK_WORD(b->orig)))
 		return mt_seterr(-errno, "ptrace: %s", strerror(errno));
 	return 0;
 }

@@ -43,6 +43,18 @@
 #include "memtrack.h"
 #include "internal.h"
 
+int mt_remote_peek(pid_t pid, uint64_t addr, void *buf, size_t len)
+{
+	struct iovec l = { buf, len }, r = { (void *)addr, len };
+
+	if (process_vm_readv(pid, &l, 1, &r, 1, 0) != (ssize_t)len)
+		return mt_seterr(-errno ? -errno : -EIO, "reading %d's memory: %s",
+				 (int)pid, strerror(errno ? errno : EIO));
+	return 0;
+}
+
+#ifdef MT_ARCH_REMOTE_CALL
+
 #define XSTATE_MAX	(64 << 10)	/* the largest XSAVE area (AMX: ~11 KiB) */
 
 static uint64_t mono_ns(void)
@@ -92,16 +104,6 @@ static int poke(pid_t pid, uint64_t addr, const void *buf, size_t len)
 		return mt_seterr(-errno ? -errno : -EIO,
 				 "writing the stack of %d: %s", (int)pid,
 				 strerror(errno ? errno : EIO));
-	return 0;
-}
-
-int mt_remote_peek(pid_t pid, uint64_t addr, void *buf, size_t len)
-{
-	struct iovec l = { buf, len }, r = { (void *)addr, len };
-
-	if (process_vm_readv(pid, &l, 1, &r, 1, 0) != (ssize_t)len)
-		return mt_seterr(-errno ? -errno : -EIO, "reading %d's memory: %s",
-				 (int)pid, strerror(errno ? errno : EIO));
 	return 0;
 }
 
@@ -233,8 +235,7 @@ int mt_remote_call(struct mt_remote *rc, const struct mt_remote_args *a,
 	MT_REG_PC(&r) = a->fn;
 	MT_REG_SP(&r) = call;
 	MT_REG_SYSCALL(&r) = (uint64_t)-1;
-	MT_REG_VARARGS(&r) = 0;
-	r.eflags &= ~(0x100ULL | 0x400ULL);	/* TF, DF: as a call has them */
+	mt_regs_at_call(&r);
 	for (i = 0; i < a->nargs; i++) {
 		uint64_t v = i == a->data_arg ? data : a->args[i];
 
@@ -245,7 +246,7 @@ int mt_remote_call(struct mt_remote *rc, const struct mt_remote_args *a,
 		case 3: MT_REG_ARG3(&r) = v; break;
 		}
 	}
-	if (ptrace(PTRACE_SETREGS, t->tid, 0, &r) < 0)
+	if (mt_regs_set(t->tid, &r) < 0)
 		return mt_seterr(-errno, "ptrace(SETREGS, %d): %s", (int)t->tid,
 				 strerror(errno));
 	rc->data = data;
@@ -296,7 +297,7 @@ int mt_remote_call(struct mt_remote *rc, const struct mt_remote_args *a,
 			t->sig = sig;
 	}
 	/* back at the state it was stopped in (restart made explicit) */
-	if (ptrace(PTRACE_GETREGS, t->tid, 0, &t->regs) < 0)
+	if (mt_regs_get(t->tid, &t->regs) < 0)
 		return mt_seterr(-errno, "ptrace(GETREGS, %d): %s", (int)t->tid,
 				 strerror(errno));
 	if (a->sys >= 0 && sysret && !got)
@@ -304,3 +305,18 @@ int mt_remote_call(struct mt_remote *rc, const struct mt_remote_args *a,
 				 a->sys);
 	return 0;
 }
+
+#else
+
+/* arch.h builds no signal frame for this architecture yet. */
+int mt_remote_call(struct mt_remote *rc, const struct mt_remote_args *a,
+		   int64_t *sysret)
+{
+	(void)a;
+	(void)sysret;
+	return mt_seterr(-EOPNOTSUPP,
+			 "calling a function in process %d is not built for this architecture",
+			 (int)rc->pid);
+}
+
+#endif

@@ -191,7 +191,7 @@ int mt_world_stop(pid_t pid, pid_t traced, unsigned long opts,
 				continue;
 			}
 			t->stopped = true;
-			if (ptrace(PTRACE_GETREGS, t->tid, 0, &t->regs) < 0) {
+			if (mt_regs_get(t->tid, &t->regs) < 0) {
 				if (errno == ESRCH) {	/* killed meanwhile */
 					t->stopped = false;
 					t->gone = true;

@@ -163,7 +163,7 @@ int mt_unwinder_walk(struct mt_unwinder *u, pid_t tid, uint64_t *pcs,
 
 	if (!max)
 		return 0;
-	if (ptrace(PTRACE_GETREGS, tid, NULL, &regs) < 0)
+	if (mt_regs_get(tid, &regs) < 0)
 		return mt_seterr(-errno, "ptrace(GETREGS, %d): %s", (int)tid,
 				 strerror(errno));
 	n = mt_walker_open(u, tid, &w);

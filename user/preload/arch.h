@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1 */
 /*
- * The one user-space header that knows the machine (x86-64): register
+ * The one user-space header that knows the machine (x86-64, arm64): register
  * names of a ptrace'd thread, the system call ABI and its restart codes,
  * the relocation types of GOT slots, instruction bytes and the layout of
  * the signal frame rt_sigreturn reads.  libmemtrack's injector and unwinder
@@ -14,11 +14,12 @@
 #include <elf.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/ptrace.h>
+#include <sys/types.h>
+#include <sys/uio.h>
 #include <sys/user.h>
 
-#if !defined(__x86_64__)
-#error "memtrack's user space is written for x86-64 (user/preload/arch.h)"
-#endif
+#if defined(__x86_64__)
 
 /* ---- a stopped thread's registers (struct user_regs_struct) ------------- */
 
@@ -36,8 +37,38 @@ typedef struct user_regs_struct mt_regs_t;
 #define MT_REG_ARG1(r)		((r)->rsi)
 #define MT_REG_ARG2(r)		((r)->rdx)
 #define MT_REG_ARG3(r)		((r)->rcx)
-/* variadic calls read the number of vector registers used here */
-#define MT_REG_VARARGS(r)	((r)->rax)
+
+/*
+ * A thread's registers made as a call leaves them: al, which variadic
+ * calls read the number of vector registers used from, 0; the trap and
+ * direction flags (TF, DF) clear.
+ */
+static inline void mt_regs_at_call(mt_regs_t *r)
+{
+	r->rax = 0;
+	r->eflags &= ~(0x100ULL | 0x400ULL);
+}
+
+/* A stopped thread's registers (0), or -1 and errno. */
+static inline int mt_regs_get(pid_t tid, mt_regs_t *r)
+{
+	return (int)ptrace(PTRACE_GETREGS, tid, NULL, r);
+}
+
+static inline int mt_regs_set(pid_t tid, const mt_regs_t *r)
+{
+	return (int)ptrace(PTRACE_SETREGS, tid, NULL, r);
+}
+
+/*
+ * A breakpoint (int3, one byte) over the low byte of the word at its
+ * address; a thread that hit it stops with its pc past it.
+ */
+#define MT_BRK_WORD(word)	(((word) & ~0xffL) | 0xcc)
+#define MT_BRK_AT(pc)		((pc) - 1)
+
+/* A spin-wait's pause between two looks at a lock. */
+#define mt_cpu_relax()		__builtin_ia32_pause()
 
 /* Below a function's stack pointer: the red zone it may use unannounced. */
 #define MT_RED_ZONE		128
@@ -46,8 +77,13 @@ typedef struct user_regs_struct mt_regs_t;
 
 /* ---- system calls ------------------------------------------------------ */
 
+/* A function called in a stopped thread, through a signal frame (remote_call.c). */
+#define MT_ARCH_REMOTE_CALL	1
+
 /* seccomp_data.arch of this ABI's system calls (AUDIT_ARCH_X86_64) */
 #define MT_AUDIT_ARCH		0xc000003eU
+/* poll(2) in libc: the system call it makes */
+#define MT_SYS_POLL		SYS_poll
 /* The length of the system call instruction (syscall: 0f 05). */
 #define MT_SYSCALL_INSN_LEN	2
 /*
@@ -149,5 +185,112 @@ typedef Elf64_Rela mt_rela_t;
 /* a PLT slot, and a GOT slot of a function's address (PIC code, -z now) */
 #define MT_R_JUMP_SLOT		R_X86_64_JUMP_SLOT
 #define MT_R_GLOB_DAT		R_X86_64_GLOB_DAT
+
+#elif defined(__aarch64__)
+
+/* ---- a stopped thread's registers ------------------------------------------ */
+
+/*
+ * struct user_regs_struct (NT_PRSTATUS) lacks the thread pointer and the
+ * system call a thread is in: they are regsets of their own.
+ */
+typedef struct {
+	struct user_regs_struct gp;
+	uint64_t tp;			/* NT_ARM_TLS: tpidr_el0 */
+	int32_t syscall;		/* NT_ARM_SYSTEM_CALL */
+	int32_t pad;
+} mt_regs_t;
+
+#define MT_REG_PC(r)		((r)->gp.pc)
+#define MT_REG_SP(r)		((r)->gp.sp)
+#define MT_REG_FP(r)		((r)->gp.regs[29])	/* the frame pointer */
+#define MT_REG_TP(r)		((r)->tp)	/* the thread pointer (TLS) */
+#define MT_REG_RET(r)		((r)->gp.regs[0])	/* a call's or syscall's result */
+/* the system call a thread is in (-1: none), as the kernel restarts it */
+#define MT_REG_SYSCALL(r)	((r)->syscall)
+/* a function's integer arguments, in order (AAPCS64) */
+#define MT_REG_ARG0(r)		((r)->gp.regs[0])
+#define MT_REG_ARG1(r)		((r)->gp.regs[1])
+#define MT_REG_ARG2(r)		((r)->gp.regs[2])
+#define MT_REG_ARG3(r)		((r)->gp.regs[3])
+
+#define MT_NT_ARM_TLS		0x401
+#define MT_NT_ARM_SYSTEM_CALL	0x404
+
+static inline int mt_regset(pid_t tid, int get, int type, void *buf,
+			    size_t len)
+{
+	struct iovec iov = { buf, len };
+
+	return (int)ptrace(get ? PTRACE_GETREGSET : PTRACE_SETREGSET, tid,
+			   (void *)(long)type, &iov);
+}
+
+/* A stopped thread's registers (0), or -1 and errno. */
+static inline int mt_regs_get(pid_t tid, mt_regs_t *r)
+{
+	memset(r, 0, sizeof(*r));
+	return mt_regset(tid, 1, NT_PRSTATUS, &r->gp, sizeof(r->gp)) ||
+	       mt_regset(tid, 1, MT_NT_ARM_TLS, &r->tp, sizeof(r->tp)) ||
+	       mt_regset(tid, 1, MT_NT_ARM_SYSTEM_CALL, &r->syscall,
+			 sizeof(r->syscall)) ? -1 : 0;
+}
+
+static inline int mt_regs_set(pid_t tid, const mt_regs_t *r)
+{
+	mt_regs_t w = *r;
+
+	return mt_regset(tid, 0, NT_PRSTATUS, &w.gp, sizeof(w.gp)) ||
+	       mt_regset(tid, 0, MT_NT_ARM_SYSTEM_CALL, &w.syscall,
+			 sizeof(w.syscall)) ? -1 : 0;
+}
+
+/*
+ * A breakpoint (brk #0, one instruction) over the low half of the word at
+ * its address; a thread that hit it stops with its pc on it.
+ */
+#define MT_BRK_WORD(word)	(((word) & ~0xffffffffL) | 0xd4200000L)
+#define MT_BRK_AT(pc)		(pc)
+
+/* A spin-wait's pause between two looks at a lock. */
+#define mt_cpu_relax()		__asm__ __volatile__("yield" ::: "memory")
+
+/* AAPCS64 has no red zone below the stack pointer. */
+#define MT_RED_ZONE		0
+#define MT_STACK_ALIGN		16
+
+/* ---- system calls ------------------------------------------------------ */
+
+/* seccomp_data.arch of this ABI's system calls (AUDIT_ARCH_AARCH64) */
+#define MT_AUDIT_ARCH		0xc00000b7U
+/* poll(2) in libc: the system call it makes (arm64 has no poll) */
+#define MT_SYS_POLL		SYS_ppoll
+/* The length of the system call instruction (svc #0). */
+#define MT_SYSCALL_INSN_LEN	4
+#define MT_ERESTARTSYS		512
+#define MT_ERESTARTNOINTR	513
+#define MT_ERESTARTNOHAND	514
+#define MT_ERESTART_RESTARTBLOCK 516
+
+/*
+ * The vDSO's signal return trampoline, __kernel_rt_sigreturn: mov x8, #139
+ * (rt_sigreturn); svc #0.  No function is called in a stopped thread on
+ * arm64 yet (no MT_ARCH_REMOTE_CALL): its signal frame is not built here.
+ */
+#define MT_RESTORE_RT_BYTES	"\x68\x11\x80\xd2\x01\x00\x00\xd4"
+#define MT_RESTORE_RT_LEN	8
+
+/* ---- relocations of GOT slots ------------------------------------------- */
+
+typedef Elf64_Rela mt_rela_t;
+#define MT_RELA_TYPE(info)	ELF64_R_TYPE(info)
+#define MT_RELA_SYM(info)	ELF64_R_SYM(info)
+/* a PLT slot, and a GOT slot of a function's address (PIC code, -z now) */
+#define MT_R_JUMP_SLOT		R_AARCH64_JUMP_SLOT
+#define MT_R_GLOB_DAT		R_AARCH64_GLOB_DAT
+
+#else
+#error "no user/preload/arch.h block for this architecture"
+#endif
 
 #endif

@@ -28,6 +28,7 @@
 #include <linux/futex.h>
 #include <linux/memtrack.h>
 
+#include "arch.h"
 #include "real.h"
 #include "state.h"
 
@@ -56,7 +57,7 @@ static __attribute__((noinline)) void spin_lock_wait(uint32_t *l)
 
 	do {
 		for (i = 0; i < 100 && __atomic_load_n(l, __ATOMIC_RELAXED); i++)
-			__builtin_ia32_pause();
+			mt_cpu_relax();
 		if (__atomic_load_n(l, __ATOMIC_RELAXED))
 			sched_yield();
 	} while (__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE));

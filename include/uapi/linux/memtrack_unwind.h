@@ -36,15 +36,28 @@
 /* a frame record: the caller's FP at [FP], the RA above it, then the CFA */
 #define MEMTRACK_UNWIND_FRAME_RA	8
 #define MEMTRACK_UNWIND_FRAME_CFA	16
+#elif defined(__aarch64__)
+#define MEMTRACK_UNWIND_DW_FP	29	/* x29 */
+#define MEMTRACK_UNWIND_DW_SP	31	/* sp */
+#define MEMTRACK_UNWIND_DW_RA	30	/* x30, the link register */
+/*
+ * A frame record {x29, x30} saved at the top of the frame puts the return
+ * address just below the CFA; rows saving it elsewhere (stp x29, x30,
+ * [sp, #-N]! with N > 16) are UNKNOWN until the row carries its offset.
+ */
+#define MEMTRACK_UNWIND_RA_OFF	(-8)
+/* a frame record: the caller's x29 at [x29], x30 above it */
+#define MEMTRACK_UNWIND_FRAME_RA	8
+#define MEMTRACK_UNWIND_FRAME_CFA	16
 #else
 /*
  * No rules for this architecture yet: every row reduces to UNKNOWN and the
  * walks use frame pointers only (MEMTRACK_UNWIND_DW_* match no register).
  */
 #define MEMTRACK_UNWIND_NO_RULES
-#define MEMTRACK_UNWIND_DW_FP	(~0ULL)
-#define MEMTRACK_UNWIND_DW_SP	(~0ULL - 1)
-#define MEMTRACK_UNWIND_DW_RA	(~0ULL - 2)
+#define MEMTRACK_UNWIND_DW_FP	(-1)
+#define MEMTRACK_UNWIND_DW_SP	(-2)
+#define MEMTRACK_UNWIND_DW_RA	(-3)
 #define MEMTRACK_UNWIND_RA_OFF	(-8)
 #define MEMTRACK_UNWIND_FRAME_RA	8
 #define MEMTRACK_UNWIND_FRAME_CFA	16
