@@ -96,6 +96,7 @@ static struct entry *insert(struct mt_containers *cs, uint64_t id)
 			return NULL;
 		e = slot_of(cs, id);
 	}
+	memset(e, 0, sizeof(*e));
 	e->id = id;
 	e->used = cs->sample;
 	cs->n++;
@@ -240,7 +241,9 @@ void mt_containers_next(struct mt_containers *cs)
 		     j = (j + 1) & (cs->cap - 1)) {
 			struct entry moved = cs->slots[j];
 
-			cs->slots[j].id = 0;
+			/* all of it: a slot left with its container would
+			 * share it with the one it moved to */
+			memset(&cs->slots[j], 0, sizeof(cs->slots[j]));
 			k = hash(moved.id, cs->cap);
 			while (cs->slots[k].id)
 				k = (k + 1) & (cs->cap - 1);
