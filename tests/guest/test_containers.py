@@ -17,6 +17,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.parse
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -396,6 +397,72 @@ def memtrackd_labels_programs_and_containers(path):
                            for k in host), f"host programs: {host}")
 
 
+# A test of the host suite only: in the VM it is not run.
+host_test = (lambda fn: fn) if IN_VM else test
+
+
+def prom_query(port, q):
+    """An instant query of the Prometheus on 127.0.0.1:port: its result."""
+    url = f"http://127.0.0.1:{port}/api/v1/query?" + urllib.parse.urlencode({"query": q})
+    with urllib.request.urlopen(url, timeout=30) as r:
+        body = json.loads(r.read().decode())
+    check(body["status"] == "success", f"query {q}: {body}")
+    return body["data"]["result"]
+
+
+@host_test
+def remote_write_carries_the_container_labels():
+    """memtrackd remote-writing to Debian's Prometheus (its remote write
+    receiver, no scrape): memload in a containerd pod arrives as
+    memtrack_program_processes{comm="memload",container,pod,namespace} 1
+    and its container as memtrack_container_processes{container_id} 2,
+    the labels exactly as /metrics has them.  (Host only: the labels are
+    the program table's, the same in module mode, and Prometheus under
+    emulation would cost a minute per kernel.)"""
+    a, w = containerd_pod("runc", ns="shop", pod="front-1", name="nginx")
+    pport, mport = free_port(), free_port()
+    d = tempfile.mkdtemp(prefix="mtdprom.")
+    with open(os.path.join(d, "prom.yml"), "w") as f:
+        f.write("global:\n  scrape_interval: 1h\n")
+    prom = subprocess.Popen(["prometheus", f"--config.file={d}/prom.yml",
+                             f"--storage.tsdb.path={d}/data",
+                             f"--web.listen-address=127.0.0.1:{pport}",
+                             "--web.enable-remote-write-receiver"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    mtd = None
+    try:
+        scrape(f"http://127.0.0.1:{pport}/-/ready")
+        with tempfile.NamedTemporaryFile("w", suffix=".conf") as conf, a:
+            conf.write(f"[memtrackd]\nlisten = 127.0.0.1\nport = {mport}\n"
+                       "source = proc\nsample_interval_ms = 500\n"
+                       f"remote_write = http://127.0.0.1:{pport}/api/v1/write\n")
+            conf.flush()
+            mtd = subprocess.Popen([os.path.join(BIN, "memtrackd"), "-f", "-c", conf.name],
+                                   stderr=subprocess.DEVNULL)
+            sel = (f'comm="memload",container="{w["name"]}",pod="{w["pod"]}",'
+                   f'namespace="{w["namespace"]}"')
+            cid = f'container_id="{w["runtime"]}://{a.id}"'
+            deadline = time.time() + 60
+            while True:
+                prog = prom_query(pport, f"memtrack_program_processes{{{sel}}}")
+                cont = prom_query(pport, f"memtrack_container_processes{{{cid}}}")
+                if prog and cont or time.time() > deadline:
+                    break
+                time.sleep(0.5)
+            check(len(prog) == 1 and float(prog[0]["value"][1]) == 1,
+                  f"memload of {w['pod']} in Prometheus: {prog}")
+            check(len(cont) == 1 and float(cont[0]["value"][1]) == 2 and
+                  all(cont[0]["metric"].get(k) == w[v] for k, v in
+                      (("container", "name"), ("pod", "pod"), ("namespace", "namespace"))),
+                  f"container {w['name']} in Prometheus: {cont}")
+    finally:
+        for p in (mtd, prom):
+            if p:
+                p.terminate()
+                p.wait(timeout=60)
+        shutil.rmtree(d, ignore_errors=True)
+
+
 @variant_test(PATHS)
 def query_sums_by_namespace_and_pod(path):
     """A node relaying to memtrackd --aggregate: memtrack-query's sum by
@@ -559,9 +626,6 @@ def docker_layout(runtime="runc"):
 
 
 # a test of the host's suite only: a pod without the module reads /proc
-host_test = (lambda fn: fn) if IN_VM else test
-
-
 @host_test
 def daemonset_agent_in_a_cgroup_namespace_names_the_hosts():
     """The DaemonSet (packaging/kubernetes): its mounts as the kubelet makes
