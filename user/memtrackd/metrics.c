@@ -424,6 +424,9 @@ static int cmp_container(const void *a, const void *b)
 	const struct mt_container *x = (*(const struct mtd_proc *const *)a)->ct;
 	const struct mt_container *y = (*(const struct mtd_proc *const *)b)->ct;
 
+	/* a container's processes share its cache entry: equal at once */
+	if (x == y)
+		return 0;
 	if (x->runtime != y->runtime)
 		return (int)x->runtime - (int)y->runtime;
 	return strcmp(x->id, y->id);

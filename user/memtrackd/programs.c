@@ -287,7 +287,11 @@ int mtd_state_update(struct mtd_state *st, struct mtd_sample *s)
 		/* a kernel thread or not, as the process's first row said */
 		if (match)
 			p->kthread = match->kthread;
-		if (!p->kthread) {
+		if (!p->kthread && match && match->prog != MTD_NO_PROG &&
+		    match->ct == p->ct &&
+		    !cmp_comm(st->progs[match->prog].comm, p->comm)) {
+			prog = match->prog;
+		} else if (!p->kthread) {
 			struct mtd_where w;
 			int r;
 
@@ -318,6 +322,7 @@ int mtd_state_update(struct mtd_state *st, struct mtd_sample *s)
 			e->kthread = p->kthread;
 		}
 		e->exited = p->exited;
+		e->ct = p->ct;
 		memcpy(e->last, p->ctr, sizeof(e->last));
 		n++;
 	}

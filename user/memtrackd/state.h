@@ -43,6 +43,12 @@ struct mtd_program {
 struct mtd_pid {
 	int32_t pid;
 	uint32_t prog;			/* index in progs, or MTD_NO_PROG */
+	/*
+	 * Its container at the last sample (the containers cache's entry,
+	 * which lives while a sample asks for it): the same one and comm
+	 * again, the same program, found without names compared.
+	 */
+	const struct mt_container *ct;
 	uint64_t start;
 	bool exited;
 	bool kthread;			/* as its first row said */
