@@ -83,7 +83,7 @@ void mtd_series_begin(struct mtd_series *s, struct mtd_buf *b,
 	if (s->sink)
 		mtd_series_label(s, "__name__", name, strlen(name));
 	else
-		mtd_buf_printf(b, "%s", name);
+		mtd_buf_append(b, name, strlen(name));
 	if (o->node)
 		mtd_series_label(s, "node", o->node, strlen(o->node));
 }
@@ -124,9 +124,11 @@ void mtd_series_label(struct mtd_series *s, const char *key, const char *v,
 		sink_label(s, key, v, len);
 		return;
 	}
-	mtd_buf_printf(s->b, "%c%s=\"", s->labels ? ',' : '{', key);
+	mtd_buf_append(s->b, s->labels ? "," : "{", 1);
+	mtd_buf_append(s->b, key, strlen(key));
+	mtd_buf_append(s->b, "=\"", 2);
 	mtd_buf_label(s->b, v, len);
-	mtd_buf_printf(s->b, "\"");
+	mtd_buf_append(s->b, "\"", 1);
 	s->labels = true;
 }
 

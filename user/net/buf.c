@@ -32,23 +32,31 @@ static bool reserve(struct mtd_buf *b, size_t len)
 	return true;
 }
 
+/*
+ * Formatted straight into the room there is; only what does not fit is
+ * formatted again once the buffer grew (a scrape formats thousands of
+ * short series: measuring each first cost a second vsnprintf every time).
+ */
 void mtd_buf_printf(struct mtd_buf *b, const char *fmt, ...)
 {
+	size_t room = b->oom ? 0 : b->cap - b->len;
 	va_list ap;
 	int n;
 
 	va_start(ap, fmt);
-	n = vsnprintf(NULL, 0, fmt, ap);
+	n = vsnprintf(room ? b->p + b->len : NULL, room, fmt, ap);
 	va_end(ap);
 	if (n < 0) {
 		b->oom = true;
 		return;
 	}
-	if (!reserve(b, n))
-		return;
-	va_start(ap, fmt);
-	vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
-	va_end(ap);
+	if ((size_t)n >= room) {
+		if (!reserve(b, n))
+			return;
+		va_start(ap, fmt);
+		vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
+		va_end(ap);
+	}
 	b->len += n;
 }
 
