@@ -427,6 +427,25 @@ static bool module_gone(void)
 	return false;
 }
 
+/*
+ * A request that failed while rmmod runs: the module's sessions end before
+ * its family goes, and what the request fails with meanwhile varies (seen on
+ * 5.10: EPROTONOSUPPORT with the family still there).  Wait up to a second
+ * for the family to go before calling the error the tool's own.
+ */
+static bool module_going(void)
+{
+	struct timespec ms100 = { 0, 100000000 };
+	int i;
+
+	for (i = 0; i < 10; i++) {
+		if (module_gone())
+			return true;
+		nanosleep(&ms100, NULL);
+	}
+	return module_gone();
+}
+
 static volatile sig_atomic_t fwd_sig;
 
 /*
@@ -691,7 +710,7 @@ static void final_report(struct session *s)
 		fprintf(stderr, "%s: %s\n", prog, mt_errmsg());
 	else if (take_report(s->h, &s->r) < 0)
 		fprintf(stderr, "%s: final report: %s\n", prog,
-			module_gone() ? "memtrack.ko was unloaded" :
+			module_going() ? "memtrack.ko was unloaded" :
 			mt_errmsg());
 	if ((err = mt_leak_detach(s->h, s->r.pid)) < 0 && !session_gone(err))
 		fprintf(stderr, "%s: detach: %s\n", prog, mt_errmsg());
@@ -1017,12 +1036,7 @@ static void say_container(long pid)
 
 static void say_session_ended(long pid)
 {
-	struct timespec ms100 = { 0, 100000000 };
-	int i;
-
-	for (i = 0; i < 10 && !module_gone(); i++)
-		nanosleep(&ms100, NULL);
-	if (module_gone())
+	if (module_going())
 		fprintf(stderr, "%s: process %ld: the session ended: memtrack.ko was unloaded\n",
 			prog, pid);
 	else if (mt_task_exited((pid_t)pid, (pid_t)pid))
@@ -1058,7 +1072,7 @@ static int last_report(struct session *s, uint32_t why)
 		s->r.ended = what;
 		if (take_report(s->h, &s->r) < 0)
 			fprintf(stderr, "%s: last report: %s\n", prog,
-				module_gone() ? "memtrack.ko was unloaded" :
+				module_going() ? "memtrack.ko was unloaded" :
 				mt_errmsg());
 	}
 	err = mt_leak_detach(s->h, s->r.pid);
@@ -1103,7 +1117,7 @@ static int report_loop(struct session *s)
 		if (err < 0 && !session_gone(err) && !module_gone())
 			fprintf(stderr, "%s: warning: unwind tables: %s\n", prog, mt_errmsg());
 		err = take_report(s->h, &s->r);
-		if (err < 0 && (session_gone(err) || module_gone())) {
+		if (err < 0 && (session_gone(err) || module_going())) {
 			say_session_ended(o->pid);
 			s->attached = false;
 			return 3;
