@@ -39,7 +39,8 @@ KROOT := $(if $(wildcard /lib/modules/$(KVER)/build),,$(wildcard $(MEMTRACK_CACH
 KRUN := $(if $(KROOT),MEMTRACK_BIND=$(TOP) $(TOP)/scripts/inroot $(KROOT))
 # Another architecture's kernel (RELEASE-arm64) is cross-built in its build
 # root (scripts/buildroot bookworm-arm64) with Debian's cross compiler.
-KCROSS := $(if $(filter %-arm64,$(KVER)),ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-)
+ARM64_TRIPLE := aarch64-linux-gnu
+KCROSS := $(if $(filter %-arm64,$(KVER)),ARCH=arm64 CROSS_COMPILE=$(ARM64_TRIPLE)-)
 
 KMOD_FILES := $(wildcard kmod/*.c kmod/*.h)
 KMOD_DEPS := Kbuild VERSION $(KMOD_FILES) $(wildcard include/uapi/linux/*.h) \
@@ -102,12 +103,12 @@ progs leak-progs:
 ARM64_ROOT := $(MEMTRACK_CACHE)/roots/bookworm-arm64
 ARM64_B := $(TOP)/build/arm64
 ARM64_MAKE := MEMTRACK_BIND=$(TOP) $(TOP)/scripts/inroot $(ARM64_ROOT) \
-	$(MAKE) --no-print-directory CC=aarch64-linux-gnu-gcc-12 \
-	CXX=aarch64-linux-gnu-g++-12 AR=aarch64-linux-gnu-ar \
-	"PKG_CONFIG=env PKG_CONFIG_LIBDIR=/usr/lib/aarch64-linux-gnu/pkgconfig:/usr/share/pkgconfig pkg-config"
+	$(MAKE) --no-print-directory CC=$(ARM64_TRIPLE)-gcc-12 \
+	CXX=$(ARM64_TRIPLE)-g++-12 AR=$(ARM64_TRIPLE)-ar \
+	"PKG_CONFIG=env PKG_CONFIG_LIBDIR=/usr/lib/$(ARM64_TRIPLE)/pkgconfig:/usr/share/pkgconfig pkg-config"
 
 user-arm64:
-	@test -d $(ARM64_ROOT)/usr/lib/aarch64-linux-gnu || { echo "no arm64 build root: run scripts/buildroot bookworm-arm64" >&2; exit 1; }
+	@test -d $(ARM64_ROOT)/usr/lib/$(ARM64_TRIPLE) || { echo "no arm64 build root: run scripts/buildroot bookworm-arm64" >&2; exit 1; }
 	$(ARM64_MAKE) -C user TOP=$(TOP) BIN=$(ARM64_B)/bin LIBDIR=$(ARM64_B)/lib \
 		OBJDIR=$(ARM64_B)/user TESTDIR=$(ARM64_B)/tests/user all tests
 	$(ARM64_MAKE) -C tests TOP=$(TOP) TESTBIN=$(ARM64_B)/tests progs leak-progs

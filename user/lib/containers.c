@@ -27,7 +27,7 @@
 #include "memtrack.h"
 
 struct entry {
-	uint64_t id;			/* 0: a free slot */
+	uint64_t id;			/* 0: a free slot, all of it zero */
 	uint32_t used;			/* the sample that last asked */
 	uint32_t missing;		/* not in the tree at this sample's walk */
 	bool named_tried;
@@ -96,7 +96,6 @@ static struct entry *insert(struct mt_containers *cs, uint64_t id)
 			return NULL;
 		e = slot_of(cs, id);
 	}
-	memset(e, 0, sizeof(*e));
 	e->id = id;
 	e->used = cs->sample;
 	cs->n++;

@@ -86,14 +86,6 @@ static inline int mt_regs_set(pid_t tid, const mt_regs_t *r)
 #define MT_SYS_POLL		SYS_poll
 /* The length of the system call instruction (syscall: 0f 05). */
 #define MT_SYSCALL_INSN_LEN	2
-/*
- * What an interrupted system call returns into the kernel before it is
- * restarted (include/linux/errno.h, not exported to user space).
- */
-#define MT_ERESTARTSYS		512
-#define MT_ERESTARTNOINTR	513
-#define MT_ERESTARTNOHAND	514
-#define MT_ERESTART_RESTARTBLOCK 516
 
 /*
  * glibc's signal return trampoline, __restore_rt: mov $15,%rax (the
@@ -179,9 +171,6 @@ static inline void mt_sigcontext_of(struct mt_sigcontext *sc,
 
 /* ---- relocations of GOT slots ------------------------------------------- */
 
-typedef Elf64_Rela mt_rela_t;
-#define MT_RELA_TYPE(info)	ELF64_R_TYPE(info)
-#define MT_RELA_SYM(info)	ELF64_R_SYM(info)
 /* a PLT slot, and a GOT slot of a function's address (PIC code, -z now) */
 #define MT_R_JUMP_SLOT		R_X86_64_JUMP_SLOT
 #define MT_R_GLOB_DAT		R_X86_64_GLOB_DAT
@@ -267,10 +256,6 @@ static inline int mt_regs_set(pid_t tid, const mt_regs_t *r)
 #define MT_SYS_POLL		SYS_ppoll
 /* The length of the system call instruction (svc #0). */
 #define MT_SYSCALL_INSN_LEN	4
-#define MT_ERESTARTSYS		512
-#define MT_ERESTARTNOINTR	513
-#define MT_ERESTARTNOHAND	514
-#define MT_ERESTART_RESTARTBLOCK 516
 
 /*
  * The vDSO's signal return trampoline, __kernel_rt_sigreturn: mov x8, #139
@@ -282,9 +267,6 @@ static inline int mt_regs_set(pid_t tid, const mt_regs_t *r)
 
 /* ---- relocations of GOT slots ------------------------------------------- */
 
-typedef Elf64_Rela mt_rela_t;
-#define MT_RELA_TYPE(info)	ELF64_R_TYPE(info)
-#define MT_RELA_SYM(info)	ELF64_R_SYM(info)
 /* a PLT slot, and a GOT slot of a function's address (PIC code, -z now) */
 #define MT_R_JUMP_SLOT		R_AARCH64_JUMP_SLOT
 #define MT_R_GLOB_DAT		R_AARCH64_GLOB_DAT
@@ -292,5 +274,21 @@ typedef Elf64_Rela mt_rela_t;
 #else
 #error "no user/preload/arch.h block for this architecture"
 #endif
+
+/* ---- the same on every 64-bit Linux ----------------------------------------- */
+
+/*
+ * What an interrupted system call returns into the kernel before it is
+ * restarted (include/linux/errno.h, not exported to user space).
+ */
+#define MT_ERESTARTSYS		512
+#define MT_ERESTARTNOINTR	513
+#define MT_ERESTARTNOHAND	514
+#define MT_ERESTART_RESTARTBLOCK 516
+
+/* GOT slots' relocations (the types are each architecture's, above) */
+typedef Elf64_Rela mt_rela_t;
+#define MT_RELA_TYPE(info)	ELF64_R_TYPE(info)
+#define MT_RELA_SYM(info)	ELF64_R_SYM(info)
 
 #endif

@@ -486,7 +486,7 @@ static void test_cache_churn(void)
 		snprintf(cids[i], sizeof(cids[i]), "%064x", 0xc0de00 + i);
 		if (i % 3)
 			snprintf(path, sizeof(path),
-				 "churn.slice/docker-%s.scope", cids[i]);
+				 "churn.slice/docker-%.64s.scope", cids[i]);
 		else
 			snprintf(path, sizeof(path),
 				 "churn.slice/svc-%d.service", i);
