@@ -1234,7 +1234,7 @@ def ui_kernel_threads_hidden_until_K():
             time.sleep(2.5 * REFRESH)   # two refreshes
             check(table(tm.screen()) == [], f"{want}: kthreadd shown at start")
             tm.keys("K")
-            rows = tm.wait(lambda ls: table(ls), f"{want}: K shows nothing")
+            rows = tm.wait_settled(lambda ls: table(ls), f"{want}: K shows nothing")
             check([(r["PID"], r["COMMAND"]) for r in rows] == [("2", "kthreadd")],
                   f"{want}: K: {rows}")
             tm.keys("K")
@@ -1245,7 +1245,7 @@ def ui_kernel_threads_hidden_until_K():
             start_top(tm, flags + ["--kernel-threads"])
             set_filter(tm, "kthreadd")
             tm.wait(lambda ls: any("filter: kthreadd" in line for line in ls), f"{want}: filter")
-            rows = tm.wait(lambda ls: table(ls), f"{want}: --kernel-threads shows nothing")
+            rows = tm.wait_settled(lambda ls: table(ls), f"{want}: --kernel-threads shows nothing")
             check([(r["PID"], r["COMMAND"]) for r in rows] == [("2", "kthreadd")],
                   f"{want}: --kernel-threads: {rows}")
             tm.keys("q")

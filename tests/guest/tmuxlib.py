@@ -116,6 +116,24 @@ class Tmux:
                 raise AssertionError(f"{what}: screen was\n" + "\n".join(lines))
             time.sleep(0.1)
 
+    def wait_settled(self, pred, what, timeout=60):
+        """As wait, on a screen that two captures 0.1 s apart agree on: a
+        capture can land in the middle of a program's redraw (tmux shows
+        what it has been sent so far), half the old frame and half the
+        new, and a test that takes the first such screen as the answer
+        reads rows no frame ever had."""
+        end = time.monotonic() + timeout
+        last = None
+        while True:
+            lines = self.screen()
+            got = pred(lines) if lines == last else None
+            if got:
+                return got
+            if time.monotonic() > end:
+                raise AssertionError(f"{what}: screen was\n" + "\n".join(lines))
+            last = lines
+            time.sleep(0.1)
+
     def alternate_on(self):
         return self.tmux("display", "-p", "-t", "t", "#{alternate_on}").strip() == "1"
 
