@@ -17,7 +17,6 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,28 +101,24 @@ static struct entry *insert(struct mt_containers *cs, uint64_t id)
 	return e;
 }
 
-static struct mt_containers *walking;
-static size_t walk_root_len;
-
-static int visit(const char *path, const struct stat *st, int type,
-		 struct FTW *ftw)
+static int visit(void *arg, const char *path, const char *rel, uint64_t id)
 {
-	struct mt_containers *cs = walking;
+	struct mt_containers *cs = arg;
 	struct mt_container c;
 	struct entry *e;
 
-	(void)ftw;
-	if (type != FTW_D || !st->st_ino)
+	(void)path;
+	if (!id)
 		return 0;
-	e = slot_of(cs, st->st_ino);
+	e = slot_of(cs, id);
 	if (e->id && !e->missing)
 		return 0;		/* known */
 	if (!e->id)
-		e = insert(cs, st->st_ino);
+		e = insert(cs, id);
 	if (!e)
 		return 1;		/* the bound: stop walking */
 	e->missing = 0;
-	if (!mt_container_from_cgroup(path + walk_root_len, &c))
+	if (!mt_container_from_cgroup(rel, &c))
 		return 0;
 	e->c = malloc(sizeof(*e->c));
 	if (e->c) {
@@ -133,19 +128,12 @@ static int visit(const char *path, const struct stat *st, int type,
 	return 0;
 }
 
-/*
- * Learn the paths of the directories not known yet.  nftw() has no
- * context argument: the walk's state is static, and so one walk at a time
- * per process (a tool's sampling thread).
- */
+/* Learn the paths of the directories not known yet. */
 static void walk(struct mt_containers *cs)
 {
 	cs->walked = cs->sample;
 	cs->st.walks++;
-	walking = cs;
-	walk_root_len = strlen(cs->cgroot);
-	nftw(cs->cgroot, visit, 16, FTW_PHYS | FTW_MOUNT);
-	walking = NULL;
+	mt_cgroup_walk(cs->cgroot, visit, cs);
 }
 
 struct mt_containers *mt_containers_new(const char *rootfs)

@@ -110,6 +110,13 @@ int mt_utf8_seq(const unsigned char *s, size_t n);
 void mt_json_print(FILE *f, const char *s);
 size_t mt_json_snprint(char *buf, size_t len, const char *s, size_t n);
 
+/*
+ * v in decimal at b (room for 21 bytes), NUL-terminated; the digits'
+ * count.  For text written by the thousand lines (memtrack-top's rows,
+ * /metrics), where snprintf() was much of the cost.
+ */
+size_t mt_fmt_u64(char *b, uint64_t v);
+
 /* ---- /dev/memtrack -------------------------------------------------------- */
 
 /*
@@ -661,6 +668,16 @@ void mt_cgroup2_root(char *buf, size_t len);
  * agent in a container, the host's / mounted there), else mt_cgroup2_root().
  */
 void mt_cgroup_tree(char *buf, size_t len);
+/*
+ * Every directory of the cgroup tree at root, root first, each before what
+ * is under it, not crossing into another mount: fn gets its path, the
+ * path under root ("" for root itself, else "/a/b") and its cgroup id
+ * (the directory's inode).  fn returns non-zero to stop.  Unreadable
+ * directories are skipped.  0, or -errno if root cannot be opened.
+ */
+typedef int (*mt_cgroup_visit_fn)(void *arg, const char *path,
+				  const char *rel, uint64_t id);
+int mt_cgroup_walk(const char *root, mt_cgroup_visit_fn fn, void *arg);
 
 /* ---- containers and pods: who a cgroup belongs to ----------------------- */
 

@@ -9,7 +9,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,10 +18,12 @@
 #include "internal.h"
 #include "source.h"
 
-#define CG_CACHE	64
-
 /*
- * Processes mostly share a few cgroups: remember their inodes per scan.
+ * Processes mostly share a few cgroups: their inodes are remembered per
+ * scan, by path.  A node of pods has hundreds of cgroups whose paths share
+ * their first 60 characters: a table hashed on the whole path, grown as
+ * needed (a list of 64 compared in turn missed every cgroup past the 64th,
+ * a stat() per process, and compared the common part at each step).
  *
  * In a cgroup namespace of its own (a pod's, on cgroup v2), another
  * process's /proc/PID/cgroup is relative to the namespace's root:
@@ -31,15 +32,17 @@
  * the namespace root's own path in that tree, found once per scan by its
  * inode (the inode of the cgroup2 mounted inside the namespace).
  */
+struct cg_entry {
+	char *path;			/* NULL: a free slot */
+	uint64_t hash, ino;
+};
+
 struct cg_cache {
 	char root[256];			/* where cgroup2 is mounted */
 	char ns[4096];			/* the namespace root's path in it */
 	bool ns_looked;			/* ns[] looked for this scan */
-	size_t n;
-	struct {
-		char *path;
-		uint64_t ino;
-	} e[CG_CACHE];
+	size_t n, cap;			/* cap a power of 2, or 0 */
+	struct cg_entry *e;
 };
 
 struct rows {
@@ -105,23 +108,26 @@ void mt_cgroup_tree(char *buf, size_t len)
 		mt_cgroup2_root(buf, len);
 }
 
-static uint64_t ns_ino;
-static char *ns_found;
-static size_t ns_root_len;
+struct ns_find {
+	uint64_t ino;
+	char *found;
+};
 
-static int find_ns(const char *path, const struct stat *st, int type,
-		   struct FTW *ftw)
+static int find_ns(void *arg, const char *path, const char *rel, uint64_t id)
 {
-	(void)ftw;
-	if (type != FTW_D || st->st_ino != ns_ino)
+	struct ns_find *f = arg;
+
+	(void)path;
+	if (id != f->ino)
 		return 0;
-	ns_found = strdup(path[ns_root_len] ? path + ns_root_len : "");
+	f->found = strdup(rel);
 	return 1;
 }
 
 /* Our cgroup namespace's root in c->root's tree, "" if not found. */
 static void find_ns_root(struct cg_cache *c)
 {
+	struct ns_find f = { 0 };
 	char mine[256];
 	struct stat st;
 
@@ -130,14 +136,11 @@ static void find_ns_root(struct cg_cache *c)
 	mt_cgroup2_root(mine, sizeof(mine));
 	if (!strcmp(mine, c->root) || stat(mine, &st))
 		return;
-	ns_ino = st.st_ino;
-	ns_root_len = strlen(c->root);
-	ns_found = NULL;
-	nftw(c->root, find_ns, 16, FTW_PHYS | FTW_MOUNT);
-	if (ns_found)
-		snprintf(c->ns, sizeof(c->ns), "%s", ns_found);
-	free(ns_found);
-	ns_found = NULL;
+	f.ino = st.st_ino;
+	mt_cgroup_walk(c->root, find_ns, &f);
+	if (f.found)
+		snprintf(c->ns, sizeof(c->ns), "%s", f.found);
+	free(f.found);
 }
 
 /*
@@ -181,15 +184,58 @@ static bool cg_join(const char *ns, const char *rel, char *out, size_t len)
 	return true;
 }
 
+/* FNV-1a, 64 bits. */
+static uint64_t cg_hash(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 0x100000001b3ULL;
+	return h;
+}
+
+static struct cg_entry *cg_slot(struct cg_entry *e, size_t cap,
+				const char *path, uint64_t h)
+{
+	size_t i = h & (cap - 1);
+
+	while (e[i].path && (e[i].hash != h || strcmp(e[i].path, path)))
+		i = (i + 1) & (cap - 1);
+	return &e[i];
+}
+
+/* Room for one more, at most half full; false without memory. */
+static bool cg_reserve(struct cg_cache *c)
+{
+	size_t cap = c->cap ? 2 * c->cap : 64, i;
+	struct cg_entry *e;
+
+	if (2 * (c->n + 1) <= c->cap)
+		return true;
+	e = calloc(cap, sizeof(*e));
+	if (!e)
+		return false;
+	for (i = 0; i < c->cap; i++)
+		if (c->e[i].path)
+			*cg_slot(e, cap, c->e[i].path, c->e[i].hash) = c->e[i];
+	free(c->e);
+	c->e = e;
+	c->cap = cap;
+	return true;
+}
+
 static uint64_t cg_ino(struct cg_cache *c, const char *path)
 {
 	char full[4096], abs[4096];
+	uint64_t h = cg_hash(path);
+	struct cg_entry *e;
 	struct stat st;
-	size_t i;
 
-	for (i = 0; i < c->n; i++)
-		if (!strcmp(c->e[i].path, path))
-			return c->e[i].ino;
+	if (c->cap) {
+		e = cg_slot(c->e, c->cap, path, h);
+		if (e->path)
+			return e->ino;
+	}
 	if (!strncmp(path, "/..", 3) && (path[3] == '/' || !path[3])) {
 		if (!c->ns_looked)
 			find_ns_root(c);
@@ -201,18 +247,27 @@ static uint64_t cg_ino(struct cg_cache *c, const char *path)
 	}
 	if (stat(full, &st))
 		return 0;
-	if (c->n < CG_CACHE) {
-		c->e[c->n].path = strdup(path);
-		if (c->e[c->n].path)
-			c->e[c->n++].ino = st.st_ino;
+	if (cg_reserve(c)) {
+		e = cg_slot(c->e, c->cap, path, h);
+		e->path = strdup(path);
+		if (e->path) {
+			e->hash = h;
+			e->ino = st.st_ino;
+			c->n++;
+		}
 	}
 	return st.st_ino;
 }
 
 static void cg_free(struct cg_cache *c)
 {
-	while (c->n)
-		free(c->e[--c->n].path);
+	size_t i;
+
+	for (i = 0; i < c->cap; i++)
+		free(c->e[i].path);
+	free(c->e);
+	c->e = NULL;
+	c->n = c->cap = 0;
 }
 
 /* "0::/path" of /proc/.../cgroup; 0 without cgroup v2. */
@@ -232,11 +287,38 @@ static uint64_t read_cgroup(struct rows *r, int dfd)
 	return 0;
 }
 
+/*
+ * Fields 4 (ppid) to last of a stat line (proc(5)'s numbers), into f[4..]:
+ * by hand, as sscanf() was a tenth of a /proc refresh.  p is just past
+ * the comm's ")" (the comm may hold ") ": the caller finds the last one).
+ * False if the line is short or not numbers.
+ */
+static bool stat_fields(const char *p, unsigned long long *f, int last)
+{
+	unsigned long long x;
+	bool neg;
+	int k;
+
+	if (*p++ != ' ' || !*p++)
+		return false;		/* the state: one character */
+	for (k = 4; k <= last; k++) {
+		while (*p == ' ')
+			p++;
+		neg = *p == '-';
+		p += neg;
+		if (*p < '0' || *p > '9')
+			return false;
+		for (x = 0; *p >= '0' && *p <= '9'; p++)
+			x = x * 10 + (unsigned int)(*p - '0');
+		f[k] = neg ? -x : x;
+	}
+	return true;
+}
+
 static int read_stat(struct rows *r, int dfd, struct memtrack_task *t)
 {
-	unsigned long long minflt, majflt, utime, stime, start, vsize;
 	char buf[1024], *open_paren, *close_paren;
-	int ppid, nthreads;
+	unsigned long long f[24];
 	size_t len;
 
 	if (read_file(dfd, "stat", buf, sizeof(buf)) <= 0)
@@ -249,41 +331,39 @@ static int read_stat(struct rows *r, int dfd, struct memtrack_task *t)
 	if (len >= sizeof(t->comm))
 		len = sizeof(t->comm) - 1;
 	memcpy(t->comm, open_paren + 1, len);
-	/* Fields 3.. of proc(5): state ppid ... minflt(10) ... vsize(23). */
-	if (sscanf(close_paren + 2,
-		   "%*c %d %*d %*d %*d %*d %*u %llu %*u %llu %*u %llu %llu "
-		   "%*d %*d %*d %*d %d %*d %llu %llu",
-		   &ppid, &minflt, &majflt, &utime, &stime, &nthreads, &start,
-		   &vsize) != 8)
+	/* ppid(4) ... minflt(10) majflt(12) utime(14) stime(15) ...
+	 * num_threads(20) starttime(22) vsize(23) */
+	if (!stat_fields(close_paren + 1, f, 23))
 		return -EBADMSG;
-	t->ppid = ppid;
-	t->threads = nthreads;
-	t->counters[MEMTRACK_CTR_MIN_FLT] = minflt;
-	t->counters[MEMTRACK_CTR_MAJ_FLT] = majflt;
-	t->utime_ns = utime * r->tick_ns;
-	t->stime_ns = stime * r->tick_ns;
-	t->start_ns = start * r->tick_ns;
-	t->mm.vm_total = vsize;
+	t->ppid = (int)f[4];
+	t->threads = (int)f[20];
+	t->counters[MEMTRACK_CTR_MIN_FLT] = f[10];
+	t->counters[MEMTRACK_CTR_MAJ_FLT] = f[12];
+	t->utime_ns = f[14] * r->tick_ns;
+	t->stime_ns = f[15] * r->tick_ns;
+	t->start_ns = f[22] * r->tick_ns;
+	t->mm.vm_total = f[23];
 	return 0;
 }
 
 struct status_field {
 	const char *name;
-	size_t off;
+	size_t len, off;
 };
 
 #define MM(f)	offsetof(struct memtrack_task, mm.f)
+#define FIELD(name, f)	{ name, sizeof(name) - 1, MM(f) }
 static const struct status_field status_fields[] = {
-	{ "RssAnon:", MM(rss_anon) },
-	{ "RssFile:", MM(rss_file) },
-	{ "RssShmem:", MM(rss_shmem) },
-	{ "VmSwap:", MM(swap) },
-	{ "VmHWM:", MM(rss_peak) },
-	{ "VmData:", MM(vm_data) },
-	{ "VmStk:", MM(vm_stack) },
-	{ "VmExe:", MM(vm_exec) },
-	{ "VmLib:", MM(vm_exec) },
-	{ "VmPTE:", MM(pgtables) },
+	FIELD("RssAnon:", rss_anon),
+	FIELD("RssFile:", rss_file),
+	FIELD("RssShmem:", rss_shmem),
+	FIELD("VmSwap:", swap),
+	FIELD("VmHWM:", rss_peak),
+	FIELD("VmData:", vm_data),
+	FIELD("VmStk:", vm_stack),
+	FIELD("VmExe:", vm_exec),
+	FIELD("VmLib:", vm_exec),
+	FIELD("VmPTE:", pgtables),
 };
 
 static int read_status(int dfd, struct memtrack_task *t)
@@ -304,11 +384,13 @@ static int read_status(int dfd, struct memtrack_task *t)
 			continue;
 		}
 		for (i = 0; i < sizeof(status_fields) / sizeof(status_fields[0]); i++) {
-			n = strlen(status_fields[i].name);
-			if (strncmp(p, status_fields[i].name, n))
+			n = status_fields[i].len;
+			if (p[1] != status_fields[i].name[1] ||
+			    strncmp(p, status_fields[i].name, n))
 				continue;
 			v = strtoull(p + n, NULL, 10);
 			*(__u64 *)((char *)t + status_fields[i].off) += v << 10;
+			break;
 		}
 	}
 	return 0;
@@ -418,15 +500,14 @@ int mt_proc_threads(pid_t tgid, struct memtrack_task **out, size_t *n)
 static bool proc_kthread(int32_t pid)
 {
 	char path[32], buf[1024], *p;
-	unsigned int flags;
+	unsigned long long f[10];
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
 	if (read_file(AT_FDCWD, path, buf, sizeof(buf)) <= 0)
 		return false;
 	/* the comm may hold ") ": the fields start after the last one */
 	p = strrchr(buf, ')');
-	return p && sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %u", &flags) == 1 &&
-	       (flags & PF_KTHREAD);
+	return p && stat_fields(p + 1, f, 9) && (f[9] & PF_KTHREAD);
 }
 
 /*

@@ -132,10 +132,14 @@ void mtd_series_label(struct mtd_series *s, const char *key, const char *v,
 	s->labels = true;
 }
 
+/*
+ * The value and the line's end.  Digits by hand: a scrape of a node of pods
+ * writes thousands of lines, and vsnprintf() was a good part of each.
+ */
 void mtd_series_value(struct mtd_series *s, uint64_t v, bool ns)
 {
-	const char *close = s->labels ? "}" : "";
-	size_t i;
+	char line[48];
+	size_t i, k = 0;
 
 	if (s->sink) {
 		for (i = 0; i < s->nlab; i++)
@@ -144,12 +148,82 @@ void mtd_series_value(struct mtd_series *s, uint64_t v, bool ns)
 			     ns ? (double)v / 1e9 : (double)v);
 		return;
 	}
-	if (ns)
-		mtd_buf_printf(s->b, "%s %llu.%09llu\n", close,
-			       (unsigned long long)(v / 1000000000ULL),
-			       (unsigned long long)(v % 1000000000ULL));
-	else
-		mtd_buf_printf(s->b, "%s %llu\n", close, (unsigned long long)v);
+	if (s->labels)
+		line[k++] = '}';
+	line[k++] = ' ';
+	if (ns) {
+		k += mt_fmt_u64(line + k, v / 1000000000ULL);
+		line[k++] = '.';
+		v %= 1000000000ULL;
+		for (i = 9; i-- > 0; v /= 10)
+			line[k + i] = '0' + v % 10;
+		k += 9;
+	} else {
+		k += mt_fmt_u64(line + k, v);
+	}
+	line[k++] = '\n';
+	mtd_buf_append(s->b, line, k);
+}
+
+/*
+ * Labels written once a scrape for series that repeat them: a program has
+ * a series in every family (16 with the module), a container in 5, with
+ * the same labels each time, and escaping them anew for each series was
+ * most of a scrape of a node of pods (200 containers: 4,200 series).
+ * Entry i is ",k=\"v\",..." from off[i] to off[i + 1] of text.  Text output
+ * only (off NULL with a sink, which takes labels one by one, or when
+ * memory ran out: then each series writes its own).
+ */
+struct label_texts {
+	struct mtd_buf text;
+	size_t *off;
+};
+
+/* A series on text, its labels added as they come: the entries' start. */
+static bool texts_begin(struct label_texts *lt, size_t n,
+			const struct mtd_expo_opts *o, struct mtd_series *s)
+{
+	memset(lt, 0, sizeof(*lt));
+	memset(s, 0, sizeof(*s));
+	s->b = &lt->text;
+	s->labels = true;		/* each label after a comma */
+	if (o->sink)
+		return false;
+	lt->off = malloc((n + 1) * sizeof(*lt->off));
+	return lt->off;
+}
+
+static void texts_end(struct label_texts *lt, size_t n)
+{
+	lt->off[n] = lt->text.len;
+	if (lt->text.oom) {
+		free(lt->off);
+		lt->off = NULL;
+	}
+}
+
+static void texts_free(struct label_texts *lt)
+{
+	free(lt->off);
+	free(lt->text.p);
+}
+
+/* Entry i's labels into s. */
+static void series_texts(struct mtd_series *s, const struct label_texts *lt,
+			 size_t i)
+{
+	const char *t = lt->text.p + lt->off[i];
+	size_t len = lt->off[i + 1] - lt->off[i];
+
+	if (!len)
+		return;
+	if (!s->labels) {
+		mtd_buf_append(s->b, "{", 1);
+		t++;			/* the comma */
+		len--;
+	}
+	mtd_buf_append(s->b, t, len);
+	s->labels = true;
 }
 
 static void comm_label(struct mtd_series *s, const char *comm)
@@ -173,6 +247,32 @@ static void prog_labels(struct mtd_series *s, const struct mtd_program *pr)
 {
 	comm_label(s, pr->comm);
 	where_labels(s, pr->where.container, pr->where.pod, pr->where.ns);
+}
+
+/* Every program's labels, once (struct label_texts). */
+static void prog_texts(struct label_texts *lt, const struct mtd_state *st,
+		       const struct mtd_expo_opts *o)
+{
+	struct mtd_series s;
+	size_t i;
+
+	if (!texts_begin(lt, st->nprogs, o, &s))
+		return;
+	for (i = 0; i < st->nprogs; i++) {
+		lt->off[i] = lt->text.len;
+		prog_labels(&s, &st->progs[i]);
+	}
+	texts_end(lt, st->nprogs);
+}
+
+/* The labels of program i into s. */
+static void prog_series(struct mtd_series *s, const struct mtd_state *st,
+			const struct label_texts *lt, uint32_t i)
+{
+	if (lt->off)
+		series_texts(s, lt, i);
+	else
+		prog_labels(s, &st->progs[i]);
 }
 
 static void proc_labels(struct mtd_series *s, const struct mtd_proc *p)
@@ -320,7 +420,7 @@ static const struct {
 };
 
 static void programs(const struct mtd_state *st, const struct mtd_expo_opts *o,
-		     struct mtd_buf *b)
+		     const struct label_texts *lt, struct mtd_buf *b)
 {
 	struct mtd_series s;
 	char name[64], help[160];
@@ -331,13 +431,13 @@ static void programs(const struct mtd_state *st, const struct mtd_expo_opts *o,
 	mtd_family(b, "memtrack_program_processes", "gauge",
 		   "Live processes of the program (comm).");
 	for (i = 0; i < st->nprogs; i++) {
-		const struct mtd_program *pr = &st->progs[st->order[i]];
+		uint32_t k = st->order[i];
 
-		if (!pr->nproc)
+		if (!st->progs[k].nproc)
 			continue;
 		mtd_series_begin(&s, b, "memtrack_program_processes", o);
-		prog_labels(&s, pr);
-		mtd_series_value(&s, pr->nproc, false);
+		prog_series(&s, st, lt, k);
+		mtd_series_value(&s, st->progs[k].nproc, false);
 	}
 	for (z = 0; z < NR_SIZES; z++) {
 		snprintf(name, sizeof(name), "memtrack_program_%s",
@@ -346,13 +446,13 @@ static void programs(const struct mtd_state *st, const struct mtd_expo_opts *o,
 			 sizes[z].what);
 		mtd_family(b, name, "gauge", help);
 		for (i = 0; i < st->nprogs; i++) {
-			const struct mtd_program *pr = &st->progs[st->order[i]];
+			uint32_t k = st->order[i];
 
-			if (!pr->nproc)
+			if (!st->progs[k].nproc)
 				continue;
 			mtd_series_begin(&s, b, name, o);
-			prog_labels(&s, pr);
-			mtd_series_value(&s, prog_size(pr, z), false);
+			prog_series(&s, st, lt, k);
+			mtd_series_value(&s, prog_size(&st->progs[k], z), false);
 		}
 	}
 	/* counters: every program remembered, processes or not */
@@ -364,7 +464,7 @@ static void programs(const struct mtd_state *st, const struct mtd_expo_opts *o,
 			const struct mtd_program *pr = &st->progs[st->order[i]];
 
 			mtd_series_begin(&s, b, prog_ctrs[c].name, o);
-			prog_labels(&s, pr);
+			prog_series(&s, st, lt, st->order[i]);
 			mtd_series_value(&s, pr->retired[c] + pr->live[c],
 					 prog_ctrs[c].ns);
 		}
@@ -421,76 +521,146 @@ static int top_pids(const struct mtd_state *st, const struct mtd_expo_opts *o,
 	return 0;
 }
 
+/* A live container's sums: processes, then each size. */
+struct ct_sum {
+	const struct mt_container *c;
+	uint64_t v[NR_SIZES + 1];
+};
+
 static int cmp_container(const void *a, const void *b)
 {
-	const struct mt_container *x = (*(const struct mtd_proc *const *)a)->ct;
-	const struct mt_container *y = (*(const struct mtd_proc *const *)b)->ct;
+	const struct mt_container *x = ((const struct ct_sum *)a)->c;
+	const struct mt_container *y = ((const struct ct_sum *)b)->c;
 
-	/* a container's processes share its cache entry: equal at once */
-	if (x == y)
-		return 0;
 	if (x->runtime != y->runtime)
 		return (int)x->runtime - (int)y->runtime;
 	return strcmp(x->id, y->id);
 }
 
-/* One series per live container: its processes' sum (of z; NR_SIZES: count). */
-static void container_series(struct mtd_buf *b, const char *name,
-			     const struct mtd_expo_opts *o,
-			     const struct mtd_proc *const *v, size_t n, int z)
+/*
+ * The live containers' sums, in one pass over the processes: a
+ * container's processes share its cache entry, so its address is the key
+ * (an open-addressed table, kept at most half full).  Sorted by runtime
+ * and ID, as the series go out.  *out NULL and 0 without memory.
+ */
+static size_t container_sums(const struct mtd_state *st, struct ct_sum **out)
 {
-	struct mtd_series s;
-	char cid[128];
-	size_t i = 0, k;
+	struct ct_sum *t = NULL, *nt, *v;
+	size_t cap = 0, n = 0, i, j, h;
 
-	while (i < n) {
-		const struct mt_container *c = v[i]->ct;
-		uint64_t sum = 0;
+	*out = NULL;
+	for (i = 0; i < st->cur.nr; i++) {
+		const struct mtd_proc *p = &st->cur.procs[i];
 
-		for (k = i; k < n && !cmp_container(&v[i], &v[k]); k++)
-			sum += z == NR_SIZES ? 1 : proc_size(v[k], z);
-		mtd_series_begin(&s, b, name, o);
-		where_labels(&s, c->name, c->pod, c->ns);
-		snprintf(cid, sizeof(cid), "%s://%s",
-			 mt_runtime_name(c->runtime), c->id);
-		mtd_series_label(&s, "container_id", cid, strlen(cid));
-		mtd_series_value(&s, sum, false);
-		i = k;
+		if (p->exited || p->kthread || !p->ct || !p->ct->id[0])
+			continue;
+		if (2 * (n + 1) > cap) {
+			size_t ncap = cap ? 2 * cap : 64;
+
+			nt = calloc(ncap, sizeof(*nt));
+			if (!nt) {
+				free(t);
+				return 0;
+			}
+			for (j = 0; j < cap; j++) {
+				if (!t[j].c)
+					continue;
+				h = ((uintptr_t)t[j].c >> 4) & (ncap - 1);
+				while (nt[h].c)
+					h = (h + 1) & (ncap - 1);
+				nt[h] = t[j];
+			}
+			free(t);
+			t = nt;
+			cap = ncap;
+		}
+		h = ((uintptr_t)p->ct >> 4) & (cap - 1);
+		while (t[h].c && t[h].c != p->ct)
+			h = (h + 1) & (cap - 1);
+		if (!t[h].c) {
+			t[h].c = p->ct;
+			n++;
+		}
+		t[h].v[NR_SIZES]++;
+		t[h].v[Z_ANON] += p->rss_anon;
+		t[h].v[Z_FILE] += p->rss_file;
+		t[h].v[Z_SHMEM] += p->rss_shmem;
+		t[h].v[Z_SWAP] += p->swap;
 	}
+	v = malloc((n ? n : 1) * sizeof(*v));
+	if (!v) {
+		free(t);
+		return 0;
+	}
+	for (i = 0, j = 0; i < cap; i++)
+		if (t[i].c)
+			v[j++] = t[i];
+	free(t);
+	qsort(v, n, sizeof(*v), cmp_container);
+	*out = v;
+	return n;
+}
+
+/* A container's labels: its names and container_id (RUNTIME://ID). */
+static void container_labels(struct mtd_series *s, const struct mt_container *c)
+{
+	char cid[128];
+
+	where_labels(s, c->name, c->pod, c->ns);
+	snprintf(cid, sizeof(cid), "%s://%s", mt_runtime_name(c->runtime),
+		 c->id);
+	mtd_series_label(s, "container_id", cid, strlen(cid));
 }
 
 /* memtrack_container_processes and sizes: bounded by the live containers. */
 static int containers(const struct mtd_state *st,
 		      const struct mtd_expo_opts *o, struct mtd_buf *b)
 {
-	const struct mtd_proc **v;
+	struct label_texts lt;
+	struct mtd_series s;
+	struct ct_sum *v;
 	char name[64], help[160];
-	size_t i, n = 0;
+	size_t i, n;
 	int z;
 
-	v = malloc((st->cur.nr ? st->cur.nr : 1) * sizeof(*v));
+	n = container_sums(st, &v);
 	if (!v)
 		return -ENOMEM;
-	for (i = 0; i < st->cur.nr; i++) {
-		const struct mtd_proc *p = &st->cur.procs[i];
-
-		if (!p->exited && !p->kthread && p->ct && p->ct->id[0])
-			v[n++] = p;
+	if (texts_begin(&lt, n, o, &s)) {
+		for (i = 0; i < n; i++) {
+			lt.off[i] = lt.text.len;
+			container_labels(&s, v[i].c);
+		}
+		texts_end(&lt, n);
 	}
 	/* the families even without a container: a dashboard's queries of
 	 * them stay valid on any node */
-	qsort(v, n, sizeof(*v), cmp_container);
-	mtd_family(b, "memtrack_container_processes", "gauge",
-		   "Live processes of the container.");
-	container_series(b, "memtrack_container_processes", o, v, n, NR_SIZES);
-	for (z = 0; z < NR_SIZES; z++) {
-		snprintf(name, sizeof(name), "memtrack_container_%s",
-			 sizes[z].name);
-		snprintf(help, sizeof(help),
-			 "%s of the container's live processes.", sizes[z].what);
+	for (z = -1; z < NR_SIZES; z++) {
+		int k = z < 0 ? NR_SIZES : z;
+
+		if (z < 0) {
+			snprintf(name, sizeof(name),
+				 "memtrack_container_processes");
+			snprintf(help, sizeof(help),
+				 "Live processes of the container.");
+		} else {
+			snprintf(name, sizeof(name), "memtrack_container_%s",
+				 sizes[z].name);
+			snprintf(help, sizeof(help),
+				 "%s of the container's live processes.",
+				 sizes[z].what);
+		}
 		mtd_family(b, name, "gauge", help);
-		container_series(b, name, o, v, n, z);
+		for (i = 0; i < n; i++) {
+			mtd_series_begin(&s, b, name, o);
+			if (lt.off)
+				series_texts(&s, &lt, i);
+			else
+				container_labels(&s, v[i].c);
+			mtd_series_value(&s, v[i].v[k], false);
+		}
 	}
+	texts_free(&lt);
 	free(v);
 	return 0;
 }
@@ -499,6 +669,7 @@ int mtd_metrics_format(const struct mtd_state *st,
 		       const struct mtd_expo_opts *o, struct mtd_buf *b)
 {
 	const struct mtd_sample *smp = &st->cur;
+	struct label_texts lt;
 	struct mtd_series s;
 	size_t i;
 	int k;
@@ -511,9 +682,12 @@ int mtd_metrics_format(const struct mtd_state *st,
 	mtd_series_label(&s, "source", o->source, strlen(o->source));
 	mtd_series_value(&s, 1, false);
 
-	programs(st, o, b);
-	if (o->containers && containers(st, o, b))
+	prog_texts(&lt, st, o);
+	programs(st, o, &lt, b);
+	if (o->containers && containers(st, o, b)) {
+		texts_free(&lt);
 		return -ENOMEM;
+	}
 
 	for (k = 0; k < MTD_NR_MEM; k++) {
 		if (!(smp->mem_have & (1U << k)))
@@ -535,19 +709,20 @@ int mtd_metrics_format(const struct mtd_state *st,
 		mtd_family(b, "memtrack_program_rss_growth_alerts_total",
 			   "counter", "RSS growth alerts of the program's processes.");
 		for (i = 0; i < st->nprogs; i++) {
-			const struct mtd_program *pr = &st->progs[st->order[i]];
+			uint32_t n = st->order[i];
 
 			mtd_series_begin(&s, b,
 					 "memtrack_program_rss_growth_alerts_total",
 					 o);
-			prog_labels(&s, pr);
-			mtd_series_value(&s, pr->growth_alerts, false);
+			prog_series(&s, st, &lt, n);
+			mtd_series_value(&s, st->progs[n].growth_alerts, false);
 		}
 		mtd_family(b, "memtrack_event_overruns_total", "counter",
 			   "Times the daemon's event socket overflowed (records lost, number unknown).");
 		plain(b, "memtrack_event_overruns_total", o, st->overruns,
 		      false);
 	}
+	texts_free(&lt);
 	if (o->top_pids && top_pids(st, o, b))
 		return -ENOMEM;
 	return b->oom ? -ENOMEM : 0;

@@ -9,17 +9,12 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "memtrack.h"
 #include "top_cgroup.h"
-
-static struct top_cgroups *walking;
-static size_t root_len;
-static int walk_err;
 
 /* memory.max in bytes; TOP_NO_LIMIT for "max" or none to read */
 static uint64_t read_max(const char *dir)
@@ -45,30 +40,26 @@ static uint64_t read_max(const char *dir)
 	return v;
 }
 
-static int visit(const char *path, const struct stat *st, int type,
-		 struct FTW *ftw)
+static int visit(void *arg, const char *path, const char *rel, uint64_t id)
 {
-	struct top_cgroups *cg = walking;
+	struct top_cgroups *cg = arg;
 	struct top_cgroup *c, *v;
 	size_t cap;
 
-	(void)ftw;
-	if (type != FTW_D)
-		return 0;
+	(void)path;
 	if (cg->n == cg->cap) {
 		cap = cg->cap ? cg->cap * 2 : 64;
 		v = realloc(cg->v, cap * sizeof(*v));
 		if (!v) {
-			walk_err = -ENOMEM;
+			cg->walk_err = -ENOMEM;
 			return 1;
 		}
 		cg->v = v;
 		cg->cap = cap;
 	}
 	c = &cg->v[cg->n++];
-	c->id = st->st_ino;
-	snprintf(c->path, sizeof(c->path), "%s",
-		 path[root_len] ? path + root_len : "/");
+	c->id = id;
+	snprintf(c->path, sizeof(c->path), "%s", rel[0] ? rel : "/");
 	c->max = TOP_NO_LIMIT;
 	c->max_sample = 0;		/* read when a row is in it */
 	return 0;
@@ -86,13 +77,11 @@ static int cmp_id(const void *a, const void *b)
 static int scan(struct top_cgroups *cg)
 {
 	cg->n = 0;
-	walking = cg;
-	root_len = strlen(cg->root);
-	walk_err = 0;
+	cg->walk_err = 0;
 	/* Unreadable parts are skipped: a missing name is not an error. */
-	nftw(cg->root, visit, 16, FTW_PHYS | FTW_MOUNT);
+	mt_cgroup_walk(cg->root, visit, cg);
 	qsort(cg->v, cg->n, sizeof(*cg->v), cmp_id);
-	return walk_err;
+	return cg->walk_err;
 }
 
 static struct top_cgroup *find(struct top_cgroups *cg, uint64_t id)

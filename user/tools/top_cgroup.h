@@ -27,6 +27,7 @@ struct top_cgroups {
 	size_t n, cap;
 	unsigned int sample;		/* the refresh, counted from 1 */
 	bool walked;			/* the tree walked this refresh */
+	int walk_err;			/* the last walk's: -ENOMEM */
 	char root[256];			/* the tree: mt_cgroup_tree(), once */
 };
 

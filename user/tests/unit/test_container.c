@@ -18,7 +18,8 @@
  * - the cache on a cgroup tree under ROOT/sys/fs/cgroup: one walk and one
  *   read of names per new container, none for a known one, a cgroup made
  *   later found by one more walk, what two samples did not ask for
- *   forgotten.
+ *   forgotten;
+ * - the walk of a cgroup tree (cgroup_walk.c) every cache and tool uses.
  *
  * Prints "PASS name" or "FAIL name: why"; exits 1 if any failed.
  */
@@ -515,6 +516,85 @@ static void test_cache_churn(void)
 	mt_containers_free(cs);
 }
 
+/* The walk's visits, as "rel id" lines in order; stop after stop_at. */
+struct walk_log {
+	char text[4096];
+	size_t len;
+	int n, stop_at;
+};
+
+static int log_visit(void *arg, const char *path, const char *rel,
+		     uint64_t id)
+{
+	struct walk_log *w = arg;
+	struct stat st;
+
+	/* the id is the directory's inode, as the module's rows give it */
+	if (stat(path, &st) || st.st_ino != id)
+		id = 0;
+	w->len += snprintf(w->text + w->len, sizeof(w->text) - w->len,
+			   "%s %s\n", rel[0] ? rel : "(root)",
+			   id ? "ino" : "WRONG-ID");
+	return ++w->n == w->stop_at;
+}
+
+/*
+ * mt_cgroup_walk() on a tree of directories, files and a symlink to a
+ * directory: every directory once, each before what is under it, with
+ * its path under the root and its inode; no file, the symlink not
+ * followed; a visitor's non-zero stops it at once; a missing root is an
+ * error.  The order among siblings is readdir's: compared as sets per
+ * level, the pre-order checked by position.
+ */
+static void test_walk(void)
+{
+	char top[4096], path[4200];
+	struct walk_log w = { .stop_at = -1 };
+	const char *want[] = { "(root) ino", "/a ino", "/a/b ino",
+			       "/a/b/c ino", "/d ino" };
+	char *line, *save;
+	int i, found = 0, pos[5] = { -1, -1, -1, -1, -1 }, k = 0;
+	FILE *f;
+
+	snprintf(top, sizeof(top), "%s/walk", root);
+	mkdir(top, 0755);
+	snprintf(path, sizeof(path), "%s/a", top);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/a/b", top);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/a/b/c", top);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/d", top);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/a/memory.max", top);
+	f = fopen(path, "w");
+	if (f)
+		fclose(f);
+	snprintf(path, sizeof(path), "%s/d/link", top);
+	if (symlink("../a", path) && errno != EEXIST)
+		perror(path);
+	check(!mt_cgroup_walk(top, log_visit, &w), "walk-ok", "failed");
+	for (line = strtok_r(w.text, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save), k++)
+		for (i = 0; i < 5; i++)
+			if (!strcmp(line, want[i]) && pos[i] < 0) {
+				pos[i] = k;
+				found++;
+			}
+	check(w.n == 5 && found == 5, "walk-every-directory-once-no-file-no-link",
+	      "%d visits, %d expected of 5", w.n, found);
+	check(pos[0] == 0 && pos[1] < pos[2] && pos[2] < pos[3],
+	      "walk-parents-first", "positions %d %d %d %d", pos[0], pos[1],
+	      pos[2], pos[3]);
+	memset(&w, 0, sizeof(w));
+	w.stop_at = 2;
+	mt_cgroup_walk(top, log_visit, &w);
+	check(w.n == 2, "walk-stops-when-asked", "%d visits", w.n);
+	snprintf(path, sizeof(path), "%s/no-such", top);
+	check(mt_cgroup_walk(path, log_visit, &w) == -ENOENT,
+	      "walk-missing-root", "not -ENOENT");
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -527,5 +607,6 @@ int main(int argc, char **argv)
 	test_names_others();
 	test_cache();
 	test_cache_churn();
+	test_walk();
 	return failures ? 1 : 0;
 }
