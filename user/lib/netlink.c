@@ -240,13 +240,17 @@ struct nl_msg *req_tgid_msg(struct mt_handle *h, int cmd, int flags,
 /* Send msg (consumed) and collect replies until ACK, error or DONE. */
 int req_run(struct mt_handle *h, struct nl_msg *msg, struct req *r)
 {
-	struct nl_cb *cb;
+	struct nl_cb *cb, *sk_cb;
 	int err;
 
 	r->h = h;
 	r->err = 0;
 	r->done = false;
-	cb = nl_cb_clone(nl_socket_get_cb(h->sk));
+	/* nl_socket_get_cb() takes a reference: kept, the socket's
+	 * callbacks outlived nl_socket_free() (224 bytes a handle) */
+	sk_cb = nl_socket_get_cb(h->sk);
+	cb = nl_cb_clone(sk_cb);
+	nl_cb_put(sk_cb);
 	if (!cb) {
 		nlmsg_free(msg);
 		return mt_seterr(-ENOMEM, "out of memory");
