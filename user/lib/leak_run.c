@@ -348,7 +348,13 @@ int mt_run_until_exit(pid_t pid, volatile sig_atomic_t *fwd,
 	if (sync && mt_rdv_insert(pid, &b) < 0)
 		fprintf(stderr, "memtrack-leak: warning: loader breakpoint: %s\n",
 			mt_errmsg());
-	if (ptrace(PTRACE_SETOPTIONS, pid, NULL, (void *)(long)opts(&b))) {
+	/*
+	 * ESRCH here and below: the program was killed (SIGKILL) between two
+	 * of our calls.  Not an error of ours: the wait says how it ended
+	 * (its exit stop, when the kernel still makes one, or its death).
+	 */
+	if (ptrace(PTRACE_SETOPTIONS, pid, NULL, (void *)(long)opts(&b)) &&
+	    errno != ESRCH) {
 		err = mt_seterr(-errno, "ptrace: %s", strerror(errno));
 		goto out;
 	}
@@ -398,6 +404,8 @@ again:
 			/* ld.so mapped objects: their tables, before their code runs. */
 			sync->fn(sync->arg);
 			err = mt_rdv_step(pid, &b, &st);
+			if (err == -ESRCH)
+				continue;
 			if (err < 0)
 				goto out;
 			sig = b.pending;
