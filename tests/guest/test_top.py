@@ -615,7 +615,7 @@ def ui_rows_sort_and_filter():
             start_top(tm, flags)
             check(any(f"source: {want}" in line for line in tm.screen()), f"{want}: header")
             set_filter(tm, "MEMLOAD")  # any case
-            rows = tm.wait(lambda ls: (r := memload_rows(ls)) and len(r) == 2 and r,
+            rows = tm.wait_settled(lambda ls: (r := memload_rows(ls)) and len(r) == 2 and r,
                            f"{want}: filter did not leave the two memloads")
             check([r["PID"] for r in rows] == [str(w.a.pid), str(w.b.pid)],
                   f"{want}: RSS order {[r['PID'] for r in rows]}")
@@ -674,7 +674,7 @@ def ui_prompts_cancel_on_esc_and_the_screen_goes_on():
                 tm.keys(key)
                 tm.wait(lambda ls: any(what in line for line in ls), f"{want}: {key}: no prompt")
                 tm.type("nobody" if key == "u" else "xyz")
-                first = tm.wait(grower_rss, f"{want}: {key}: no grower row behind the prompt")
+                first = tm.wait_settled(grower_rss, f"{want}: {key}: no grower row behind the prompt")
                 tm.wait(lambda ls: grower_rss(ls) not in (None, first) and
                         any(what in line for line in ls),
                         f"{want}: {key}: the screen stood still behind the prompt", timeout=20)
@@ -703,19 +703,19 @@ def ui_threads_and_per_program_sums():
             set_filter(tm, "memload")
             tm.wait(lambda ls: (r := memload_rows(ls)) and len(r) == 2, f"{want}: filter")
             tm.keys("H")
-            rows = tm.wait(lambda ls: (r := memload_rows(ls)) and len(r) == 6 and r,
+            rows = tm.wait_settled(lambda ls: (r := memload_rows(ls)) and len(r) == 6 and r,
                            f"{want}: H did not show A's 4 threads under it")
             check([int(r["PID"]) for r in rows[:5]] == [w.a.pid] + tids and
                   int(rows[5]["PID"]) == w.b.pid, f"{want}: rows {[r['PID'] for r in rows]}")
             tm.keys("H", "p")
-            rows = tm.wait(lambda ls: (r := memload_rows(ls)) and len(r) == 1 and r,
+            rows = tm.wait_settled(lambda ls: (r := memload_rows(ls)) and len(r) == 1 and r,
                            f"{want}: p did not sum the memloads")
             total = rss_bytes(w.a.pid) + rss_bytes(w.b.pid)
             check(rows[0]["PID"] == "2x" and abs(int(rows[0]["RSS"]) * 1024 - total) <= PAGE,
                   f"{want}: per-program row {rows[0]}, status says {total}")
             # g: the cgroup holding both, summed, with its memory.max
             tm.keys("g")
-            rows = tm.wait(lambda ls: (r := table(ls)) and len(r) == 1 and
+            rows = tm.wait_settled(lambda ls: (r := table(ls)) and len(r) == 1 and
                            r[0].get("COMMAND") == "(cgroup)" and r, f"{want}: g")
             limit = str(w.cg_max >> 10) if w.cg_max else "-"
             check(rows[0]["PID"] == "2x" and rows[0]["CGROUP"] == f"/{CGNAME}-2" and
@@ -852,7 +852,7 @@ def wide_characters_fill_their_cells():
                         if line.split()[:1] == [str(g.pid)]]
                 return titles and len(rows) == 2 and all("LEAK?+" in r for r in rows) and \
                     (titles[0], rows)
-            head, rows = tm.wait(flagged, "the growers' flags in the tree view", timeout=120)
+            head, rows = tm.wait_settled(flagged, "the growers' flags in the tree view", timeout=120)
             flag_at = cells(head[:head.index("FLAG")])
             for r in rows:
                 check(r.count("LEAK") == 1 and cells(r[:r.index("LEAK?+")]) == flag_at,
@@ -881,7 +881,7 @@ def ui_whole_columns_command_lines_and_the_pause_mark():
         # USER does not fit: start_top's table() would not know the titles
         tm.type(" ".join([TOP, "-d", str(REFRESH), "--proc", "-o", "growth"]))
         tm.keys("Enter")
-        head = tm.wait(lambda ls: [line for line in ls if line.split()[:1] == ["PID"]],
+        head = tm.wait_settled(lambda ls: [line for line in ls if line.split()[:1] == ["PID"]],
                        "titles at 40 columns")[0]
         titles = head.split()
         width = sum(WIDTHS[t] for t in titles) + len(titles) - 1
@@ -898,7 +898,7 @@ def ui_whole_columns_command_lines_and_the_pause_mark():
             row = [line for line in ls if line.split()[:1] == [str(g.pid)]
                    and "LEAK?+" in line]
             return head and row and (head[0], row[0])
-        head, row = tm.wait(aligned, "c: the grower's flag and command line", timeout=120)
+        head, row = tm.wait_settled(aligned, "c: the grower's flag and command line", timeout=120)
         at = cells(head[:head.index("COMMAND LINE")])
         # the row is ASCII: a cell is a character. The command line is cut
         # at the window's edge (200 cells): as much of it as fits, from
@@ -931,7 +931,7 @@ def ui_setup_hides_in_place_scrolls_and_cancels():
         tm.type(f"XDG_CONFIG_HOME={d} ")
         start_top(tm, ["--proc"])
         tm.keys("F2")
-        ls = tm.wait(lambda ls: ls[0].startswith("memtrack-top setup") and ls, "F2")
+        ls = tm.wait_settled(lambda ls: ls[0].startswith("memtrack-top setup") and ls, "F2")
         check(all(len(x.rstrip()) <= 80 for x in ls[:3]) and "Esc: cancel" in ls[2]
               and ls[1].rstrip().endswith("d delay"), f"F2's head cut: {ls[:3]}")
         tm.keys("Down", "Space")
@@ -997,7 +997,7 @@ def ui_narrow_terminal_keeps_growth_and_flag():
             for flags, want in PATHS:
                 tm.tmux("resize-window", "-t", "t", "-x", "80", "-y", "24")
                 start_top(tm, flags + ["--growth-window", str(FLAG_WINDOW)])
-                mine = tm.wait(lambda ls: [r for r in table(ls) or []
+                mine = tm.wait_settled(lambda ls: [r for r in table(ls) or []
                                            if r["PID"] == str(g.pid)
                                            and r["FLAG"].startswith("LEAK?+")],
                                f"{want}: grower's flag at 80 columns", timeout=120)
