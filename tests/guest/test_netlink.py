@@ -386,12 +386,14 @@ def config_refused_through_a_descriptor_opened_without_the_capability():
 def dump_equals_proc_with_many_processes():
     cfg = read_config()["retention_ms"]
     set_config("retention_ms", 3600000)   # nothing reaped between the two reads
-    p = subprocess.Popen([os.path.join(TESTBIN, "manyprocs"), str(MANY)],
+    prog = os.path.join(TESTBIN, "manyprocs-static")
+    comm = os.path.basename(prog)[:15]     # TASK_COMM_LEN
+    p = subprocess.Popen([prog, str(MANY)],
                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
         t0 = time.monotonic()
         line = p.stdout.readline()
-        check(line.startswith("ready"), f"manyprocs: {line!r}")
+        check(line.startswith("ready"), f"{comm}: {line!r}")
         print(f"    {line.strip()} processes in {time.monotonic() - t0:.1f}s; "
               f"MemFree {meminfo()['MemFree']} kB", flush=True)
         check(int(line.split()[1]) == MANY, f"only {line.strip()} processes forked")
@@ -429,10 +431,10 @@ def dump_equals_proc_with_many_processes():
             if d and t["pid"] != me and t["vm_total"]:
                 bad.append((t["pid"], t["comm"], d[:3]))
         check(not bad, f"{len(bad)} processes differ: {bad[:5]}")
-        kids = [t for t in dump if t["comm"] == "manyprocs"]
+        kids = [t for t in dump if t["comm"] == comm]
         check(len(kids) == MANY + 1, f"{len(kids)} manyprocs entries")
         with Genl() as g:
-            check(len(g.tasks(comm="manyprocs")) == MANY + 1, "COMM filter")
+            check(len(g.tasks(comm=comm)) == MANY + 1, "COMM filter")
             only = g.tasks(tgid=p.pid)
             check(len(only) == 1 and only[0]["pid"] == p.pid, "TGID filter")
     finally:

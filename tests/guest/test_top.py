@@ -444,7 +444,10 @@ def growth_flag_needs_the_whole_window():
     # 64 pages a step: 6.1 folds a thread's RSS into the mm's every 64
     # faults, so each step shows.  Every check below takes the samples'
     # own times, so a guest that samples late still tests the window.
-    delay = 0.5
+    # Quarters of 1 s: the sawtooth's 0.6 s cycle then moves back 2 of its
+    # 6 steps from one quarter's end to the next (with 2 s quarters, on 2),
+    # so it cannot grow over all four.
+    delay = 0.25
     window = 16 * delay
     g, saw = grower(256, 100), grower(256, 100, 6)
     try:
