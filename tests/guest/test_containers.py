@@ -279,6 +279,33 @@ def top_names_every_process_of_its_container(path):
 
 
 @variant_test(PATHS)
+def top_walks_the_cgroup_tree_once_and_reads_names_once(path):
+    """Three refreshes of memtrack-top with a pod running: the cgroup tree
+    is walked once in all (the first refresh's rows have cgroups not seen
+    yet; the walk that finds their paths also feeds the containers' cache:
+    a node of pods has hundreds of cgroups, two walks cost twice), the
+    container's config.json is opened once, and its name is shown."""
+    a, wa = containerd_pod("runc")
+    with a, tempfile.TemporaryDirectory() as tmp:
+        log = os.path.join(tmp, "strace.log")
+        out = subprocess.run(["strace", "-f", "-qq", "-e", "trace=openat", "-o", log, TOP,
+                              "-b", "-n", "3", "-d", "0.2"] + ARGS[path],
+                             capture_output=True, text=True, timeout=300)
+        check(out.returncode == 0, f"memtrack-top under strace: rc {out.returncode} "
+              f"{out.stderr[-300:]!r}")
+        with open(log) as f:
+            opens = f.read().splitlines()
+        scope = f'"cri-containerd-{wa["id"]}.scope"'
+        walked = [o for o in opens if scope in o and "O_DIRECTORY" in o]
+        named = [o for o in opens if f'{wa["id"]}/config.json"' in o]
+        check(len(walked) == 1, f"the pod's cgroup directory opened by walks "
+              f"{len(walked)} times in 3 refreshes: {walked}")
+        check(len(named) == 1, f"its config.json opened {len(named)} times: {named}")
+        check(out.stdout.count(f" {wa['name']} ") >= 3,
+              f"the container named in each refresh: {out.stdout.count(wa['name'])}")
+
+
+@variant_test(PATHS)
 def top_groups_and_filters_by_container_and_pod(path):
     """--group container: one row per container holding exactly its two
     processes and their RSS (/proc's sum, read around the sample); --group

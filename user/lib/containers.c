@@ -136,6 +136,22 @@ static void walk(struct mt_containers *cs)
 	mt_cgroup_walk(cs->cgroot, visit, cs);
 }
 
+const char *mt_containers_tree(const struct mt_containers *cs)
+{
+	return cs->cgroot;
+}
+
+int mt_containers_saw(struct mt_containers *cs, const char *rel, uint64_t id)
+{
+	return visit(cs, NULL, rel, id);
+}
+
+void mt_containers_walked(struct mt_containers *cs)
+{
+	cs->walked = cs->sample;
+	cs->st.walks++;
+}
+
 struct mt_containers *mt_containers_new(const char *rootfs)
 {
 	struct mt_containers *cs = calloc(1, sizeof(*cs));

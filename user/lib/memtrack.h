@@ -782,6 +782,16 @@ const struct mt_container *mt_containers_find(struct mt_containers *cs,
 					      uint64_t cgroup_id);
 /* A new sample begins: forget what the last two did not look up. */
 void mt_containers_next(struct mt_containers *cs);
+/*
+ * A walk of mt_containers_tree() made by the caller for its own reasons
+ * (memtrack-top's cgroup paths), shared so that a sample walks a tree of
+ * hundreds of cgroups once, not twice: mt_containers_saw() for each
+ * directory, as mt_cgroup_walk() gives them (non-zero: stop, the bound is
+ * reached), then mt_containers_walked() when the whole tree was seen.
+ */
+const char *mt_containers_tree(const struct mt_containers *cs);
+int mt_containers_saw(struct mt_containers *cs, const char *rel, uint64_t id);
+void mt_containers_walked(struct mt_containers *cs);
 void mt_containers_get_stats(const struct mt_containers *cs,
 			     struct mt_containers_stats *st);
 

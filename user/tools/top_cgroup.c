@@ -47,6 +47,8 @@ static int visit(void *arg, const char *path, const char *rel, uint64_t id)
 	size_t cap;
 
 	(void)path;
+	if (cg->share_now && mt_containers_saw(cg->share, rel, id))
+		cg->share_now = false;	/* its bound is reached */
 	if (cg->n == cg->cap) {
 		cap = cg->cap ? cg->cap * 2 : 64;
 		v = realloc(cg->v, cap * sizeof(*v));
@@ -78,8 +80,12 @@ static int scan(struct top_cgroups *cg)
 {
 	cg->n = 0;
 	cg->walk_err = 0;
+	cg->share_now = cg->share &&
+			!strcmp(cg->root, mt_containers_tree(cg->share));
 	/* Unreadable parts are skipped: a missing name is not an error. */
 	mt_cgroup_walk(cg->root, visit, cg);
+	if (cg->share_now && !cg->walk_err)
+		mt_containers_walked(cg->share);
 	qsort(cg->v, cg->n, sizeof(*cg->v), cmp_id);
 	return cg->walk_err;
 }

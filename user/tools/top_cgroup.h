@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct mt_containers;
+
 /* the max of a cgroup without a limit ("max") or without memory.max */
 #define TOP_NO_LIMIT	UINT64_MAX
 
@@ -29,6 +31,9 @@ struct top_cgroups {
 	bool walked;			/* the tree walked this refresh */
 	int walk_err;			/* the last walk's: -ENOMEM */
 	char root[256];			/* the tree: mt_cgroup_tree(), once */
+	/* told of each walk's directories: one walk a refresh, not two */
+	struct mt_containers *share;
+	bool share_now;			/* this walk is of share's tree */
 };
 
 /* A new refresh: limits are read again, the tree walked if need be. */

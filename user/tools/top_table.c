@@ -55,6 +55,7 @@ void top_table_init(struct top_table *tb, struct mt_source *src,
 	memset(tb, 0, sizeof(*tb));
 	tb->src = src;
 	tb->containers = mt_containers_new(NULL);
+	tb->cgroups.share = tb->containers;
 	tb->growth = growth ? *growth : (struct top_growth){
 		TOP_GROWTH_WINDOW, TOP_GROWTH_MIN_RATE };
 }

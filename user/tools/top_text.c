@@ -8,6 +8,7 @@
 #ifndef _XOPEN_SOURCE
 #define _XOPEN_SOURCE 700
 #endif
+#include <limits.h>
 #include <string.h>
 #include <wchar.h>
 #include "top_text.h"
@@ -48,10 +49,18 @@ size_t top_text_cells(const char *s, size_t n)
 
 size_t top_text_fit(const char *s, size_t cells, size_t *used)
 {
-	size_t i = 0, n = strlen(s), have = 0, len, c;
+	size_t i = 0, have = 0, len, c;
 
-	while (i < n) {
-		len = next_char(s + i, n - i, &c);
+	/* only what fits is looked at: no strlen() of the rest */
+	while (s[i]) {
+		if (!((unsigned char)s[i] & 0x80)) {
+			if (have == cells)
+				break;
+			have++;		/* ASCII: one cell, nothing to decode */
+			i++;
+			continue;
+		}
+		len = next_char(s + i, strnlen(s + i, MB_LEN_MAX), &c);
 		if (have + c > cells)
 			break;
 		have += c;

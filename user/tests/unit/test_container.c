@@ -516,6 +516,52 @@ static void test_cache_churn(void)
 	mt_containers_free(cs);
 }
 
+static int saw(void *arg, const char *path, const char *rel, uint64_t id)
+{
+	(void)path;
+	return mt_containers_saw(arg, rel, id);
+}
+
+/*
+ * A walk made by the caller (memtrack-top's, for cgroup paths) and given to
+ * the cache: its lookups of what that walk saw walk no more, and names are
+ * read once as before; a cgroup made after it is walked for as always.
+ */
+static void test_cache_shared_walk(void)
+{
+	struct mt_containers_stats st;
+	const struct mt_container *c;
+	struct mt_containers *cs;
+	uint64_t web, late;
+
+	web = cgroup("kubepods.slice/kubepods-burstable.slice/"
+		     "kubepods-burstable-pod" UIDU ".slice/cri-containerd-"
+		     ID_A ".scope");
+	cs = mt_containers_new(NULL);
+	if (!cs) {
+		check(false, "shared-walk-new", "%s", strerror(errno));
+		return;
+	}
+	check(mt_cgroup_walk(mt_containers_tree(cs), saw, cs) == 0,
+	      "shared-walk-of-its-tree", "%s", mt_containers_tree(cs));
+	mt_containers_walked(cs);
+	c = mt_containers_find(cs, web);
+	mt_containers_get_stats(cs, &st);
+	check(c && !strcmp(c->name, "web") && !strcmp(c->pod, "shop-7d9f") &&
+	      st.walks == 1 && st.name_reads == 1, "shared-walk-is-the-only-one",
+	      "%s walks %llu reads %llu", c ? c->name : "NULL",
+	      (unsigned long long)st.walks,
+	      (unsigned long long)st.name_reads);
+	late = cgroup("late.slice/docker-" ID_D ".scope");
+	mt_containers_next(cs);
+	c = mt_containers_find(cs, late);
+	mt_containers_get_stats(cs, &st);
+	check(c && c->runtime == MT_RT_DOCKER && st.walks == 2,
+	      "shared-walk-then-own-for-a-new-cgroup", "%s walks %llu",
+	      c ? c->name : "NULL", (unsigned long long)st.walks);
+	mt_containers_free(cs);
+}
+
 /* The walk's visits, as "rel id" lines in order; stop after stop_at. */
 struct walk_log {
 	char text[4096];
@@ -607,6 +653,7 @@ int main(int argc, char **argv)
 	test_names_others();
 	test_cache();
 	test_cache_churn();
+	test_cache_shared_walk();
 	test_walk();
 	return failures ? 1 : 0;
 }
