@@ -118,7 +118,7 @@ static void q_nodes(struct agg *a, struct mtd_buf *b)
 
 	v = nodes_of(a, &nn);
 	if (!v) {
-		b->oom = true;
+		mtd_buf_oom(b);
 		return;
 	}
 	mtd_buf_printf(b, "node:s\tstate:s\tlast_seen_ms_ago:n\tlast_seen_unix_ms:n\t"
@@ -344,7 +344,7 @@ static void q_sum(struct agg *a, const struct mtd_query *q, struct mtd_buf *b)
 oom:
 	free(gs.g);
 	free(v);
-	b->oom = true;
+	mtd_buf_oom(b);
 }
 
 /* ---- top: a min-heap of the N largest ---- */
@@ -452,7 +452,7 @@ static void q_top(struct agg *a, const struct mtd_query *q, struct mtd_buf *b)
 oom:
 	free(h);
 	free(v);
-	b->oom = true;
+	mtd_buf_oom(b);
 }
 
 static void q_events(struct agg *a, const struct mtd_query *q, struct mtd_buf *b)
@@ -462,7 +462,7 @@ static void q_events(struct agg *a, const struct mtd_query *q, struct mtd_buf *b
 
 	v = nodes_of(a, &nn);
 	if (!v) {
-		b->oom = true;
+		mtd_buf_oom(b);
 		return;
 	}
 	for (i = 0; i < nn && !n; i++)
@@ -500,7 +500,7 @@ void agg_query(struct agg *a, const char *text, size_t len, struct mtd_buf *b)
 	struct mtd_query qu;
 
 	if (!q) {
-		b->oom = true;
+		mtd_buf_oom(b);
 		return;
 	}
 	memcpy(q, text, len);

@@ -36,11 +36,22 @@
 static void put_utf8(struct mtd_buf *b, const char *str, size_t n, bool escape)
 {
 	const unsigned char *s = (const unsigned char *)str;
-	size_t i = 0;
+	size_t i = 0, run;
 
 	while (i < n && s[i]) {
-		int len = mt_utf8_seq(s + i, n - i);
+		int len;
 
+		/* a run of ASCII with nothing to escape at once: most of it */
+		for (run = i; run < n && s[run] && s[run] < 0x80 &&
+		     !(escape && (s[run] == '\\' || s[run] == '"' ||
+				  s[run] == '\n')); run++)
+			;
+		if (run > i) {
+			mtd_buf_append(b, s + i, run - i);
+			i = run;
+			continue;
+		}
+		len = mt_utf8_seq(s + i, n - i);
 		if (len < 0) {
 			mtd_buf_append(b, "\xef\xbf\xbd", 3);	/* U+FFFD */
 			i -= len;

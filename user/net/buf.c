@@ -10,6 +10,12 @@
 
 #include "buf.h"
 
+void mtd_buf_oom(struct mtd_buf *b)
+{
+	b->oom = true;
+	b->cap = b->len;
+}
+
 /* Room for len more bytes; false (and b->oom) if there is none. */
 static bool reserve(struct mtd_buf *b, size_t len)
 {
@@ -24,7 +30,7 @@ static bool reserve(struct mtd_buf *b, size_t len)
 		cap *= 2;
 	p = realloc(b->p, cap);
 	if (!p) {
-		b->oom = true;
+		mtd_buf_oom(b);
 		return false;
 	}
 	b->p = p;
@@ -47,7 +53,7 @@ void mtd_buf_printf(struct mtd_buf *b, const char *fmt, ...)
 	n = vsnprintf(room ? b->p + b->len : NULL, room, fmt, ap);
 	va_end(ap);
 	if (n < 0) {
-		b->oom = true;
+		mtd_buf_oom(b);
 		return;
 	}
 	if ((size_t)n >= room) {
@@ -60,7 +66,7 @@ void mtd_buf_printf(struct mtd_buf *b, const char *fmt, ...)
 	b->len += n;
 }
 
-void mtd_buf_append(struct mtd_buf *b, const void *data, size_t len)
+void mtd_buf_append_slow(struct mtd_buf *b, const void *data, size_t len)
 {
 	if (!reserve(b, len))
 		return;

@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <string.h>
 
 struct mtd_buf {
 	char *p;
@@ -19,6 +20,23 @@ struct mtd_buf {
 
 void mtd_buf_printf(struct mtd_buf *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
-void mtd_buf_append(struct mtd_buf *b, const void *data, size_t len);
+void mtd_buf_append_slow(struct mtd_buf *b, const void *data, size_t len);
+/* Memory ran out (here or in the caller): no append does anything more. */
+void mtd_buf_oom(struct mtd_buf *b);
+
+/*
+ * Inline while the room is there: a scrape of a node of pods appends a few
+ * times per series, thousands of series, and the calls were a part of it.
+ */
+static inline void mtd_buf_append(struct mtd_buf *b, const void *data,
+				  size_t len)
+{
+	if (b->cap - b->len > len) {	/* an oom buffer has cap == len */
+		memcpy(b->p + b->len, data, len);
+		b->len += len;
+		return;
+	}
+	mtd_buf_append_slow(b, data, len);
+}
 
 #endif /* MEMTRACK_NET_BUF_H */
