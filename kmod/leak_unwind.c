@@ -265,7 +265,8 @@ u32 mtr_leak_unwind_user(struct mtr_leak_session *s, struct pt_regs *regs,
 			   row->cfa == MEMTRACK_UNWIND_CFA_BP) {
 			cfa = (row->cfa == MEMTRACK_UNWIND_CFA_SP ? sp : bp) +
 			      (long)row->cfa_off;
-			if (!mtr_unwind_read(cfa + MEMTRACK_UNWIND_RA_OFF, &ra))
+			if (!mtr_unwind_read(cfa + memtrack_unwind_ra_off(row),
+					     &ra))
 				break;
 			if (row->bp_off &&
 			    !mtr_unwind_read(cfa + (long)row->bp_off, &bp))
@@ -467,7 +468,7 @@ int mtr_leak_unwind_add(struct mtr_leak_session *s,
 	for (i = 0; i < c->nr; i++) {
 		if (!mtr_unwind_row_ok(&c->rows[i], prev)) {
 			mtr_unwind_drop_pending(uw);
-			NL_SET_ERR_MSG(extack, "unwind: bad row (unsorted, unknown rule or offsets, nonzero pad)");
+			NL_SET_ERR_MSG(extack, "unwind: bad row (unsorted, unknown rule or offsets)");
 			return -EINVAL;
 		}
 		m->rows[uw->filled + i] = c->rows[i];

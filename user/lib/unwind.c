@@ -97,7 +97,7 @@ static bool same_rule(const struct memtrack_unwind_row *a,
 		      const struct memtrack_unwind_row *b)
 {
 	return a->cfa == b->cfa && a->cfa_off == b->cfa_off &&
-	       a->bp_off == b->bp_off;
+	       a->bp_off == b->bp_off && a->ra_slot == b->ra_slot;
 }
 
 struct builder {
@@ -278,6 +278,7 @@ static struct memtrack_unwind_row row_of(struct cfa_rule r)
 {
 	struct memtrack_unwind_row row = {
 		.cfa = r.kind, .cfa_off = r.cfa_off, .bp_off = r.bp_off,
+		.ra_slot = r.ra_slot,
 	};
 
 	return row;

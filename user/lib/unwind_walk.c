@@ -4,7 +4,7 @@
  * unwind tables the unwinder built for the module (unwind_maps.c), by the
  * rules the module's walker follows (kmod/leak_unwind.c, memtrack_unwind.h):
  * a row's CFA is the stack or frame pointer plus an offset, the return
- * address at CFA + MEMTRACK_UNWIND_RA_OFF, the frame pointer saved at
+ * address where memtrack_unwind_ra_off() says, the frame pointer saved at
  * CFA + bp_off; a pc no table covers goes by frame pointers.  Apart from
  * the tables, because it reads a thread ptrace holds (its registers, its
  * memory through /proc/PID/mem) where the module reads the current one.
@@ -82,7 +82,7 @@ static bool step(const struct mt_walker *w, uint64_t pc, uint64_t *sp,
 		   row->cfa == MEMTRACK_UNWIND_CFA_BP) {
 		cfa = (row->cfa == MEMTRACK_UNWIND_CFA_SP ? *sp : *bp) +
 		      (int64_t)row->cfa_off;
-		if (!read_word(w, cfa + MEMTRACK_UNWIND_RA_OFF, ra) ||
+		if (!read_word(w, cfa + memtrack_unwind_ra_off(row), ra) ||
 		    (row->bp_off && !read_word(w, cfa + row->bp_off, bp)))
 			return false;
 	} else {

@@ -145,7 +145,7 @@ static struct cfa_rule reduce(const struct memtrack_cfi_row *s)
 	struct memtrack_unwind_row r = memtrack_unwind_reduce(s);
 
 	return (struct cfa_rule){ .cfa_off = r.cfa_off, .bp_off = r.bp_off,
-				  .kind = r.cfa };
+				  .kind = r.cfa, .ra_slot = r.ra_slot };
 }
 
 /*

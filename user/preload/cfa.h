@@ -13,15 +13,23 @@
 
 /*
  * A row's rule, struct memtrack_unwind_row's without the address: how to
- * find the CFA, where the frame pointer was saved (0: unchanged).  The rows
- * are reduced by memtrack_unwind.h, as the module's.
+ * find the CFA, where the frame pointer (0: unchanged) and the return
+ * address (0: MEMTRACK_UNWIND_RA_OFF) were saved.  The rows are reduced by
+ * memtrack_unwind.h, as the module's.  8 bytes: cfi.c's memo holds many.
  */
 struct cfa_rule {
 	int32_t cfa_off;
 	int16_t bp_off;
-	uint8_t kind;			/* enum memtrack_unwind_cfa */
-	uint8_t gen;			/* free for the caller (cfi.c's memo) */
+	uint8_t kind : 4;		/* enum memtrack_unwind_cfa */
+	uint8_t gen : 4;		/* free for the caller (cfi.c's memo) */
+	int8_t ra_slot;			/* in words, as the row's */
 };
+
+/* Where rule r's return address was saved, from the CFA. */
+static inline int64_t cfa_rule_ra_off(struct cfa_rule r)
+{
+	return memtrack_unwind_ra_at(r.ra_slot, r.cfa_off);
+}
 
 struct cfa_cie {
 	uint64_t code_align;

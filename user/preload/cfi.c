@@ -8,7 +8,7 @@
  * pc and reduced to the compact rule memtrack's uprobe engine uses
  * (struct memtrack_unwind_row, memtrack_unwind.h): the CFA as RSP or RBP
  * plus an offset, where RBP was saved, the return address at
- * CFA + MEMTRACK_UNWIND_RA_OFF, or "stop" (the
+ * the CFA where the row says (cfa_rule_ra_off()), or "stop" (the
  * outermost frame, or a rule this walk does not follow, such as the PLT's
  * expression).  That is the slow path, a few microseconds; each thread
  * keeps the rules it found by pc, so a frame seen before costs a compare.
@@ -169,7 +169,10 @@ static struct cfa_rule lookup(uint64_t pc)
 
 #define BP_KEPT		((const uint64_t *)1)
 
-/* memo's r.gen: a CFA_SP rule whose CFA stays 8-aligned (the common one) */
+/*
+ * memo's r.gen: a CFA_SP rule whose CFA stays 8-aligned, the return address
+ * just below it (the common one)
+ */
 #define MEMO_SP		1
 
 /* A miss: the rule of the return address pc, slowly, into the memo. */
@@ -177,7 +180,8 @@ static __attribute__((noinline, cold)) const struct pl_memo_rule *
 memo_fill(struct pl_memo_rule *m, uint64_t pc)
 {
 	m->r = lookup(pc - 1);
-	m->r.gen = m->r.kind == MEMTRACK_UNWIND_CFA_SP && !(m->r.cfa_off & 7) ? MEMO_SP : 0;
+	m->r.gen = m->r.kind == MEMTRACK_UNWIND_CFA_SP && !(m->r.cfa_off & 7) &&
+		   !m->r.ra_slot ? MEMO_SP : 0;
 	m->pc = pc;
 	return m;
 }
@@ -273,7 +277,7 @@ walk(const struct pl_regs *start, struct pl_cfi_memo *memo, uint64_t *pcs,
 			if (cfa <= sp || cfa >= top || (cfa & 7))
 				goto bound;
 		}
-		pc = READ(w, cfa + MEMTRACK_UNWIND_RA_OFF);
+		pc = READ(w, cfa + cfa_rule_ra_off(m->r));
 		/*
 		 * A frame's saved RBP is read, but recorded only once a later
 		 * rule uses RBP: in code without frame pointers RBP is any

@@ -15,10 +15,10 @@
  * module with MEMTRACK_CMD_LEAK_UNWIND), the in-process engine's (its own
  * walk) and the module's (tables it reads from the target's .eh_frame).
  * Each ends a row with memtrack_unwind_reduce(), the one reduction; the
- * module checks the rows it is sent with memtrack_unwind_row_ok(), and both
- * walks read the return address at MEMTRACK_UNWIND_RA_OFF.  What names a
- * register of one architecture is in the block for it below, and nowhere
- * else.
+ * module checks the rows it is sent with memtrack_unwind_row_ok(), and the
+ * walks read the return address where memtrack_unwind_ra_off() says.  What
+ * names a register of one architecture is in the block for it below, and
+ * nowhere else.
  */
 #ifndef _UAPI_LINUX_MEMTRACK_UNWIND_H
 #define _UAPI_LINUX_MEMTRACK_UNWIND_H
@@ -42,8 +42,9 @@
 #define MEMTRACK_UNWIND_DW_RA	30	/* x30, the link register */
 /*
  * A frame record {x29, x30} saved at the top of the frame puts the return
- * address just below the CFA; rows saving it elsewhere (stp x29, x30,
- * [sp, #-N]! with N > 16) are UNKNOWN until the row carries its offset.
+ * address just below the CFA; stp x29, x30, [sp, #-N]! (N > 16) and code
+ * without frame pointers (str x30, [sp, #-16]!) save it lower: the row
+ * says where (ra_slot).
  */
 #define MEMTRACK_UNWIND_RA_OFF	(-8)
 /* a frame record: the caller's x29 at [x29], x30 above it */
@@ -65,13 +66,22 @@
 
 /* The saved frame pointer is below the return address, a word or more. */
 #define MEMTRACK_UNWIND_FP_OFF_MAX	(MEMTRACK_UNWIND_RA_OFF - 8)
+/* Stack words: where a rule saves a register is a multiple of one. */
+#define MEMTRACK_UNWIND_WORD	8
+/*
+ * Where a row can say the return address is: down to RA_OFF_MIN below the
+ * CFA (ra_slot -128 to -1), or in the first RA_BASE_MAX words of the frame
+ * from its bottom (ra_slot 1 to 127: a large frame's record at its bottom).
+ */
+#define MEMTRACK_UNWIND_RA_OFF_MIN	(-128 * MEMTRACK_UNWIND_WORD)
+#define MEMTRACK_UNWIND_RA_BASE_MAX	126
 #define MEMTRACK_UNWIND_FP_OFF_MIN	(-32768)	/* what __s16 holds */
 /* A frame larger than 16 MiB is taken for corrupt CFI. */
 #define MEMTRACK_UNWIND_CFA_OFF_MAX	(1 << 24)
 
 /* ---- the compact row ------------------------------------------------------ */
 
-/* How a row finds the CFA (the return address is at CFA + RA_OFF). */
+/* How a row finds the CFA (the return address: memtrack_unwind_ra_off()). */
 enum memtrack_unwind_cfa {
 	MEMTRACK_UNWIND_NONE,		/* no CFI here: frame pointers if any */
 	MEMTRACK_UNWIND_CFA_SP,		/* CFA = SP + cfa_off */
@@ -90,8 +100,29 @@ struct memtrack_unwind_row {
 	__s32 cfa_off;
 	__s16 bp_off;			/* FP saved at CFA + bp_off; 0: unchanged */
 	__u8 cfa;			/* enum memtrack_unwind_cfa */
-	__u8 pad;			/* 0 */
+	/*
+	 * Where the return address was saved: 0 at RA_OFF; -128 to -1 at
+	 * CFA + ra_slot words; 1 to 127 at the frame's bottom (CFA - cfa_off)
+	 * + ra_slot - 1 words
+	 */
+	__s8 ra_slot;
 };
+
+/* The place of a return address ra_slot says, from the CFA. */
+static inline __s64 memtrack_unwind_ra_at(__s8 ra_slot, __s64 cfa_off)
+{
+	if (!ra_slot)
+		return MEMTRACK_UNWIND_RA_OFF;
+	if (ra_slot < 0)
+		return (__s64)ra_slot * MEMTRACK_UNWIND_WORD;
+	return (__s64)(ra_slot - 1) * MEMTRACK_UNWIND_WORD - cfa_off;
+}
+
+/* Where a row's return address was saved, from the CFA. */
+static inline __s64 memtrack_unwind_ra_off(const struct memtrack_unwind_row *r)
+{
+	return memtrack_unwind_ra_at(r->ra_slot, r->cfa_off);
+}
 
 /* ---- from a CFA program's row to the compact row -------------------------- */
 
@@ -152,8 +183,8 @@ memtrack_unwind_reduce(const struct memtrack_cfi_row *s)
 		r.cfa = MEMTRACK_UNWIND_OUTERMOST;
 		return r;
 	}
-	if (s->ra != MEMTRACK_CFI_OFFSET ||
-	    s->ra_off != MEMTRACK_UNWIND_RA_OFF || s->cfa_expr ||
+	if (s->ra != MEMTRACK_CFI_OFFSET || s->ra_off >= 0 ||
+	    s->ra_off % MEMTRACK_UNWIND_WORD || s->cfa_expr ||
 	    (s->cfa_reg != MEMTRACK_UNWIND_DW_SP &&
 	     s->cfa_reg != MEMTRACK_UNWIND_DW_FP) ||
 	    s->cfa_off < -MEMTRACK_UNWIND_RA_OFF ||
@@ -162,7 +193,8 @@ memtrack_unwind_reduce(const struct memtrack_cfi_row *s)
 	/* unchanged, or undefined (then nothing in the caller uses it) */
 	if (s->fp == MEMTRACK_CFI_OFFSET) {
 		if (s->fp_off > MEMTRACK_UNWIND_FP_OFF_MAX ||
-		    s->fp_off < MEMTRACK_UNWIND_FP_OFF_MIN)
+		    s->fp_off < MEMTRACK_UNWIND_FP_OFF_MIN ||
+		    s->fp_off == s->ra_off)
 			return r;
 		r.bp_off = (__s16)s->fp_off;
 	} else if (s->fp == MEMTRACK_CFI_OTHER) {
@@ -171,6 +203,20 @@ memtrack_unwind_reduce(const struct memtrack_cfi_row *s)
 	r.cfa = s->cfa_reg == MEMTRACK_UNWIND_DW_SP ? MEMTRACK_UNWIND_CFA_SP :
 						      MEMTRACK_UNWIND_CFA_BP;
 	r.cfa_off = (__s32)s->cfa_off;
+	if (s->ra_off == MEMTRACK_UNWIND_RA_OFF) {
+		r.ra_slot = 0;
+	} else if (s->ra_off >= MEMTRACK_UNWIND_RA_OFF_MIN) {
+		r.ra_slot = (__s8)(s->ra_off / MEMTRACK_UNWIND_WORD);
+	} else if (s->ra_off + s->cfa_off >= 0 &&
+		   !(s->cfa_off % MEMTRACK_UNWIND_WORD) &&
+		   (s->ra_off + s->cfa_off) / MEMTRACK_UNWIND_WORD <=
+		   MEMTRACK_UNWIND_RA_BASE_MAX) {
+		r.ra_slot = (__s8)((s->ra_off + s->cfa_off) /
+				   MEMTRACK_UNWIND_WORD + 1);
+	} else {
+		/* below the frame, or where no slot says */
+		r = (struct memtrack_unwind_row){ .cfa = MEMTRACK_UNWIND_UNKNOWN };
+	}
 	return r;
 #endif
 }
@@ -181,13 +227,22 @@ memtrack_unwind_reduce(const struct memtrack_cfi_row *s)
  */
 static inline int memtrack_unwind_row_ok(const struct memtrack_unwind_row *r)
 {
-	if (r->pad || r->cfa >= __MEMTRACK_UNWIND_MAX)
+	if (r->cfa >= __MEMTRACK_UNWIND_MAX)
 		return 0;
 	if (r->cfa != MEMTRACK_UNWIND_CFA_SP && r->cfa != MEMTRACK_UNWIND_CFA_BP)
-		return !r->cfa_off && !r->bp_off;
+		return !r->cfa_off && !r->bp_off && !r->ra_slot;
+	/* one way to say each place: the reduction's */
+	if (r->ra_slot < 0 ? (__s64)r->ra_slot * MEMTRACK_UNWIND_WORD ==
+			     MEMTRACK_UNWIND_RA_OFF :
+	    r->ra_slot > 0 && (r->cfa_off % MEMTRACK_UNWIND_WORD ||
+			       memtrack_unwind_ra_off(r) >= 0 ||
+			       memtrack_unwind_ra_off(r) >=
+			       MEMTRACK_UNWIND_RA_OFF_MIN))
+		return 0;
 	return r->cfa_off >= -MEMTRACK_UNWIND_RA_OFF &&
 	       r->cfa_off <= MEMTRACK_UNWIND_CFA_OFF_MAX &&
-	       (!r->bp_off || r->bp_off <= MEMTRACK_UNWIND_FP_OFF_MAX);
+	       (!r->bp_off || (r->bp_off <= MEMTRACK_UNWIND_FP_OFF_MAX &&
+			       r->bp_off != memtrack_unwind_ra_off(r)));
 }
 
 #endif /* _UAPI_LINUX_MEMTRACK_UNWIND_H */
