@@ -15,7 +15,7 @@ import shutil
 import subprocess
 import time
 
-from mtlib import ROOT, check
+from mtlib import ROOT, check, in_syscall
 from nl import Genl, NlError
 
 LEAKS = os.path.join(ROOT, "tests", "progs", "leaks")
@@ -200,9 +200,8 @@ def until_first_report(fx, tool):
         return
     end = time.monotonic() + 60
     while time.monotonic() < end and tool.poll() is None:
-        with open(f"/proc/{tool.pid}/syscall") as f:
-            if f.read().split()[0] in ("35", "230"):  # nanosleep, clock_nanosleep
-                break
+        if in_syscall(tool.pid, "nanosleep", "clock_nanosleep"):
+            break
         time.sleep(0.1)
 
 

@@ -15,7 +15,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from mtlib import (Memload, PAGE, ROOT, TESTBIN, MODULE, Stopped, check, read_table,  # noqa: E402
-                   row, run_tests, test, set_config, read_config, summary, summary_int)
+                   in_syscall, row, run_tests, test, set_config, read_config, summary,
+                   summary_int)
 from mtrec import (CLASS, CLASS_ALL, CLASS_DEFAULT, COUNTERS, FILTER, IOC_GET_FILTER,  # noqa: E402
                    IOC_GET_STATS, IOC_GET_VERSION, IOC_SET_FILTER, LAYOUT, Ring, parse)
 
@@ -442,9 +443,7 @@ class Reader:
         """True once the child sleeps in read(2) (/proc/PID/syscall)."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            with open(f"/proc/{self.pid}/syscall") as f:
-                nr = f.read().split()[0]
-            if nr == "0":
+            if in_syscall(self.pid, "read"):
                 return True
             time.sleep(0.005)
         return False
@@ -472,8 +471,12 @@ class Reader:
     def close(self):
         os.close(self.cmd_w)
         os.close(self.res_r)
-        if self.pid:
+        # a child still blocked in a read of the ring (a test that failed
+        # before taking its result) would never see the pipe close
+        if self.pid and not wait_child(self.pid, 3.0):
+            os.kill(self.pid, signal.SIGKILL)
             os.waitpid(self.pid, 0)
+        self.pid = 0
 
 
 def wait_child(pid, timeout):
