@@ -33,7 +33,7 @@
 
 /* Before a hook's release: the block out, a wrong API noted. */
 #define RELEASE(ptr, api, out)						\
-	pl_block_del((uint64_t)(ptr), (api), __builtin_frame_address(0), (out))
+	pl_block_del((uint64_t)(ptr), (api), &PL_FRAME_HERE, (out))
 
 void *malloc(size_t n)
 {
@@ -83,7 +83,7 @@ PL_HOOK_ALIAS(free);
  * (NULL for a size other than 0; realloc(p, 0) frees p and returns NULL).
  */
 static void *realloc_as(void *old, size_t n, size_t size, uint32_t api,
-			const void *frame)
+			const struct pl_frame *frame)
 {
 	struct mtp_block b;
 	bool had = old && pl_block_del((uint64_t)old, api, frame, &b);
@@ -107,7 +107,7 @@ void *realloc(void *old, size_t n)
 		return pl_real.realloc(old, n);
 	pl_regs_here(&r);
 	p = realloc_as(old, n, 1, MEMTRACK_API_REALLOC,
-		       __builtin_frame_address(0));
+		       &PL_FRAME_HERE);
 	if (p)
 		pl_record((uint64_t)p, n, MEMTRACK_API_REALLOC, &r);
 	pl_leave();
@@ -124,7 +124,7 @@ void *reallocarray(void *old, size_t n, size_t size)
 		return pl_real.reallocarray(old, n, size);
 	pl_regs_here(&r);
 	p = realloc_as(old, n, size, MEMTRACK_API_REALLOCARRAY,
-		       __builtin_frame_address(0));
+		       &PL_FRAME_HERE);
 	if (p)
 		pl_record((uint64_t)p, n * size, MEMTRACK_API_REALLOCARRAY,
 			  &r);

@@ -18,25 +18,35 @@ struct pl_regs {
 
 /*
  * In a hook built with frame pointers: its return address into its
- * caller, and the caller's stack pointer (after the return) and frame
- * pointer (saved by the hook's prologue, its frame record:
- * memtrack_unwind.h), so the walk starts at the caller.
+ * caller, and the caller's stack pointer (after the return: the hook's
+ * CFA) and frame pointer (saved by the hook's prologue, its frame record:
+ * memtrack_unwind.h), so the walk starts at the caller.  The CFA is the
+ * compiler's: arm64 puts the frame record at the bottom of the frame, not
+ * a fixed distance below the CFA as x86-64 does.
  */
 #define pl_regs_here(r) do {						\
 	uint64_t *fa_ = __builtin_frame_address(0);			\
 	(r)->pc = (uint64_t)__builtin_return_address(0);		\
-	(r)->sp = (uint64_t)fa_ + MEMTRACK_UNWIND_FRAME_CFA;		\
+	(r)->sp = (uint64_t)__builtin_dwarf_cfa();			\
 	(r)->bp = fa_[0];						\
 } while (0)
 
 /*
- * The same from a hook's frame address (its __builtin_frame_address(0),
- * while it runs): for a walk that is rarely needed, made only then.
+ * A hook's frame while it runs (PL_FRAME_HERE), for a walk that is rarely
+ * needed, made only then by pl_regs_of(): its frame record's address and
+ * its CFA.
  */
+struct pl_frame {
+	const void *record, *cfa;
+};
+
+#define PL_FRAME_HERE \
+	((struct pl_frame){ __builtin_frame_address(0), __builtin_dwarf_cfa() })
+
 #define pl_regs_of(r, frame) do {					\
-	const uint64_t *fa_ = (const uint64_t *)(frame);		\
+	const uint64_t *fa_ = (const uint64_t *)(frame)->record;	\
 	(r)->pc = fa_[MEMTRACK_UNWIND_FRAME_RA / sizeof(*fa_)];	\
-	(r)->sp = (uint64_t)fa_ + MEMTRACK_UNWIND_FRAME_CFA;		\
+	(r)->sp = (uint64_t)(frame)->cfa;				\
 	(r)->bp = fa_[0];						\
 } while (0)
 

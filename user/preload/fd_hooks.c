@@ -306,7 +306,7 @@ int close(int fd)
 
 	if (fd >= 0 && pl_enter(PL_FD)) {
 		pl_block_del(PL_FD_KEY(fd), MEMTRACK_API_CLOSE,
-			     __builtin_frame_address(0), &b);
+			     &PL_FRAME_HERE, &b);
 		pl_leave();
 	}
 	return f(fd);

@@ -683,7 +683,7 @@ void pl_block_forget(uint64_t addr)
 	take(addr, &b);
 }
 
-bool pl_block_del(uint64_t addr, uint32_t api, const void *frame,
+bool pl_block_del(uint64_t addr, uint32_t api, const struct pl_frame *frame,
 		  struct mtp_block *out)
 {
 	struct mtp_stack *s;

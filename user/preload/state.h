@@ -153,10 +153,11 @@ PL_HIDDEN void pl_record(uint64_t addr, uint64_t size, uint32_t api,
 /*
  * Take a block out as it is released by api; a release by the wrong API is
  * noted on its allocating stack with the releasing stack (frame: the
- * hook's __builtin_frame_address(0), walked only then).  Returns whether
- * it was there; *out gets it (for realloc's failure).
+ * hook's PL_FRAME_HERE, walked only then).  Returns whether it was there;
+ * *out gets it (for realloc's failure).
  */
-PL_HIDDEN bool pl_block_del(uint64_t addr, uint32_t api, const void *frame,
+PL_HIDDEN bool pl_block_del(uint64_t addr, uint32_t api,
+			    const struct pl_frame *frame,
 			    struct mtp_block *out);
 /* Add the thread's call counts (in its young buffer) to their stack. */
 PL_HIDDEN void pl_flush_calls(void);
