@@ -67,7 +67,8 @@ MANS := $(patsubst doc/man/%.scd,build/man/%,$(MAN_SRCS))
 UNITS := memtrackd.service memtrackd-aggregate.service
 
 .PHONY: all module user man progs leak-progs check run install install-user \
-	install-memtrackd install-dkms dkms-source uninstall clean user-arm64 FORCE
+	install-memtrackd install-dkms dkms-source uninstall clean user-arm64 \
+	user-arm64-locked FORCE
 
 all: module user man progs
 
@@ -107,8 +108,13 @@ ARM64_MAKE := MEMTRACK_BIND=$(TOP) $(TOP)/scripts/inroot $(ARM64_ROOT) \
 	CXX=$(ARM64_TRIPLE)-g++-12 AR=$(ARM64_TRIPLE)-ar \
 	"PKG_CONFIG=env PKG_CONFIG_LIBDIR=/usr/lib/$(ARM64_TRIPLE)/pkgconfig:/usr/share/pkgconfig pkg-config"
 
+# One build at a time: make check builds it for each arm64 kernel, on two lanes.
 user-arm64:
 	@test -d $(ARM64_ROOT)/usr/lib/$(ARM64_TRIPLE) || { echo "no arm64 build root: run scripts/buildroot bookworm-arm64" >&2; exit 1; }
+	@mkdir -p $(TOP)/build
+	@flock $(TOP)/build/.arm64.lock $(MAKE) --no-print-directory user-arm64-locked
+
+user-arm64-locked:
 	$(ARM64_MAKE) -C user TOP=$(TOP) BIN=$(ARM64_B)/bin LIBDIR=$(ARM64_B)/lib \
 		OBJDIR=$(ARM64_B)/user TESTDIR=$(ARM64_B)/tests/user all tests
 	$(ARM64_MAKE) -C tests TOP=$(TOP) TESTBIN=$(ARM64_B)/tests progs leak-progs
