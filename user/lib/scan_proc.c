@@ -159,6 +159,39 @@ static bool snap_word(const struct mt_scan_snapshot *snap, uint64_t addr,
 	return false;
 }
 
+#if !MT_TLS_TCB_AT_TP
+/*
+ * TLS variant I (arm64): the thread pointer is past the thread descriptor,
+ * the TLS blocks above it and the stack below, so the descriptor is the
+ * lowest of what a cached stack keeps.  It is found by its link on glibc's
+ * stack cache, a doubly linked list_t after the descriptor's 24 words of
+ * padding (nptl/descr.h, since 2.x): the link whose next's prev and prev's
+ * next are itself.  0 if there is none.
+ */
+#define PD_LIST_OFF	(24 * 8)
+#define PD_ALIGN	16
+
+static uint64_t dead_stack_from(const struct mt_scan_snapshot *snap,
+				const struct mt_scan_region *r,
+				const struct mt_world *t)
+{
+	uint64_t pd, self, next, prev, back;
+
+	(void)t;			/* a dead stack is no live thread's */
+	for (pd = (r->addr + PD_ALIGN - 1) & ~(uint64_t)(PD_ALIGN - 1);
+	     pd + PD_LIST_OFF + 16 <= r->addr + r->len; pd += PD_ALIGN) {
+		self = pd + PD_LIST_OFF;
+		memcpy(&next, r->data + (self - r->addr), 8);
+		memcpy(&prev, r->data + (self - r->addr) + 8, 8);
+		if (!next || !prev || (next & 7) || (prev & 7))
+			continue;
+		if (snap_word(snap, next + 8, &back) && back == self &&
+		    snap_word(snap, prev, &back) && back == self)
+			return pd;
+	}
+	return 0;
+}
+#else
 /*
  * A stack glibc cached: the lowest thread control block in the mapping
  * that is no live thread's (x86_64's TLS ABI: the thread pointer's first
@@ -211,6 +244,7 @@ static uint64_t dead_stack_from(const struct mt_scan_snapshot *snap,
 			from = val;
 	return from & ~7ull;
 }
+#endif
 
 /* Cut each dead stack's region to its descriptor and TLS. */
 static void cut_dead_stacks(struct mt_scan_snapshot *snap, const bool *dead,

@@ -25,6 +25,12 @@
 
 typedef struct user_regs_struct mt_regs_t;
 
+/*
+ * glibc's TLS layout (TLS_TCB_AT_TP): variant II, the thread descriptor at
+ * the thread pointer and the TLS blocks below it
+ */
+#define MT_TLS_TCB_AT_TP	1
+
 #define MT_REG_PC(r)		((r)->rip)
 #define MT_REG_SP(r)		((r)->rsp)
 #define MT_REG_FP(r)		((r)->rbp)	/* the frame pointer */
@@ -189,6 +195,12 @@ typedef struct {
 	int32_t syscall;		/* NT_ARM_SYSTEM_CALL */
 	int32_t pad;
 } mt_regs_t;
+
+/*
+ * glibc's TLS layout: variant I, the thread pointer past the descriptor
+ * (struct pthread below it), the TLS blocks above it
+ */
+#define MT_TLS_TCB_AT_TP	0
 
 #define MT_REG_PC(r)		((r)->gp.pc)
 #define MT_REG_SP(r)		((r)->gp.sp)
