@@ -128,14 +128,6 @@ static int visit(void *arg, const char *path, const char *rel, uint64_t id)
 	return 0;
 }
 
-/* Learn the paths of the directories not known yet. */
-static void walk(struct mt_containers *cs)
-{
-	cs->walked = cs->sample;
-	cs->st.walks++;
-	mt_cgroup_walk(cs->cgroot, visit, cs);
-}
-
 const char *mt_containers_tree(const struct mt_containers *cs)
 {
 	return cs->cgroot;
@@ -150,6 +142,13 @@ void mt_containers_walked(struct mt_containers *cs)
 {
 	cs->walked = cs->sample;
 	cs->st.walks++;
+}
+
+/* Learn the paths of the directories not known yet. */
+static void walk(struct mt_containers *cs)
+{
+	mt_containers_walked(cs);
+	mt_cgroup_walk(cs->cgroot, visit, cs);
 }
 
 struct mt_containers *mt_containers_new(const char *rootfs)
