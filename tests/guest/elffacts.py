@@ -40,6 +40,15 @@ def program_headers(path, check=True):
         if len(f) >= 6 and f[1].startswith("0x") and f[2].startswith("0x")]
 
 
+def section(path, name):
+    """(address, size) of path's section name (readelf -SW), or None."""
+    for f in _fields(("readelf", "-SW"), path, True):
+        if name in f[:3]:
+            i = f.index(name)
+            return int(f[i + 2], 16), int(f[i + 4], 16)
+    return None
+
+
 def relocations(path):
     """[(offset, type, symbol with its version)] of path's relocations that
     name a symbol (readelf -rW); None if it is not ELF (a locale file)."""

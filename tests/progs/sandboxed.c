@@ -21,6 +21,8 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 
+#include "arch.h"		/* user/preload's: MT_AUDIT_ARCH */
+
 #define NR	offsetof(struct seccomp_data, nr)
 #define ARCH	offsetof(struct seccomp_data, arch)
 
@@ -28,7 +30,7 @@ static int filter(int nr, unsigned int action)
 {
 	struct sock_filter f[] = {
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, ARCH),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, MT_AUDIT_ARCH, 1, 0),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, NR),
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned int)nr, 0, 1),

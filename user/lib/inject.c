@@ -218,6 +218,26 @@ static void target_path(pid_t pid, const char *path, char *buf, size_t len)
 	snprintf(buf, len, "/proc/%d/root%s", (int)pid, path);
 }
 
+/* The signal trampoline in the target's vDSO (arm64's): a page or two. */
+static int find_restore_rt_vdso(struct mt_inject *in,
+				const struct mt_procmap *m)
+{
+	size_t len = m->end - m->start;
+	unsigned char *buf = malloc(len);
+	const unsigned char *hit;
+	int err;
+
+	if (!buf)
+		return mt_seterr(-ENOMEM, "out of memory");
+	err = mt_remote_peek(in->pid, m->start, buf, len);
+	hit = err ? NULL : memmem(buf, len, MT_RESTORE_RT_BYTES,
+				  MT_RESTORE_RT_LEN);
+	if (hit)
+		in->restore_rt = m->start + (uint64_t)(hit - buf);
+	free(buf);
+	return err;
+}
+
 /*
  * libc's signal trampoline: its bytes in libc's code, read from the file
  * (as the target sees it): reading them in the target's memory would map
@@ -318,7 +338,7 @@ static bool image_changed(const struct mt_inject *in)
 /* What the injection needs from the target's maps and objects. */
 static int survey(struct mt_inject *in)
 {
-	const struct mt_procmap *libc = NULL, *libc_x = NULL;
+	const struct mt_procmap *libc = NULL, *libc_x = NULL, *vdso = NULL;
 	bool loader = false;
 	struct mt_procmap *maps;
 	uint64_t lib = 0;
@@ -348,6 +368,8 @@ static int survey(struct mt_inject *in)
 			loader = true;
 			if (m->perms[2] == 'x')
 				err = add_range(&in->loader, m->start, m->end);
+		} else if (!strcmp(m->path, "[vdso]")) {
+			vdso = m;
 		} else if (is_libc(m->path)) {
 			if (!m->offset && !libc)
 				libc = m;
@@ -362,7 +384,9 @@ static int survey(struct mt_inject *in)
 				(int)in->pid);
 	if (!err)
 		err = libc_syms(in, libc->path, libc->start);
-	if (!err)
+	if (!err && MT_RESTORE_RT_IN_VDSO && vdso)
+		err = find_restore_rt_vdso(in, vdso);
+	else if (!err && !MT_RESTORE_RT_IN_VDSO)
 		err = find_restore_rt(in, libc_x);
 	if (!err && (!in->restore_rt || !in->fn[U_MEMFD] || !in->fn[U_CLOSE] ||
 		     !in->fn[U_PIPE2] ||

@@ -6,10 +6,12 @@
  *
  * Below the thread's stack pointer (past the red zone) goes a signal
  * frame holding the thread's state as it was stopped (all its registers,
- * its XSAVE area, its signal mask), under a return address pointing at
- * libc's signal trampoline (__restore_rt: rt_sigreturn).  The thread is
- * then set to enter the function with that stack: when the function
- * returns, rt_sigreturn puts the thread back as it was.  The tracer only
+ * its FP and vector state, its signal mask: arch.h's mt_callframe_make()),
+ * and the function's return goes to the signal trampoline (rt_sigreturn:
+ * libc's __restore_rt on x86-64, through the frame's return address; the
+ * vDSO's on arm64, through x30).  The thread is then set to enter the
+ * function with that stack: when the function returns, rt_sigreturn puts
+ * the thread back as it was.  The tracer only
  * watches (PTRACE_SYSCALL stops, read with PTRACE_GET_SYSCALL_INFO) until
  * that rt_sigreturn has run, and never has to restore anything itself: if
  * it dies at any moment, the thread finishes the call and goes back to
@@ -17,7 +19,8 @@
  * put back as the kernel would restart it (rax = the call, pc on the
  * syscall instruction), since rt_sigreturn turns restarting off; one that
  * only restart_syscall could restart (a sleep, a wait with a timeout)
- * returns EINTR, as it does when a signal handler runs.
+ * returns EINTR, as it does when a signal handler runs (arm64: the kernel
+ * shows it restarted already, arch.h).
  *
  * The results: a system call's (the first of the number asked for, as it
  * returns: libc's wrappers make one), or what the function leaves in the
@@ -55,8 +58,6 @@ int mt_remote_peek(pid_t pid, uint64_t addr, void *buf, size_t len)
 
 #ifdef MT_ARCH_REMOTE_CALL
 
-#define XSTATE_MAX	(64 << 10)	/* the largest XSAVE area (AMX: ~11 KiB) */
-
 static uint64_t mono_ns(void)
 {
 	struct timespec ts;
@@ -93,7 +94,7 @@ static void restartable(mt_regs_t *r)
 		MT_REG_RET(r) = (uint64_t)-EINTR;
 		break;
 	}
-	MT_REG_SYSCALL(r) = (uint64_t)-1;
+	MT_REG_SYSCALL(r) = MT_NO_SYSCALL;
 }
 
 static int poke(pid_t pid, uint64_t addr, const void *buf, size_t len)
@@ -109,60 +110,38 @@ static int poke(pid_t pid, uint64_t addr, const void *buf, size_t len)
 
 /*
  * The frame and the data below sp, written; *call the stack pointer to
- * enter the function with (its return address at the top), *data where
- * the data went.  The frame goes first: the thread is not touched yet.
+ * enter the function with, *data where the data went.  The frame goes
+ * first: the thread is not touched yet.
  */
 static int build(struct mt_remote *rc, const struct mt_remote_args *a,
 		 uint64_t *call, uint64_t *data)
 {
 	struct mt_thread *t = rc->t;
-	uint64_t sigmask = 0, top, xs, frame;
+	uint64_t sigmask = 0;
 	mt_regs_t back = t->regs;
-	struct {
-		uint64_t ret;
-		struct mt_ucontext uc;
-		uint8_t info[MT_SIGINFO_SIZE];
-	} f;
-	struct iovec iov;
-	uint8_t *x;
+	struct mt_callframe cf = { 0 };
 	int err;
 
-	x = calloc(1, XSTATE_MAX + 4);
-	if (!x)
-		return mt_seterr(-ENOMEM, "out of memory");
-	iov.iov_base = x;
-	iov.iov_len = XSTATE_MAX;
-	if (ptrace(PTRACE_GETREGSET, t->tid, (void *)MT_NT_XSTATE, &iov) < 0 ||
-	    ptrace(PTRACE_GETSIGMASK, t->tid, (void *)sizeof(sigmask),
-		   &sigmask) < 0) {
-		err = mt_seterr(-errno, "ptrace(%d): %s", (int)t->tid,
-				strerror(errno));
-		free(x);
-		return err;
-	}
-	/* the XSAVE area as a signal frame has it: MAGIC2 right after */
-	memcpy(x + iov.iov_len, &(uint32_t){ MT_FP_XSTATE_MAGIC2 }, 4);
-	top = MT_REG_SP(&back) - MT_RED_ZONE;
-	*data = down(top - a->len, MT_STACK_ALIGN);
-	xs = down(*data - iov.iov_len - 4, MT_XSTATE_ALIGN);
-	/* at the function's entry: sp + 8 aligned, as after a call */
-	frame = down(xs - sizeof(f), MT_STACK_ALIGN) - 8;
+	if (ptrace(PTRACE_GETSIGMASK, t->tid, (void *)sizeof(sigmask),
+		   &sigmask) < 0)
+		return mt_seterr(-errno, "ptrace(%d): %s", (int)t->tid,
+				 strerror(errno));
+	*data = down(MT_REG_SP(&back) - MT_RED_ZONE - a->len, MT_STACK_ALIGN);
 	restartable(&back);
-	memset(&f, 0, sizeof(f));
-	f.ret = rc->restore_rt;
-	f.uc.uc_flags = MT_UC_FP_XSTATE | MT_UC_SIGCONTEXT_SS |
-			MT_UC_STRICT_RESTORE_SS;
-	/* no valid mode: rt_sigreturn leaves the alternate stack as it is */
-	f.uc.uc_stack.ss_flags = 0x10;
-	mt_sigcontext_of(&f.uc.uc_mcontext, &back, xs);
-	f.uc.uc_sigmask = sigmask;
-	err = poke(rc->pid, xs, x, iov.iov_len + 4);
-	if (!err && a->len)
+	err = mt_callframe_make(t->tid, &back, sigmask, rc->restore_rt, *data,
+				&cf);
+	if (err == -EOPNOTSUPP)
+		return mt_seterr(err, "thread %d holds registers a signal frame here cannot restore (SME, or SVE vectors too long)",
+				 (int)t->tid);
+	if (err)
+		return mt_seterr(err, "ptrace(%d): %s", (int)t->tid,
+				 strerror(-err));
+	if (a->len)
 		err = poke(rc->pid, *data, a->data, a->len);
 	if (!err)
-		err = poke(rc->pid, frame, &f, sizeof(f));
-	free(x);
-	*call = frame;
+		err = poke(rc->pid, cf.at, cf.buf, cf.len);
+	free(cf.buf);
+	*call = cf.sp;
 	return err;
 }
 
@@ -232,10 +211,7 @@ int mt_remote_call(struct mt_remote *rc, const struct mt_remote_args *a,
 	if (err)
 		return err;
 	r = t->regs;
-	MT_REG_PC(&r) = a->fn;
-	MT_REG_SP(&r) = call;
-	MT_REG_SYSCALL(&r) = (uint64_t)-1;
-	mt_regs_at_call(&r);
+	mt_regs_call(&r, a->fn, call, rc->restore_rt);
 	for (i = 0; i < a->nargs; i++) {
 		uint64_t v = i == a->data_arg ? data : a->args[i];
 

@@ -12,12 +12,23 @@
 #define MEMTRACK_ARCH_H
 
 #include <elf.h>
+#include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/types.h>
 #include <sys/uio.h>
 #include <sys/user.h>
+
+/* A call's frame, as mt_callframe_make() builds it (remote_call.c) */
+struct mt_callframe {
+	uint8_t *buf;			/* what to write at `at` */
+	size_t len;
+	uint64_t at;
+	uint64_t sp;			/* the stack pointer to enter the function with */
+};
 
 #if defined(__x86_64__)
 
@@ -38,22 +49,12 @@ typedef struct user_regs_struct mt_regs_t;
 #define MT_REG_RET(r)		((r)->rax)	/* a call's or syscall's result */
 /* the system call a thread is in (-1: none), as the kernel restarts it */
 #define MT_REG_SYSCALL(r)	((r)->orig_rax)
+#define MT_NO_SYSCALL		((uint64_t)-1)
 /* a function's integer arguments, in order (the SysV ABI) */
 #define MT_REG_ARG0(r)		((r)->rdi)
 #define MT_REG_ARG1(r)		((r)->rsi)
 #define MT_REG_ARG2(r)		((r)->rdx)
 #define MT_REG_ARG3(r)		((r)->rcx)
-
-/*
- * A thread's registers made as a call leaves them: al, which variadic
- * calls read the number of vector registers used from, 0; the trap and
- * direction flags (TF, DF) clear.
- */
-static inline void mt_regs_at_call(mt_regs_t *r)
-{
-	r->rax = 0;
-	r->eflags &= ~(0x100ULL | 0x400ULL);
-}
 
 /* A stopped thread's registers (0), or -1 and errno. */
 static inline int mt_regs_get(pid_t tid, mt_regs_t *r)
@@ -95,17 +96,19 @@ static inline int mt_regs_set(pid_t tid, const mt_regs_t *r)
 
 /*
  * glibc's signal return trampoline, __restore_rt: mov $15,%rax (the
- * rt_sigreturn system call); syscall.  Found by these bytes in libc's code.
+ * rt_sigreturn system call); syscall.  Found by these bytes in libc's code
+ * (0: in libc's file; 1: in the vDSO).
  */
 #define MT_RESTORE_RT_BYTES	"\x48\xc7\xc0\x0f\x00\x00\x00\x0f\x05"
 #define MT_RESTORE_RT_LEN	9
+#define MT_RESTORE_RT_IN_VDSO	0
 
 /*
  * The frame rt_sigreturn restores a thread from (the kernel's struct
- * rt_sigframe less its return address, which the trampoline's caller
- * popped): ucontext, siginfo, then the XSAVE area, 64-byte aligned, that
- * uc_mcontext.fpstate points to.  The kernel reads it at the stack pointer
- * the system call is made with.
+ * rt_sigframe: the return address the trampoline's caller pops, ucontext,
+ * siginfo), and the XSAVE area, 64-byte aligned, that uc_mcontext.fpstate
+ * points to.  The kernel reads it at the stack pointer the system call is
+ * made with.
  */
 struct mt_sigcontext {
 	uint64_t r8, r9, r10, r11, r12, r13, r14, r15;
@@ -116,17 +119,21 @@ struct mt_sigcontext {
 	uint64_t reserved1[8];
 };
 
-struct mt_ucontext {
-	uint64_t uc_flags;
-	uint64_t uc_link;
+struct mt_rt_sigframe {
+	uint64_t ret;			/* the trampoline */
 	struct {
-		uint64_t ss_sp;
-		int32_t ss_flags;
-		int32_t pad;
-		uint64_t ss_size;
-	} uc_stack;
-	struct mt_sigcontext uc_mcontext;
-	uint64_t uc_sigmask;		/* the kernel's sigset: 64 signals */
+		uint64_t uc_flags;
+		uint64_t uc_link;
+		struct {
+			uint64_t ss_sp;
+			int32_t ss_flags;
+			int32_t pad;
+			uint64_t ss_size;
+		} uc_stack;
+		struct mt_sigcontext uc_mcontext;
+		uint64_t uc_sigmask;	/* the kernel's sigset: 64 signals */
+	} uc;
+	uint8_t info[128];		/* siginfo */
 };
 
 #define MT_UC_FP_XSTATE		0x1
@@ -135,7 +142,17 @@ struct mt_ucontext {
 /* user code and stack segment selectors */
 #define MT_USER_CS		0x33
 #define MT_USER_SS		0x2b
-#define MT_SIGINFO_SIZE		128
+
+/*
+ * The XSAVE area of a thread (PTRACE_GETREGSET, NT_X86_XSTATE) is the
+ * signal frame's: the kernel fills its software-reserved bytes (offset
+ * 464 of the legacy area) as it does in a frame; the frame adds this word
+ * right after the area.
+ */
+#define MT_NT_XSTATE		0x202	/* NT_X86_XSTATE */
+#define MT_FP_XSTATE_MAGIC2	0x46505845U
+#define MT_XSTATE_ALIGN		64
+#define MT_XSTATE_MAX		(64 << 10)	/* the largest (AMX: ~11 KiB) */
 
 /* A signal frame's registers: a stopped thread's, its XSAVE area's address. */
 static inline void mt_sigcontext_of(struct mt_sigcontext *sc,
@@ -166,14 +183,72 @@ static inline void mt_sigcontext_of(struct mt_sigcontext *sc,
 }
 
 /*
- * The XSAVE area of a thread (PTRACE_GETREGSET, NT_X86_XSTATE) is the
- * signal frame's: the kernel fills its software-reserved bytes (offset
- * 464 of the legacy area) as it does in a frame; the frame adds this word
- * right after the area.
+ * A call's frame (remote_call.c): what puts thread tid, stopped with
+ * registers back, back as it was (its XSAVE area read here, its signal
+ * mask sigmask) when the function it calls returns to the trampoline
+ * restore_rt.  Built in memory to be written at cf->at, ending at or
+ * below `below`; cf->sp is the stack pointer to enter the function with.
+ * 0, or -errno.
  */
-#define MT_NT_XSTATE		0x202	/* NT_X86_XSTATE */
-#define MT_FP_XSTATE_MAGIC2	0x46505845U
-#define MT_XSTATE_ALIGN		64
+static inline int mt_callframe_make(pid_t tid, const mt_regs_t *back,
+				    uint64_t sigmask, uint64_t restore_rt,
+				    uint64_t below, struct mt_callframe *cf)
+{
+	struct mt_rt_sigframe *f;
+	uint64_t xs, frame, magic = MT_FP_XSTATE_MAGIC2;
+	struct iovec iov;
+	uint8_t *x;
+
+	x = (uint8_t *)calloc(1, MT_XSTATE_MAX);
+	if (!x)
+		return -ENOMEM;
+	iov.iov_base = x;
+	iov.iov_len = MT_XSTATE_MAX;
+	if (ptrace(PTRACE_GETREGSET, tid, (void *)MT_NT_XSTATE, &iov) < 0) {
+		free(x);
+		return -errno;
+	}
+	xs = (below - iov.iov_len - 4) & ~(uint64_t)(MT_XSTATE_ALIGN - 1);
+	/* at the function's entry: sp + 8 aligned, as after a call */
+	frame = ((xs - sizeof(*f)) & ~(uint64_t)(MT_STACK_ALIGN - 1)) - 8;
+	cf->at = cf->sp = frame;
+	cf->len = xs + iov.iov_len + 4 - frame;
+	cf->buf = (uint8_t *)calloc(1, cf->len);
+	if (!cf->buf) {
+		free(x);
+		return -ENOMEM;
+	}
+	f = (struct mt_rt_sigframe *)cf->buf;
+	f->ret = restore_rt;
+	f->uc.uc_flags = MT_UC_FP_XSTATE | MT_UC_SIGCONTEXT_SS |
+			 MT_UC_STRICT_RESTORE_SS;
+	/* no valid mode: rt_sigreturn leaves the alternate stack as it is */
+	f->uc.uc_stack.ss_flags = 0x10;
+	mt_sigcontext_of(&f->uc.uc_mcontext, back, xs);
+	f->uc.uc_sigmask = sigmask;
+	/* the XSAVE area as a signal frame has it: MAGIC2 right after */
+	memcpy(cf->buf + (xs - frame), x, iov.iov_len);
+	memcpy(cf->buf + (xs - frame) + iov.iov_len, &magic, 4);
+	free(x);
+	return 0;
+}
+
+/*
+ * A thread's registers made to enter fn with stack pointer sp (where the
+ * frame put the return address), as a call leaves them: al, which
+ * variadic calls read the number of vector registers used from, 0; the
+ * trap and direction flags (TF, DF) clear.
+ */
+static inline void mt_regs_call(mt_regs_t *r, uint64_t fn, uint64_t sp,
+				uint64_t ret)
+{
+	(void)ret;			/* on the stack, in the frame */
+	r->rip = fn;
+	r->rsp = sp;
+	r->orig_rax = MT_NO_SYSCALL;
+	r->rax = 0;
+	r->eflags &= ~(0x100ULL | 0x400ULL);
+}
 
 /* ---- relocations of GOT slots ------------------------------------------- */
 
@@ -209,6 +284,7 @@ typedef struct {
 #define MT_REG_RET(r)		((r)->gp.regs[0])	/* a call's or syscall's result */
 /* the system call a thread is in (-1: none), as the kernel restarts it */
 #define MT_REG_SYSCALL(r)	((r)->syscall)
+#define MT_NO_SYSCALL		(-1)
 /* a function's integer arguments, in order (AAPCS64) */
 #define MT_REG_ARG0(r)		((r)->gp.regs[0])
 #define MT_REG_ARG1(r)		((r)->gp.regs[1])
@@ -262,6 +338,9 @@ static inline int mt_regs_set(pid_t tid, const mt_regs_t *r)
 
 /* ---- system calls ------------------------------------------------------ */
 
+/* A function called in a stopped thread, through a signal frame (remote_call.c). */
+#define MT_ARCH_REMOTE_CALL	1
+
 /* seccomp_data.arch of this ABI's system calls (AUDIT_ARCH_AARCH64) */
 #define MT_AUDIT_ARCH		0xc00000b7U
 /* poll(2) in libc: the system call it makes (arm64 has no poll) */
@@ -270,12 +349,182 @@ static inline int mt_regs_set(pid_t tid, const mt_regs_t *r)
 #define MT_SYSCALL_INSN_LEN	4
 
 /*
- * The vDSO's signal return trampoline, __kernel_rt_sigreturn: mov x8, #139
- * (rt_sigreturn); svc #0.  No function is called in a stopped thread on
- * arm64 yet (no MT_ARCH_REMOTE_CALL): its signal frame is not built here.
+ * The vDSO's signal return trampoline, __kernel_rt_sigreturn (glibc sets
+ * no restorer of its own on arm64): mov x8, #139 (rt_sigreturn); svc #0.
  */
 #define MT_RESTORE_RT_BYTES	"\x68\x11\x80\xd2\x01\x00\x00\xd4"
 #define MT_RESTORE_RT_LEN	8
+#define MT_RESTORE_RT_IN_VDSO	1
+
+/*
+ * The frame rt_sigreturn restores a thread from, at the stack pointer the
+ * system call is made with (16-byte aligned): the kernel's struct
+ * rt_sigframe, siginfo then ucontext, whose sigcontext holds the general
+ * registers and, in __reserved, records: FP/SIMD (always), SVE (a thread
+ * whose SVE registers are live), then an empty one.
+ *
+ * A thread a tracer stops in an interrupted system call shows it already
+ * made to restart (the kernel's do_signal() rewinds pc onto the svc and
+ * puts x0 back before the stop), so the frame restarts it; one that only
+ * restart_syscall would resume (a relative sleep, a futex wait with a
+ * timeout) starts again with its own arguments, where x86-64's returns
+ * EINTR.
+ */
+struct mt_aarch64_ctx {
+	uint32_t magic;
+	uint32_t size;
+};
+
+struct mt_fpsimd_context {
+	struct mt_aarch64_ctx head;
+	uint32_t fpsr;
+	uint32_t fpcr;
+	__uint128_t vregs[32];
+};
+
+struct mt_sve_context {
+	struct mt_aarch64_ctx head;
+	uint16_t vl;
+	uint16_t flags;
+	uint16_t reserved[2];
+};
+
+struct mt_rt_sigframe {
+	uint8_t info[128];		/* siginfo */
+	struct {
+		uint64_t uc_flags;
+		uint64_t uc_link;
+		struct {
+			uint64_t ss_sp;
+			int32_t ss_flags;
+			int32_t pad;
+			uint64_t ss_size;
+		} uc_stack;
+		uint64_t uc_sigmask;	/* the kernel's sigset: 64 signals */
+		uint8_t unused[120];	/* to glibc's 1024-bit sigset_t */
+		struct {
+			uint64_t fault_address;
+			uint64_t regs[31];
+			uint64_t sp, pc, pstate;
+			uint8_t reserved[4096] __attribute__((aligned(16)));
+		} uc_mcontext;
+	} uc;
+};
+
+_Static_assert(sizeof(struct mt_fpsimd_context) == 528, "fpsimd_context");
+_Static_assert(sizeof(struct mt_rt_sigframe) == 4688, "struct rt_sigframe");
+
+#define MT_FPSIMD_MAGIC		0x46508001U
+#define MT_SVE_MAGIC		0x53564501U
+#define MT_NT_ARM_SVE		0x405
+#define MT_NT_ARM_SSVE		0x40b
+#define MT_NT_ARM_ZA		0x40c
+/* NT_ARM_SVE's header (struct user_sve_header), and NT_ARM_ZA's */
+struct mt_sve_header {
+	uint32_t size;
+	uint32_t max_size;
+	uint16_t vl;
+	uint16_t max_vl;
+	uint16_t flags;			/* bit 0: SVE registers, not FP/SIMD */
+	uint16_t reserved;
+};
+
+/* A regset's header (NT_ARM_SVE, _SSVE, _ZA): false if it has none. */
+static inline bool mt_sve_header_of(pid_t tid, int type,
+				    struct mt_sve_header *h)
+{
+	struct iovec iov = { h, sizeof(*h) };
+
+	return ptrace(PTRACE_GETREGSET, tid, (void *)(long)type, &iov) == 0;
+}
+
+/*
+ * A call's frame (remote_call.c): what puts thread tid, stopped with
+ * registers back, back as it was (its FP/SIMD and SVE registers read here,
+ * its signal mask sigmask) when the function it calls returns to the
+ * trampoline (x30: mt_regs_call()).  Built in memory to be written at
+ * cf->at, ending at or below `below`; cf->sp is the stack pointer to enter
+ * the function with.  0, or -errno: -EOPNOTSUPP for state the frame does
+ * not hold (SME's streaming mode or ZA in use, an SVE vector too long for
+ * __reserved).
+ */
+static inline int mt_callframe_make(pid_t tid, const mt_regs_t *back,
+				    uint64_t sigmask, uint64_t restore_rt,
+				    uint64_t below, struct mt_callframe *cf)
+{
+	struct user_fpsimd_struct fp;
+	struct iovec iov = { &fp, sizeof(fp) };
+	struct mt_fpsimd_context *fc;
+	struct mt_sve_context *sc;
+	struct mt_rt_sigframe *f;
+	struct mt_sve_header h;
+	size_t regs = 0, len;
+	int i;
+
+	(void)restore_rt;		/* in x30 */
+	if (ptrace(PTRACE_GETREGSET, tid, (void *)NT_PRFPREG, &iov) < 0)
+		return -errno;
+	if ((mt_sve_header_of(tid, MT_NT_ARM_SSVE, &h) && (h.flags & 1)) ||
+	    (mt_sve_header_of(tid, MT_NT_ARM_ZA, &h) && h.size > sizeof(h)))
+		return -EOPNOTSUPP;
+	f = (struct mt_rt_sigframe *)calloc(1, sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	fc = (struct mt_fpsimd_context *)f->uc.uc_mcontext.reserved;
+	sc = (struct mt_sve_context *)(fc + 1);
+	if (mt_sve_header_of(tid, MT_NT_ARM_SVE, &h) && (h.flags & 1)) {
+		/* live SVE registers: their record, laid out as ptrace's */
+		regs = h.vl / 16 * (32 * 16 + 16 * 2 + 2);
+		len = (sizeof(*sc) + regs + 15) & ~15UL;
+		/* a whole number of quadwords, as the regset reads */
+		iov.iov_base = (uint8_t *)(sc + 1) - sizeof(h);
+		iov.iov_len = len;
+		if (len + sizeof(*fc) + sizeof(struct mt_aarch64_ctx) >
+		    sizeof(f->uc.uc_mcontext.reserved) ||
+		    h.size < sizeof(h) + regs) {
+			free(f);
+			return -EOPNOTSUPP;
+		}
+		/* the header lands over sc's, written after */
+		if (ptrace(PTRACE_GETREGSET, tid, (void *)MT_NT_ARM_SVE, &iov) < 0) {
+			free(f);
+			return -errno;
+		}
+		sc->head.magic = MT_SVE_MAGIC;
+		sc->head.size = (uint32_t)len;
+		sc->vl = h.vl;
+		sc->flags = 0;
+		memset(sc->reserved, 0, sizeof(sc->reserved));
+	}
+	cf->buf = (uint8_t *)f;
+	cf->len = sizeof(*f);
+	cf->at = cf->sp = (below - sizeof(*f)) & ~(uint64_t)(MT_STACK_ALIGN - 1);
+	/* no valid mode: rt_sigreturn leaves the alternate stack as it is */
+	f->uc.uc_stack.ss_flags = 0x10;
+	f->uc.uc_sigmask = sigmask;
+	for (i = 0; i < 31; i++)
+		f->uc.uc_mcontext.regs[i] = back->gp.regs[i];
+	f->uc.uc_mcontext.sp = back->gp.sp;
+	f->uc.uc_mcontext.pc = back->gp.pc;
+	f->uc.uc_mcontext.pstate = back->gp.pstate;
+	fc->head.magic = MT_FPSIMD_MAGIC;
+	fc->head.size = sizeof(*fc);
+	fc->fpsr = fp.fpsr;
+	fc->fpcr = fp.fpcr;
+	memcpy(fc->vregs, fp.vregs, sizeof(fc->vregs));
+	/* the empty record that ends them: zero already */
+	return 0;
+}
+
+/* A thread's registers made to enter fn with stack pointer sp, returning to ret. */
+static inline void mt_regs_call(mt_regs_t *r, uint64_t fn, uint64_t sp,
+				uint64_t ret)
+{
+	r->gp.pc = fn;
+	r->gp.sp = sp;
+	r->gp.regs[30] = ret;
+	r->syscall = MT_NO_SYSCALL;
+}
 
 /* ---- relocations of GOT slots ------------------------------------------- */
 
