@@ -2,6 +2,9 @@
 /*
  * Page allocator: pages allocated and freed by each task, and failed
  * allocations (mm_page_alloc fires with a NULL page) by order and gfp.
+ * mm_page_free fires for every page freed, those freed in a batch too
+ * (free_pages_prepare()): mm_page_free_batched, fired for those as well,
+ * would count them twice.
  */
 #include <linux/mm_types.h>
 #include <linux/slab.h>
@@ -50,23 +53,15 @@ static void mtr_probe_page_free(void *data, struct page *page,
 		mtr_ev_page(MEMTRACK_REC_PAGE_FREE, page, order, 0);
 }
 
-/* Order-0 pages freed in batches take this tracepoint instead. */
-static void mtr_probe_page_free_batched(void *data, struct page *page)
-{
-	mtr_probe_page_free(data, page, 0);
-}
-
 static void __used mtr_pages_check_types(void)
 {
 	check_trace_callback_type_mm_page_alloc(mtr_probe_page_alloc);
 	check_trace_callback_type_mm_page_free(mtr_probe_page_free);
-	check_trace_callback_type_mm_page_free_batched(mtr_probe_page_free_batched);
 }
 
 static struct mtr_tracepoint mtr_pages_tps[] = {
 	{ .name = "mm_page_alloc", .probe = mtr_probe_page_alloc },
 	{ .name = "mm_page_free", .probe = mtr_probe_page_free },
-	{ .name = "mm_page_free_batched", .probe = mtr_probe_page_free_batched },
 };
 
 struct mtr_hook_group mtr_group_pages = {

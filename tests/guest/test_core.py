@@ -105,12 +105,17 @@ def anon_mmap_rss_faults_pages():
           f"minor faults grew by {d['min_flt'] - b['min_flt']} < {n // PAGE}")
     check(d["mmap_calls"] - b["mmap_calls"] == 1, "mmap_calls did not grow by 1")
     check(d["mmap_bytes"] - b["mmap_bytes"] == n, "mmap_bytes did not grow by n")
-    check(d["pg_alloc"] - b["pg_alloc"] >= n // PAGE,
-          f"pg_alloc grew by {d['pg_alloc'] - b['pg_alloc']} < {n // PAGE}")
+    # Each page once, and the page tables mapping them (one per 512
+    # pages) and a few of the command's own beside them: a page freed in
+    # a batch counted twice (mm_page_free and mm_page_free_batched both
+    # fire for it) is far over.
+    most = n // PAGE + n // PAGE // 256 + 64
+    check(n // PAGE <= d["pg_alloc"] - b["pg_alloc"] <= most,
+          f"pg_alloc grew by {d['pg_alloc'] - b['pg_alloc']}, not {n // PAGE}..{most}")
     check(a["munmap_calls"] - d["munmap_calls"] == 1, "munmap_calls did not grow by 1")
     check(a["munmap_bytes"] - d["munmap_bytes"] == n, "munmap_bytes did not grow by n")
-    check(a["pg_free"] - d["pg_free"] >= n // PAGE,
-          f"pg_free grew by {a['pg_free'] - d['pg_free']} < {n // PAGE}")
+    check(n // PAGE <= a["pg_free"] - d["pg_free"] <= most,
+          f"pg_free grew by {a['pg_free'] - d['pg_free']}, not {n // PAGE}..{most}")
 
 
 @test
