@@ -68,7 +68,7 @@ UNITS := memtrackd.service memtrackd-aggregate.service
 
 .PHONY: all module user man progs leak-progs check run install install-user \
 	install-memtrackd install-dkms dkms-source uninstall clean user-arm64 \
-	user-arm64-locked FORCE
+	user-arm64-locked bench-progs bench-progs-arm64 FORCE
 
 all: module user man progs
 
@@ -118,6 +118,17 @@ user-arm64-locked:
 	$(ARM64_MAKE) -C user TOP=$(TOP) BIN=$(ARM64_B)/bin LIBDIR=$(ARM64_B)/lib \
 		OBJDIR=$(ARM64_B)/user TESTDIR=$(ARM64_B)/tests/user all tests
 	$(ARM64_MAKE) -C tests TOP=$(TOP) TESTBIN=$(ARM64_B)/tests progs leak-progs
+
+# The benches' programs (bench/Makefile): the host's, and arm64's into
+# build/arm64/bench/ (seen by the arm64 guest as build/bench/, which must
+# be there to be covered).
+bench-progs:
+	@$(MAKE) --no-print-directory -C bench TOP=$(TOP)
+
+bench-progs-arm64:
+	@test -d $(ARM64_ROOT)/usr/lib/$(ARM64_TRIPLE) || { echo "no arm64 build root: run scripts/buildroot bookworm-arm64" >&2; exit 1; }
+	@mkdir -p $(TOP)/build/bench
+	$(ARM64_MAKE) -C bench TOP=$(TOP) BENCHBIN=$(ARM64_B)/bench
 
 # SUITE=name(s) [TEST=name(s)] [KERNEL=series]: one suite, one test, one
 # kernel (scripts/check says how).
