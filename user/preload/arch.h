@@ -22,6 +22,16 @@
 #include <sys/uio.h>
 #include <sys/user.h>
 
+/* A signal frame's stack_t, the same on every 64-bit Linux */
+struct mt_stack {
+	uint64_t ss_sp;
+	int32_t ss_flags;
+	int32_t pad;
+	uint64_t ss_size;
+};
+/* no valid mode: rt_sigreturn leaves the alternate stack as it is */
+#define MT_SS_NO_MODE		0x10
+
 /* A call's frame, as mt_callframe_make() builds it (remote_call.c) */
 struct mt_callframe {
 	uint8_t *buf;			/* what to write at `at` */
@@ -124,12 +134,7 @@ struct mt_rt_sigframe {
 	struct {
 		uint64_t uc_flags;
 		uint64_t uc_link;
-		struct {
-			uint64_t ss_sp;
-			int32_t ss_flags;
-			int32_t pad;
-			uint64_t ss_size;
-		} uc_stack;
+		struct mt_stack uc_stack;
 		struct mt_sigcontext uc_mcontext;
 		uint64_t uc_sigmask;	/* the kernel's sigset: 64 signals */
 	} uc;
@@ -222,8 +227,7 @@ static inline int mt_callframe_make(pid_t tid, const mt_regs_t *back,
 	f->ret = restore_rt;
 	f->uc.uc_flags = MT_UC_FP_XSTATE | MT_UC_SIGCONTEXT_SS |
 			 MT_UC_STRICT_RESTORE_SS;
-	/* no valid mode: rt_sigreturn leaves the alternate stack as it is */
-	f->uc.uc_stack.ss_flags = 0x10;
+	f->uc.uc_stack.ss_flags = MT_SS_NO_MODE;
 	mt_sigcontext_of(&f->uc.uc_mcontext, back, xs);
 	f->uc.uc_sigmask = sigmask;
 	/* the XSAVE area as a signal frame has it: MAGIC2 right after */
@@ -394,12 +398,7 @@ struct mt_rt_sigframe {
 	struct {
 		uint64_t uc_flags;
 		uint64_t uc_link;
-		struct {
-			uint64_t ss_sp;
-			int32_t ss_flags;
-			int32_t pad;
-			uint64_t ss_size;
-		} uc_stack;
+		struct mt_stack uc_stack;
 		uint64_t uc_sigmask;	/* the kernel's sigset: 64 signals */
 		uint8_t unused[120];	/* to glibc's 1024-bit sigset_t */
 		struct {
@@ -499,8 +498,7 @@ static inline int mt_callframe_make(pid_t tid, const mt_regs_t *back,
 	cf->buf = (uint8_t *)f;
 	cf->len = sizeof(*f);
 	cf->at = cf->sp = (below - sizeof(*f)) & ~(uint64_t)(MT_STACK_ALIGN - 1);
-	/* no valid mode: rt_sigreturn leaves the alternate stack as it is */
-	f->uc.uc_stack.ss_flags = 0x10;
+	f->uc.uc_stack.ss_flags = MT_SS_NO_MODE;
 	f->uc.uc_sigmask = sigmask;
 	for (i = 0; i < 31; i++)
 		f->uc.uc_mcontext.regs[i] = back->gp.regs[i];
