@@ -88,7 +88,8 @@ build/$(KVER)/memtrack.ko: $(KMOD_DEPS) FORCE
 	    [ -n "$$(find kmod/features -newer $(KOBJ)/memtrack_features.h)" ]; then \
 		$(KRUN) env $(KCROSS) kmod/features/detect $(KDIR) $(KOBJ); fi
 	$(KRUN) $(MAKE) -C $(KDIR) M=$(KOBJ) $(KCROSS) modules
-	@cp $(KOBJ)/memtrack.ko $@
+	@# replaced whole, and only when it changed: a VM may be loading it
+	@cmp -s $(KOBJ)/memtrack.ko $@ || { cp $(KOBJ)/memtrack.ko $@.tmp && mv $@.tmp $@; }
 
 user:
 	@if [ -f user/Makefile ]; then $(MAKE) -C user TOP=$(TOP) BIN=$(TOP)/$(BIN); fi
