@@ -212,6 +212,7 @@ int mt_remote_call(struct mt_remote *rc, const struct mt_remote_args *a,
 		return err;
 	r = t->regs;
 	mt_regs_call(&r, a->fn, call, rc->restore_rt);
+	MT_REG_SYSCALL(&r) = MT_NO_SYSCALL;
 	for (i = 0; i < a->nargs; i++) {
 		uint64_t v = i == a->data_arg ? data : a->args[i];
 

@@ -249,7 +249,6 @@ static inline void mt_regs_call(mt_regs_t *r, uint64_t fn, uint64_t sp,
 	(void)ret;			/* on the stack, in the frame */
 	r->rip = fn;
 	r->rsp = sp;
-	r->orig_rax = MT_NO_SYSCALL;
 	r->rax = 0;
 	r->eflags &= ~(0x100ULL | 0x400ULL);
 }
@@ -521,7 +520,6 @@ static inline void mt_regs_call(mt_regs_t *r, uint64_t fn, uint64_t sp,
 	r->gp.pc = fn;
 	r->gp.sp = sp;
 	r->gp.regs[30] = ret;
-	r->syscall = MT_NO_SYSCALL;
 }
 
 /* ---- relocations of GOT slots ------------------------------------------- */
