@@ -275,9 +275,11 @@ def until_unhooked(pid, before, timeout=UNHOOK_S):
         time.sleep(0.01)
 
 
-def rss_kib(pid):
+def rss_kib(pid, fields=("VmRSS",)):
+    """The sum of the named /proc/PID/status fields (KiB)."""
     with open(f"/proc/{pid}/status") as f:
-        return int(re.search(r"VmRSS:\s+(\d+)", f.read()).group(1))
+        text = f.read()
+    return sum(int(re.search(rf"{k}:\s+(\d+)", text).group(1)) for k in fields)
 
 
 def storm_ok(s, ops_before=0, timeout=10):
@@ -401,8 +403,9 @@ def paused_rss(s):
                else lfx.task_states(s.pid))
         raise AssertionError(f"the storm did not pause: {said!r}; {why}")
     rss = rss_kib(s.pid)
+    split = rss_kib(s.pid, ("RssAnon",)), rss_kib(s.pid, ("RssFile", "RssShmem"))
     check(s.ask("go") == "going", "the storm did not go on")
-    return rss
+    return rss, split
 
 
 def settled_rss(s, timeout=90):
@@ -410,14 +413,14 @@ def settled_rss(s, timeout=90):
     caches fill over seconds (RSS creeps up, then stops); two readings 3 s
     apart within 64 KiB."""
     end = time.monotonic() + timeout
-    last = paused_rss(s)
+    seen = [paused_rss(s)]
     while time.monotonic() < end:
         time.sleep(3)
-        rss = paused_rss(s)
-        if abs(rss - last) <= 64:
-            return rss
-        last = rss
-    raise AssertionError(f"the storm's RSS did not settle: {last} KiB")
+        seen.append(paused_rss(s))
+        if abs(seen[-1][0] - seen[-2][0]) <= 64:
+            return seen[-1][0]
+    raise AssertionError("the storm's RSS did not settle: KiB (anon, file) " +
+                         " ".join(f"{r}({a},{f})" for r, (a, f) in seen))
 
 
 def rss_floor(s, n=5):
@@ -426,7 +429,7 @@ def rss_floor(s, n=5):
     either way; what a tracer left behind stays in every one."""
     out = []
     for _ in range(n):
-        out.append(paused_rss(s))
+        out.append(paused_rss(s)[0])
         time.sleep(1)
     return min(out)
 

@@ -13,8 +13,9 @@
  *   stat   "ops N errors E" (N: blocks checked and freed so far)
  *   pause  every thread checks and frees its blocks and ends (its malloc
  *          cache goes with it), then malloc_trim(0) gives the free memory
- *          back: "paused", an RSS that holds nothing of the storm's own,
- *          to compare one with another
+ *          back: "paused" once the kernel has reaped the threads, an RSS
+ *          that holds nothing of the storm's own, to compare one with
+ *          another
  *   go     new threads storm again: "going"
  *   EOF    the threads stop; exit 0 if no error, else 1
  */
@@ -26,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define LIVE	64
 #define MAXT	1024
@@ -177,6 +179,38 @@ static void bind_slots(void)
 
 static pthread_t th[MAXT];
 
+/* The number of threads the kernel still counts in this process. */
+static int threads(void)
+{
+	char line[128];
+	int n = -1;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Threads: %d", &n) == 1)
+			break;
+	fclose(f);
+	return n;
+}
+
+/*
+ * Wait until the ended threads are reaped.  pthread_join() returns when a
+ * thread's exit clears its TID, before the kernel folds the RSS it counted
+ * per thread into the process's (sync_mm_rss(): kernels before 6.2 count
+ * up to 64 page events a thread apart): a VmRSS read at once was off by
+ * what the threads still held, more so on a loaded machine.
+ */
+static void reaped(void)
+{
+	const struct timespec ms = { 0, 1000000 };
+	int i;
+
+	for (i = 0; i < 10000 && threads() > 1; i++)
+		nanosleep(&ms, NULL);
+}
+
 static void start(unsigned int n)
 {
 	unsigned int i;
@@ -219,6 +253,7 @@ int main(int argc, char **argv)
 				end(n);
 			running = false;
 			malloc_trim(0);
+			reaped();
 			printf("paused\n");
 		} else if (!strncmp(line, "go", 2)) {
 			if (!running)
