@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Kernel heap attributed to the task that asked for it: kmalloc bytes
- * requested and actually allocated, and kfree calls.
+ * requested and actually allocated, and kfree calls.  The probes are
+ * notrace: no patchable entry to step over on each of these events.
  */
 #include <linux/slab.h>
 #include <trace/events/kmem.h>
@@ -13,8 +14,7 @@ static void mtr_kmalloc(unsigned long call_site, const void *ptr,
 {
 	struct mtr_thread *t;
 
-	mtr_total_add(kmalloc_events, 1);
-	t = mtr_current();
+	t = mtr_event_thread(kmalloc_events);
 	if (!t || !ptr)
 		return;
 	mtr_count(t, MTR_C_KMALLOC_CALLS, 1);
@@ -25,13 +25,13 @@ static void mtr_kmalloc(unsigned long call_site, const void *ptr,
 			       bytes_alloc, gfp);
 }
 
-static void mtr_probe_kmalloc(void *data, MTR_KMALLOC_PROTO)
+static notrace void mtr_probe_kmalloc(void *data, MTR_KMALLOC_PROTO)
 {
 	mtr_kmalloc(call_site, ptr, bytes_req, bytes_alloc, gfp);
 }
 
 #ifdef MTR_HAVE_KMALLOC_NODE_TP
-static void mtr_probe_kmalloc_node(void *data, unsigned long call_site,
+static notrace void mtr_probe_kmalloc_node(void *data, unsigned long call_site,
 				  const void *ptr, size_t bytes_req,
 				  size_t bytes_alloc, gfp_t gfp, int node)
 {
@@ -40,15 +40,14 @@ static void mtr_probe_kmalloc_node(void *data, unsigned long call_site,
 #endif
 
 /* kfree(NULL) fires the tracepoint too; it frees nothing. */
-static void mtr_probe_kfree(void *data, unsigned long call_site,
+static notrace void mtr_probe_kfree(void *data, unsigned long call_site,
 			   const void *ptr)
 {
 	struct mtr_thread *t;
 
 	if (ZERO_OR_NULL_PTR(ptr))
 		return;
-	mtr_total_add(kfree_events, 1);
-	t = mtr_current();
+	t = mtr_event_thread(kfree_events);
 	if (!t)
 		return;
 	mtr_count(t, MTR_C_KFREE_CALLS, 1);

@@ -12,40 +12,50 @@
 #include <trace/events/kmem.h>
 #include "memtrack.h"
 
-static void mtr_probe_page_alloc(void *data, struct page *page,
-				unsigned int order, gfp_t gfp, int migratetype)
+/* A failed allocation: by order, with the gfp flags that failed. */
+static noinline void mtr_page_alloc_failed(unsigned int order, gfp_t gfp)
 {
 	struct mtr_thread *t;
 
-	if (likely(page)) {
-		mtr_total_add(pg_alloc_events, 1);
-	} else {
-		mtr_total_add(pg_alloc_fail, 1);
-		mtr_total_add(pg_alloc_fail_order[min(order, MTR_MAX_ORDER_SLOTS - 1U)], 1);
-	}
+	mtr_total_add(pg_alloc_fail, 1);
+	mtr_total_add(pg_alloc_fail_order[min(order, MTR_MAX_ORDER_SLOTS - 1U)], 1);
 	t = mtr_current();
 	if (!t)
 		return;
-	if (likely(page)) {
-		mtr_count(t, MTR_C_PG_ALLOC, 1UL << order);
-		if (mtr_ev_wanted())
-			mtr_ev_page(MEMTRACK_REC_PAGE_ALLOC, page, order, gfp);
-	} else {
-		mtr_count(t, MTR_C_PG_ALLOC_FAIL, 1);
-		WRITE_ONCE(t->fail_gfp, (__force u32)gfp);
-		WRITE_ONCE(t->proc->fail_gfp, (__force u32)gfp);
-		if (mtr_ev_wanted())
-			mtr_ev_page(MEMTRACK_REC_PAGE_ALLOC_FAIL, NULL, order, gfp);
-	}
+	mtr_count(t, MTR_C_PG_ALLOC_FAIL, 1);
+	WRITE_ONCE(t->fail_gfp, (__force u32)gfp);
+	WRITE_ONCE(t->proc->fail_gfp, (__force u32)gfp);
+	if (mtr_ev_wanted())
+		mtr_ev_page(MEMTRACK_REC_PAGE_ALLOC_FAIL, NULL, order, gfp);
 }
 
-static void mtr_probe_page_free(void *data, struct page *page,
-			       unsigned int order)
+/*
+ * The two probes on every page a fault maps and every page an munmap frees:
+ * notrace (no patchable entry to step over), the rare cases out of line.
+ */
+static notrace void mtr_probe_page_alloc(void *data, struct page *page,
+					 unsigned int order, gfp_t gfp,
+					 int migratetype)
 {
 	struct mtr_thread *t;
 
-	mtr_total_add(pg_free_events, 1);
-	t = mtr_current();
+	if (unlikely(!page)) {
+		mtr_page_alloc_failed(order, gfp);
+		return;
+	}
+	t = mtr_event_thread(pg_alloc_events);
+	if (!t)
+		return;
+	mtr_count(t, MTR_C_PG_ALLOC, 1UL << order);
+	if (mtr_ev_wanted())
+		mtr_ev_page(MEMTRACK_REC_PAGE_ALLOC, page, order, gfp);
+}
+
+static notrace void mtr_probe_page_free(void *data, struct page *page,
+					unsigned int order)
+{
+	struct mtr_thread *t = mtr_event_thread(pg_free_events);
+
 	if (!t)
 		return;
 	mtr_count(t, MTR_C_PG_FREE, 1UL << order);

@@ -11,6 +11,7 @@
 #include <linux/spinlock.h>
 #include <linux/rcupdate.h>
 #include <linux/percpu.h>
+#include <linux/jump_label.h>
 #include <linux/sched.h>
 #include <linux/kprobes.h>
 #include <linux/wait.h>
@@ -105,14 +106,34 @@ static inline struct mtr_thread *mtr_thread_find(pid_t tid)
 }
 
 /*
- * Events in interrupt context belong to no task.  Probes run with preemption
- * disabled, which is an RCU read-side section.
+ * The thread each CPU's probes last found: a task's events come in runs (a
+ * page fault's allocation, the frees of its munmap), and checking the last
+ * one costs less than the hash.  The reaper takes an entry out of every
+ * CPU's slot before it frees it (mtr_thread_forget()).
  */
+DECLARE_PER_CPU(struct mtr_thread *, mtr_thread_last);
+
+/*
+ * Events in interrupt context belong to no task (mtr_current_task(): the
+ * caller has checked in_task()).  Probes run with preemption disabled, which
+ * is an RCU read-side section.
+ */
+static inline struct mtr_thread *mtr_current_task(void)
+{
+	struct mtr_thread *t = __this_cpu_read(mtr_thread_last);
+	pid_t tid = current->pid;
+
+	if (likely(t && READ_ONCE(t->tid) == tid && !READ_ONCE(t->exit_ns)))
+		return t;
+	t = mtr_thread_find(tid);
+	if (t)
+		__this_cpu_write(mtr_thread_last, t);
+	return t;
+}
+
 static inline struct mtr_thread *mtr_current(void)
 {
-	if (!in_task())
-		return NULL;
-	return mtr_thread_find(current->pid);
+	return in_task() ? mtr_current_task() : NULL;
 }
 void mtr_track_task(struct task_struct *task, gfp_t gfp);
 bool mtr_thread_exit(struct mtr_thread *t, struct task_struct *task);
@@ -191,6 +212,31 @@ struct mtr_totals {
 };
 DECLARE_PER_CPU(struct mtr_totals, mtr_totals);
 #define mtr_total_add(field, v) this_cpu_add(mtr_totals.field, (v))
+/*
+ * The same totals counted by probes in task context, with preemption off:
+ * a plain add (an atomic one is several instructions on arm64, on the
+ * hottest events).  An interrupt's probe adds to mtr_totals, never to the
+ * word this one is in the middle of changing.
+ */
+DECLARE_PER_CPU(struct mtr_totals, mtr_totals_task);
+#define mtr_total_add_task(field, v) raw_cpu_add(mtr_totals_task.field, (v))
+
+/*
+ * A probe's event: one more in the total @field, and the thread it belongs
+ * to (NULL in an interrupt, or for a task not tracked).
+ */
+#define mtr_event_thread(field)					\
+({								\
+	struct mtr_thread *__t = NULL;				\
+								\
+	if (likely(in_task())) {				\
+		mtr_total_add_task(field, 1);			\
+		__t = mtr_current_task();			\
+	} else {						\
+		mtr_total_add(field, 1);			\
+	}							\
+	__t;							\
+})
 
 /* hook_oom.c: the most recent OOM victims. */
 #define MTR_OOM_RING 8
@@ -322,9 +368,12 @@ wait_queue_head_t *mtr_reader_waitq(struct mtr_reader *r);
 void mtr_emit(struct memtrack_rec_hdr *h, u32 class);
 void mtr_emit_as(struct memtrack_rec_hdr *h, u32 class, kuid_t uid);
 extern struct list_head mtr_readers;	/* ring.c; RCU */
+/* On while a reader is listed: the probes' check is a patched branch. */
+DECLARE_STATIC_KEY_FALSE(mtr_readers_on);
 static inline bool mtr_have_readers(void)
 {
-	return !list_empty(&mtr_readers);
+	return static_branch_unlikely(&mtr_readers_on) &&
+	       !list_empty(&mtr_readers);
 }
 
 /* Whether a record is wanted at all: a reader exists, in task context. */

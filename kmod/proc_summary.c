@@ -116,7 +116,7 @@ static void mtr_show_module(struct seq_file *m, const struct memtrack_summary *s
 	seq_printf(m, "RetentionMs: %u\n", READ_ONCE(mtr_retention_ms));
 	mtr_table_stats(&st);
 	seq_printf(m, "MemoryUsed: %zu kB\n",
-		   (st.bytes + num_possible_cpus() * sizeof(struct mtr_totals)) >> 10);
+		   (st.bytes + num_possible_cpus() * 2 * sizeof(struct mtr_totals)) >> 10);
 }
 
 static void mtr_show_alloc(struct seq_file *m, const struct memtrack_summary *s,

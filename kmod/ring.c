@@ -65,6 +65,7 @@ bool mtr_ring_kb_valid(unsigned int kb)
 	       is_power_of_2(kb);
 }
 LIST_HEAD(mtr_readers);
+DEFINE_STATIC_KEY_FALSE(mtr_readers_on);
 static DEFINE_MUTEX(mtr_readers_lock);
 
 static void mtr_ring_copy_in(struct mtr_ring *ring, u64 pos, const void *src,
@@ -446,6 +447,7 @@ struct mtr_reader *mtr_reader_create(size_t ring_bytes)
 	}
 	mutex_lock(&mtr_readers_lock);
 	list_add_tail_rcu(&r->node, &mtr_readers);
+	static_branch_inc(&mtr_readers_on);
 	mutex_unlock(&mtr_readers_lock);
 	return r;
 fail:
@@ -457,6 +459,7 @@ fail:
 void mtr_reader_destroy(struct mtr_reader *r)
 {
 	mutex_lock(&mtr_readers_lock);
+	static_branch_dec(&mtr_readers_on);
 	list_del_rcu(&r->node);
 	mutex_unlock(&mtr_readers_lock);
 	synchronize_rcu();

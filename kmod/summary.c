@@ -14,6 +14,7 @@
 #include "memtrack.h"
 
 DEFINE_PER_CPU(struct mtr_totals, mtr_totals);
+DEFINE_PER_CPU(struct mtr_totals, mtr_totals_task);
 static u64 mtr_load_ns;
 
 void mtr_summary_init(void)
@@ -30,6 +31,9 @@ static void mtr_totals_sum(struct mtr_totals *sum)
 	memset(sum, 0, sizeof(*sum));
 	for_each_possible_cpu(cpu) {
 		src = (const u64 *)per_cpu_ptr(&mtr_totals, cpu);
+		for (i = 0; i < sizeof(*sum) / sizeof(u64); i++)
+			dst[i] += READ_ONCE(src[i]);
+		src = (const u64 *)per_cpu_ptr(&mtr_totals_task, cpu);
 		for (i = 0; i < sizeof(*sum) / sizeof(u64); i++)
 			dst[i] += READ_ONCE(src[i]);
 	}

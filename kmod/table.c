@@ -23,6 +23,7 @@
 #include "memtrack.h"
 
 DEFINE_HASHTABLE(mtr_thread_hash, MTR_HASH_BITS);
+DEFINE_PER_CPU(struct mtr_thread *, mtr_thread_last);
 static DEFINE_HASHTABLE(mtr_proc_hash, MTR_HASH_BITS);
 LIST_HEAD(mtr_thread_list);
 LIST_HEAD(mtr_proc_list);
@@ -207,7 +208,7 @@ void mtr_thread_exec(struct task_struct *task, pid_t old_tid)
 	t = mtr_thread_find(old_tid);
 	if (t) {
 		hash_del_rcu(&t->hnode);
-		t->tid = task->pid;
+		WRITE_ONCE(t->tid, task->pid);	/* mtr_current() reads it */
 		hash_add_rcu(mtr_thread_hash, &t->hnode, t->tid);
 		spin_lock(&t->proc->lock);
 		old = t->pid;
@@ -229,6 +230,19 @@ static void mtr_thread_free_rcu(struct rcu_head *rcu)
 static void mtr_proc_free_rcu(struct rcu_head *rcu)
 {
 	kmem_cache_free(mtr_proc_cache, container_of(rcu, struct mtr_proc, rcu));
+}
+
+/*
+ * Out of every CPU's last-found slot, before it is freed.  A probe that read
+ * it from a slot is in an RCU read-side section, which the free waits for;
+ * none puts it back, as it has exited (a probe caches live threads only).
+ */
+static void mtr_thread_forget(struct mtr_thread *t)
+{
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		cmpxchg(per_cpu_ptr(&mtr_thread_last, cpu), t, NULL);
 }
 
 static bool mtr_thread_gone(struct mtr_thread *t)
@@ -282,6 +296,7 @@ void mtr_table_reap(u64 now, u64 retention)
 		spin_unlock(&t->proc->lock);
 		atomic_dec(&mtr_nr_threads);
 		atomic_dec(&mtr_nr_threads_exited);
+		mtr_thread_forget(t);
 		call_rcu(&t->rcu, mtr_thread_free_rcu);
 	}
 	list_for_each_entry_safe(p, pn, &mtr_proc_list, node) {
