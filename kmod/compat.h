@@ -21,6 +21,31 @@
 #include <linux/sched/coredump.h>
 #endif
 
+/*
+ * Tracepoints call their probes with preemption disabled up to 6.x; 7.x's
+ * call them inside an SRCU-fast read section, preemptible.  The probes keep
+ * per-CPU state (the totals, the last thread found) and find the task
+ * table's entries under RCU: where the kernel no longer does, they disable
+ * preemption themselves (an RCU read-side section too).
+ * MTR_TP_PROBE(name, (proto), (args)) defines the probe mtr_probe_NAME(void
+ * *data, proto) calling mtr_NAME(args) so.
+ */
+#ifdef MTR_HAVE_TP_SRCU_FAST
+#define mtr_tp_enter() preempt_disable_notrace()
+#define mtr_tp_exit() preempt_enable_notrace()
+#else
+#define mtr_tp_enter() do { } while (0)
+#define mtr_tp_exit() do { } while (0)
+#endif
+#define MTR_UNPAREN(...) __VA_ARGS__
+#define MTR_TP_PROBE(name, proto, args)					\
+static notrace void mtr_probe_##name(void *data, MTR_UNPAREN proto)	\
+{									\
+	mtr_tp_enter();							\
+	mtr_##name args;						\
+	mtr_tp_exit();							\
+}
+
 /* oom:mark_victim took (int pid) before 6.1.130 and (task, uid) since. */
 #ifdef MTR_HAVE_MARK_VICTIM_TASK
 #define MTR_MARK_VICTIM_PROTO struct task_struct *victim, uid_t victim_uid

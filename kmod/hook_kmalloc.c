@@ -9,7 +9,7 @@
 #include "memtrack.h"
 #include "compat.h"
 
-static void mtr_kmalloc(unsigned long call_site, const void *ptr,
+static __always_inline void mtr_kmalloc(unsigned long call_site, const void *ptr,
 			size_t bytes_req, size_t bytes_alloc, gfp_t gfp)
 {
 	struct mtr_thread *t;
@@ -25,23 +25,21 @@ static void mtr_kmalloc(unsigned long call_site, const void *ptr,
 			       bytes_alloc, gfp);
 }
 
-static notrace void mtr_probe_kmalloc(void *data, MTR_KMALLOC_PROTO)
-{
-	mtr_kmalloc(call_site, ptr, bytes_req, bytes_alloc, gfp);
-}
+MTR_TP_PROBE(kmalloc, (MTR_KMALLOC_PROTO),
+	     (call_site, ptr, bytes_req, bytes_alloc, gfp))
 
 #ifdef MTR_HAVE_KMALLOC_NODE_TP
-static notrace void mtr_probe_kmalloc_node(void *data, unsigned long call_site,
-				  const void *ptr, size_t bytes_req,
-				  size_t bytes_alloc, gfp_t gfp, int node)
-{
-	mtr_kmalloc(call_site, ptr, bytes_req, bytes_alloc, gfp);
-}
+/* 5.10's kmalloc_node() calls: the same, and the node. */
+#define mtr_kmalloc_node(call_site, ptr, bytes_req, bytes_alloc, gfp) \
+	mtr_kmalloc(call_site, ptr, bytes_req, bytes_alloc, gfp)
+MTR_TP_PROBE(kmalloc_node, (unsigned long call_site, const void *ptr,
+			    size_t bytes_req, size_t bytes_alloc, gfp_t gfp,
+			    int node),
+	     (call_site, ptr, bytes_req, bytes_alloc, gfp))
 #endif
 
 /* kfree(NULL) fires the tracepoint too; it frees nothing. */
-static notrace void mtr_probe_kfree(void *data, unsigned long call_site,
-			   const void *ptr)
+static __always_inline void mtr_kfree(unsigned long call_site, const void *ptr)
 {
 	struct mtr_thread *t;
 
@@ -54,6 +52,9 @@ static notrace void mtr_probe_kfree(void *data, unsigned long call_site,
 	if (mtr_ev_wanted())
 		mtr_ev_kmalloc(MEMTRACK_REC_KFREE, call_site, ptr, 0, 0, 0);
 }
+
+MTR_TP_PROBE(kfree, (unsigned long call_site, const void *ptr),
+	     (call_site, ptr))
 
 static void __used mtr_kmalloc_check_types(void)
 {

@@ -15,9 +15,8 @@ static DEFINE_SPINLOCK(mtr_oom_lock);
 static struct mtr_oom_victim mtr_oom_ring[MTR_OOM_RING];
 static unsigned int mtr_oom_head;	/* victims recorded, ever */
 
-static void mtr_probe_mark_victim(void *data, MTR_MARK_VICTIM_PROTO)
+static void mtr_mark_victim(struct task_struct *task)
 {
-	struct task_struct *task = mtr_mark_victim_task();
 	struct mtr_oom_victim *v;
 	struct mtr_thread *t;
 	unsigned long flags, rss;
@@ -42,6 +41,8 @@ static void mtr_probe_mark_victim(void *data, MTR_MARK_VICTIM_PROTO)
 	strscpy(v->comm, task->comm, sizeof(v->comm));
 	spin_unlock_irqrestore(&mtr_oom_lock, flags);
 }
+
+MTR_TP_PROBE(mark_victim, (MTR_MARK_VICTIM_PROTO), (mtr_mark_victim_task()))
 
 /* Newest first. */
 unsigned int mtr_oom_victims(struct mtr_oom_victim *out, unsigned int max)

@@ -11,6 +11,7 @@
 #include <linux/minmax.h>
 #include <trace/events/kmem.h>
 #include "memtrack.h"
+#include "compat.h"
 
 /* A failed allocation: by order, with the gfp flags that failed. */
 static noinline void mtr_page_alloc_failed(unsigned int order, gfp_t gfp)
@@ -33,9 +34,8 @@ static noinline void mtr_page_alloc_failed(unsigned int order, gfp_t gfp)
  * The two probes on every page a fault maps and every page an munmap frees:
  * notrace (no patchable entry to step over), the rare cases out of line.
  */
-static notrace void mtr_probe_page_alloc(void *data, struct page *page,
-					 unsigned int order, gfp_t gfp,
-					 int migratetype)
+static __always_inline void mtr_page_alloc(struct page *page,
+					   unsigned int order, gfp_t gfp)
 {
 	struct mtr_thread *t;
 
@@ -51,8 +51,7 @@ static notrace void mtr_probe_page_alloc(void *data, struct page *page,
 		mtr_ev_page(MEMTRACK_REC_PAGE_ALLOC, page, order, gfp);
 }
 
-static notrace void mtr_probe_page_free(void *data, struct page *page,
-					unsigned int order)
+static __always_inline void mtr_page_free(struct page *page, unsigned int order)
 {
 	struct mtr_thread *t = mtr_event_thread(pg_free_events);
 
@@ -62,6 +61,10 @@ static notrace void mtr_probe_page_free(void *data, struct page *page,
 	if (mtr_ev_wanted())
 		mtr_ev_page(MEMTRACK_REC_PAGE_FREE, page, order, 0);
 }
+
+MTR_TP_PROBE(page_alloc, (struct page *page, unsigned int order, gfp_t gfp,
+			  int migratetype), (page, order, gfp))
+MTR_TP_PROBE(page_free, (struct page *page, unsigned int order), (page, order))
 
 static void __used mtr_pages_check_types(void)
 {

@@ -11,7 +11,7 @@
 #include "memtrack.h"
 #include "compat.h"
 
-static void mtr_probe_reclaim_begin(void *data, MTR_RECLAIM_BEGIN_PROTO)
+static void mtr_reclaim_begin(void)
 {
 	struct mtr_thread *t = mtr_current();
 
@@ -20,7 +20,7 @@ static void mtr_probe_reclaim_begin(void *data, MTR_RECLAIM_BEGIN_PROTO)
 }
 
 /* Every end is a stall, whether or not we saw its task begin. */
-static void mtr_probe_reclaim_end(void *data, MTR_RECLAIM_END_PROTO)
+static void mtr_reclaim_end(unsigned long nr_reclaimed)
 {
 	struct mtr_thread *t = mtr_current();
 	u64 start, ns;
@@ -39,17 +39,22 @@ static void mtr_probe_reclaim_end(void *data, MTR_RECLAIM_END_PROTO)
 	mtr_ev_reclaim(ns, nr_reclaimed);
 }
 
-static void mtr_probe_shrink_inactive(void *data, int nid,
-				     unsigned long nr_scanned,
-				     unsigned long nr_reclaimed,
-				     struct reclaim_stat *stat, int priority,
-				     int file)
+static void mtr_shrink_inactive(unsigned long nr_scanned,
+				unsigned long nr_reclaimed,
+				struct reclaim_stat *stat)
 {
 	mtr_total_add(reclaim_scanned, nr_scanned);
 	mtr_total_add(reclaim_reclaimed, nr_reclaimed);
 	mtr_total_add(reclaim_dirty, stat->nr_dirty);
 	mtr_total_add(reclaim_writeback, stat->nr_writeback);
 }
+
+MTR_TP_PROBE(reclaim_begin, (MTR_RECLAIM_BEGIN_PROTO), ())
+MTR_TP_PROBE(reclaim_end, (MTR_RECLAIM_END_PROTO), (nr_reclaimed))
+MTR_TP_PROBE(shrink_inactive, (int nid, unsigned long nr_scanned,
+			       unsigned long nr_reclaimed,
+			       struct reclaim_stat *stat, int priority, int file),
+	     (nr_scanned, nr_reclaimed, stat))
 
 static void __used mtr_reclaim_check_types(void)
 {

@@ -15,7 +15,7 @@
 #include "leak.h"
 
 /* Before the child first runs, so none of its events are missed. */
-static void mtr_probe_newtask(void *data, MTR_NEWTASK_PROTO)
+static void mtr_newtask(struct task_struct *task, u64 clone_flags)
 {
 	mtr_total_add(forks, 1);
 	mtr_track_task(task, GFP_NOWAIT | __GFP_NOWARN);
@@ -23,7 +23,7 @@ static void mtr_probe_newtask(void *data, MTR_NEWTASK_PROTO)
 	mtr_leak_task_fork(task, clone_flags);
 }
 
-static void mtr_probe_exit(void *data, MTR_PROCESS_EXIT_PROTO)
+static void mtr_process_exit(struct task_struct *task)
 {
 	struct mtr_thread *t = mtr_thread_find(task->pid);
 
@@ -33,12 +33,16 @@ static void mtr_probe_exit(void *data, MTR_PROCESS_EXIT_PROTO)
 	mtr_leak_task_exit(task);
 }
 
-static void mtr_probe_exec(void *data, struct task_struct *task, pid_t old_pid,
-			  struct linux_binprm *bprm)
+static void mtr_process_exec(struct task_struct *task, pid_t old_pid)
 {
 	mtr_thread_exec(task, old_pid);
 	mtr_leak_task_exec(task);
 }
+
+MTR_TP_PROBE(newtask, (MTR_NEWTASK_PROTO), (task, clone_flags))
+MTR_TP_PROBE(process_exit, (MTR_PROCESS_EXIT_PROTO), (task))
+MTR_TP_PROBE(process_exec, (struct task_struct *task, pid_t old_pid,
+			    struct linux_binprm *bprm), (task, old_pid))
 
 static int mtr_kp_exit_mm(struct kprobe *kp, struct pt_regs *regs)
 {
@@ -59,14 +63,14 @@ static int mtr_kp_exit_mm(struct kprobe *kp, struct pt_regs *regs)
 static void __used mtr_task_check_types(void)
 {
 	check_trace_callback_type_task_newtask(mtr_probe_newtask);
-	check_trace_callback_type_sched_process_exit(mtr_probe_exit);
-	check_trace_callback_type_sched_process_exec(mtr_probe_exec);
+	check_trace_callback_type_sched_process_exit(mtr_probe_process_exit);
+	check_trace_callback_type_sched_process_exec(mtr_probe_process_exec);
 }
 
 static struct mtr_tracepoint mtr_task_tps[] = {
 	{ .name = "task_newtask", .probe = mtr_probe_newtask },
-	{ .name = "sched_process_exit", .probe = mtr_probe_exit },
-	{ .name = "sched_process_exec", .probe = mtr_probe_exec },
+	{ .name = "sched_process_exit", .probe = mtr_probe_process_exit },
+	{ .name = "sched_process_exec", .probe = mtr_probe_process_exec },
 };
 
 static struct mtr_kprobe mtr_task_kps[] = {

@@ -116,7 +116,8 @@ DECLARE_PER_CPU(struct mtr_thread *, mtr_thread_last);
 /*
  * Events in interrupt context belong to no task (mtr_current_task(): the
  * caller has checked in_task()).  Probes run with preemption disabled, which
- * is an RCU read-side section.
+ * is an RCU read-side section (compat.h's MTR_TP_PROBE disables it where a
+ * kernel's tracepoints do not).
  */
 static inline struct mtr_thread *mtr_current_task(void)
 {
