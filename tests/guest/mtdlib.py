@@ -42,6 +42,47 @@ def dashboard_queries():
     return exprs
 
 
+def dashboard_variable(name):
+    """The dashboard's variable name, a query_result(PROMQL) one: its
+    PromQL (the other $variables matching anything) and its regex."""
+    with open(DASHBOARD) as f:
+        dash = json.load(f)
+    var = {v["name"]: v for v in dash["templating"]["list"]}[name]
+    q = var["query"]["query"]
+    assert q.startswith("query_result(") and q.endswith(")"), q
+    q = q[len("query_result("):-1]
+    for n in sorted(var_names(dash), key=len, reverse=True):
+        q = q.replace("$" + n, ".*")
+    return q, var["regex"].strip("/")
+
+
+def var_names(dash):
+    return [v["name"] for v in dash["templating"]["list"] if v["type"] == "query"]
+
+
+def grafana_values(result, regex):
+    """A variable's values as Grafana takes them from query_result's answer:
+    each element as the text NAME{K="V",...} VALUE MS, the regex's first
+    group of each, once each."""
+    got = []
+    for r in result:
+        m = dict(r["metric"])
+        text = m.pop("__name__", "") + "{" + ",".join(f'{k}="{v}"' for k, v in m.items())
+        text += "} %s %d" % (r["value"][1], r["value"][0] * 1000)
+        hit = re.search(regex, text)
+        if hit and hit.group(1) not in got:
+            got.append(hit.group(1))
+    return got
+
+
+def grafana_regex(values):
+    """$var in a query for these values, as Grafana's Prometheus data
+    source writes a multi-value variable: regex-escaped for a PromQL
+    string, several as (a|b)."""
+    esc = [re.sub(r"([$^*{}\[\]'+?.()|\\])", r"\\\\\1", v) for v in values]
+    return esc[0] if len(esc) == 1 else "(" + "|".join(esc) + ")"
+
+
 def dashboard_metrics():
     """The metric names those expressions read."""
     return {m for e in dashboard_queries() for m in re.findall(r"\bmemtrack_[a-z0-9_]+", e)}

@@ -90,7 +90,7 @@ def program_figures_match_module():
             rows = compare_program(m, comm, ("R", "X"))
         check(len(rows) == 3, f"{len(rows)} rows")
         check(sum(r["mmap_calls"] for r in rows) >= 30, "workload ran")
-        check(value(m, "memtrack_build_info", source="module") == 1, "source label")
+        check(value(m, "memtrack_node_info", source="module") == 1, "source label")
         # system counters: between the summaries read around the scrape
         for metric, key in (("memtrack_page_alloc_calls_total", "PageAllocs"),
                             ("memtrack_page_free_calls_total", "PageFrees"),

@@ -183,8 +183,8 @@ def drops_privileges():
             check(int(st["CapEff"][0], 16) == caps and int(st["CapPrm"][0], 16) == caps,
                   f"{extra}: caps {st}, want {caps:#x}")
             check(st["NoNewPrivs"] == ["1"], f"{extra}: NoNewPrivs {st['NoNewPrivs']}")
-            check(value(d.metrics(), "memtrack_build_info", source="proc") == 1,
-                  f"{extra}: memtrack_build_info")
+            check(value(d.metrics(), "memtrack_node_info", source="proc") == 1,
+                  f"{extra}: memtrack_node_info")
     with Daemon(source="proc", user="root") as d:
         check(ids(d.p.pid)["Uid"] == ["0"] * 4, "user = root stays root")
 
@@ -671,15 +671,26 @@ def node_label_only_when_asked():
 
 
 @test
-def build_info():
+def build_and_node_info():
+    """memtrack_build_info has the build's facts only (the version);
+    memtrack_node_info the node's: its name (the hostname by default, else
+    node =), uname's machine and release, and the source it runs on."""
     version = open(os.path.join(mtdlib.ROOT, "VERSION")).read().strip()
-    with Daemon(source="proc") as d:
-        text = d.text()
-        m = mtdlib.parse(text)
-        check(m["memtrack_build_info"] == [({"version": version, "source": "proc"}, 1.0)],
-              f"build_info {m['memtrack_build_info']}")
-        check(families(text)["memtrack_build_info"] == "gauge", "its type")
-        check("memtrack_info" not in m, "the old memtrack_info")
+    uts = os.uname()
+    for keys, name in (({}, uts.nodename), ({"node": "named-node"}, "named-node")):
+        with Daemon(source="proc", **keys) as d:
+            text = d.text()
+            m = mtdlib.parse(text)
+            check(m["memtrack_build_info"] == [({"version": version}, 1.0)],
+                  f"build_info {m['memtrack_build_info']}")
+            want = {"nodename": name, "machine": uts.machine, "release": uts.release,
+                    "source": "proc"}
+            check(m["memtrack_node_info"] == [(want, 1.0)],
+                  f"{keys}: node_info {m['memtrack_node_info']}, want {want}")
+            fams = families(text)
+            check(fams["memtrack_build_info"] == fams["memtrack_node_info"] == "gauge",
+                  "their type")
+            check("memtrack_info" not in m, "the old memtrack_info")
 
 
 @test
@@ -767,7 +778,7 @@ def names_follow_conventions():
     # the same quantity, the same suffix at each level
     prog = {n[len("memtrack_program_"):] for n in fams if n.startswith("memtrack_program_")}
     proc = {n[len("memtrack_process_"):] for n in fams if n.startswith("memtrack_process_")}
-    system = {n[len("memtrack_"):] for n in fams} - {"build_info"}
+    system = {n[len("memtrack_"):] for n in fams} - {"build_info", "node_info"}
     check(proc == {"rss_anon_bytes", "rss_file_bytes", "rss_shmem_bytes", "swap_bytes"}
           and proc < prog, f"process {proc}, program {prog}")
     for suffix in ("minor_page_faults_total", "major_page_faults_total"):
@@ -985,9 +996,12 @@ def prometheus_scrapes_it():
             fams = prom_query(pport, 'count by (__name__) ({__name__=~"memtrack_memory_.*"})')
             check(len(fams) == 14 and all(float(f["value"][1]) == 1 for f in fams),
                   f"memory families {fams}")
-            bi = prom_query(pport, 'memtrack_build_info{source="proc"}')
+            bi = prom_query(pport, "memtrack_build_info")
             version = open(os.path.join(mtdlib.ROOT, "VERSION")).read().strip()
             check(len(bi) == 1 and bi[0]["metric"]["version"] == version, f"build_info {bi}")
+            ni = prom_query(pport, 'memtrack_node_info{source="proc"}')
+            check(len(ni) == 1 and ni[0]["metric"]["nodename"] == os.uname().nodename,
+                  f"node_info {ni}")
     finally:
         if prom:
             prom.terminate()

@@ -42,7 +42,8 @@ import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [os.path.join(HERE, "..", "guest"), os.path.join(HERE, "..", "lib")]
-from mtdlib import DAEMON, DASHBOARD, QUERY, dashboard_queries, parse, value  # noqa: E402
+from mtdlib import (DAEMON, DASHBOARD, QUERY, dashboard_queries, dashboard_variable,  # noqa: E402
+                    grafana_regex, grafana_values, parse, value)
 from tls_keys import Keys  # noqa: E402
 from harness import Netns, check, main, sh, test  # noqa: E402
 
@@ -79,13 +80,18 @@ def netns_setup():
 
 
 class Prometheus:
-    """Debian's prometheus in PROM_NS, a remote write receiver, no scrapes;
-    stop() and start() keep its data."""
+    """Debian's prometheus in PROM_NS, a remote write receiver, scraping
+    the targets scrape names (HOST:PORT) every second, if any; stop() and
+    start() keep its data."""
 
-    def __init__(self):
+    def __init__(self, scrape=()):
         self.dir = tempfile.mkdtemp(prefix="mtdprom.")
         with open(os.path.join(self.dir, "prom.yml"), "w") as f:
             f.write("global:\n  scrape_interval: 1h\n")
+            if scrape:
+                f.write("scrape_configs:\n  - job_name: memtrackd\n"
+                        "    scrape_interval: 1s\n    static_configs:\n"
+                        f"      - targets: {json.dumps(list(scrape))}\n")
         self.p = None
         self.start()
 
@@ -143,17 +149,21 @@ class Prometheus:
 
 
 class Node:
-    """cluster_node.py in node i's namespaces, writing to Prometheus."""
+    """cluster_node.py in node i's namespaces, writing to Prometheus, or
+    (scraped) serving /metrics on its veth's address for Prometheus to
+    scrape, as self.instance."""
 
-    def __init__(self, i, extra=""):
+    def __init__(self, i, extra="", scraped=False):
         self.i, self.name = i, NODES[i]
+        self.instance = f"{node_ip(i)[0]}:{NODE_PORT}"
         self.dir = tempfile.mkdtemp(prefix="mtdrwn.")
         self.conf = os.path.join(self.dir, "node.conf")
         with open(self.conf, "w") as f:
             f.write("[memtrackd]\n"
                     f"node = {self.name}\nport = {NODE_PORT}\nsource = proc\n"
                     f"sample_interval_ms = {INTERVAL_MS}\nuser = root\n"
-                    f"remote_write = http://{node_ip(i)[1]}:{PROM_PORT}/api/v1/write\n"
+                    + ("listen = 0.0.0.0\n" if scraped else
+                       f"remote_write = http://{node_ip(i)[1]}:{PROM_PORT}/api/v1/write\n")
                     + extra)
         self.p = subprocess.Popen(NETNS.cmd(node_ns(i), "unshare", "--pid", "--fork",
                                             "--mount-proc", sys.executable,
@@ -205,13 +215,15 @@ class Node:
 
 
 class Setup:
-    def __init__(self, extra=lambda i: ""):
-        """extra(i): node i's further configuration lines."""
-        self.prom = Prometheus()
+    def __init__(self, extra=lambda i: "", scraped=()):
+        """extra(i): node i's further configuration lines; the nodes
+        scraped (their indexes) are scraped by Prometheus, the others
+        remote-write to it."""
+        self.prom = Prometheus([f"{node_ip(i)[0]}:{NODE_PORT}" for i in scraped])
         self.nodes = []
         try:
             for i in range(len(NODES)):
-                self.nodes.append(Node(i, extra(i)))
+                self.nodes.append(Node(i, extra(i), i in scraped))
         except Exception:
             self.close()
             raise
@@ -272,11 +284,17 @@ def prometheus_holds_each_nodes_metrics():
             check(names == held, f"{n.name}: only in /metrics {sorted(names - held)}, "
                   f"only in Prometheus {sorted(held - names)}")
             res = s.prom.query(f'memtrack_build_info{{node="{n.name}"}}')
-            check(len(res) == 1, f"{n.name}: build_info {res}")
             check(len(res) == 1 and res[0]["metric"] == {
-                "__name__": "memtrack_build_info", "node": n.name, "source": "proc",
+                "__name__": "memtrack_build_info", "node": n.name,
                 "version": open(os.path.join(ROOT, "VERSION")).read().strip()},
                 f"{n.name}: build_info {res}")
+            # the node's name as the node label has it; the nodes share
+            # the host's kernel (only their network and pids are apart)
+            res = s.prom.query(f'memtrack_node_info{{node="{n.name}"}}')
+            check(len(res) == 1 and res[0]["metric"] == {
+                "__name__": "memtrack_node_info", "node": n.name, "nodename": n.name,
+                "machine": os.uname().machine, "release": os.uname().release,
+                "source": "proc"}, f"{n.name}: node_info {res}")
 
 
 @test
@@ -471,6 +489,75 @@ def prometheus_backend_answers_as_the_aggregator():
         agg.terminate()
         agg.wait(timeout=30)
         shutil.rmtree(agg_dir, ignore_errors=True)
+
+
+@test
+def scraped_and_remote_written_nodes_apart():
+    """Prometheus scrapes nodes 0 and 1 (no node label: their series carry
+    instance and job) and node 2 remote-writes (node="rw-node-2"); a
+    scraped node is named by its instance.  memtrack-query -P: nodes lists
+    exactly the three, up, each name non-empty; sum by node gives each node
+    its own workload figures, equal to its /metrics; where node=INSTANCE
+    picks one scraped node alone (sum and top).  The dashboard: the node
+    variable (query_result, its regex, as Grafana reads it) has the three;
+    a by (node) panel has a series per node, and with the variable set to
+    a scraped node's instance only that one; memtrack_node_info joins a
+    scraped instance to its nodename."""
+    scraped = (0, 1)
+    prom = ["-P", f"http://127.0.0.1:{PROM_PORT}"]
+    with Setup(lambda i: "top_pids = 20\n", scraped=scraped) as s:
+        names = [n.instance if n.i in scraped else n.name for n in s.nodes]
+
+        def seen():
+            rc, rows, _ = ask(*prom, "sum", "nproc", "by", "node", "where", f"comm={COMM}")
+            return rc == 0 and {r["node"]: r["nproc"] for r in rows} == {
+                name: len(sz) for name, sz in zip(names, SIZES)}
+        wait_for(seen, 60, "every node's workload in Prometheus, apart")
+        rc, rows, err = ask(*prom, "nodes")
+        check(rc == 0 and sorted(r["node"] for r in rows) == sorted(names) and
+              all(r["state"] == "up" and r["processes"] > len(sz)
+                  for r, sz in zip(sorted(rows, key=lambda r: names.index(r["node"])), SIZES)),
+              f"nodes: {rows} {err}, want {names}")
+        # each node's own figures: the workload is still, so the last
+        # scrape or write holds what /metrics says now
+        rc, rows, err = ask(*prom, "sum", "nproc,anon", "by", "node", "where", f"comm={COMM}")
+        want = {name: (len(sz), value(n.metrics(), "memtrack_program_rss_anon_bytes", comm=COMM))
+                for name, sz, n in zip(names, SIZES, s.nodes)}
+        got = {r["node"]: (r["nproc"], r["anon"]) for r in rows or []}
+        check(rc == 0 and got == want, f"sum by node: {got}, the nodes' {want} {err}")
+        for i in scraped:
+            rc, rows, err = ask(*prom, "sum", "nproc,anon", "where", f"comm={COMM}", "and",
+                                f"node={names[i]}")
+            check(rc == 0 and [(r["nproc"], r["anon"]) for r in rows] == [want[names[i]]],
+                  f"where node={names[i]}: {rows} {err}, want {want[names[i]]}")
+            pids = sorted(p["pid"] for p in s.nodes[i].cmd("status")["procs"])
+            rc, rows, err = ask(*prom, "top", "10", "where", f"comm={COMM}", "and",
+                                f"node={names[i]}")
+            check(rc == 0 and {r["node"] for r in rows} == {names[i]} and
+                  sorted(r["pid"] for r in rows) == pids,
+                  f"top where node={names[i]}: {rows} {err}, want pids {pids}")
+        # the dashboard
+        q, regex = dashboard_variable("node")
+        got = grafana_values(s.prom.query(q), regex)
+        check(sorted(got) == sorted(names), f"the node variable: {got}, want {names}")
+        oom = panel_target("OOM kills", "A")
+
+        def per_node():
+            return sorted(r["metric"].get("node")
+                          for r in s.prom.query(oom.replace("$node", ".*")))
+        # increase() needs two samples of a node: two scrapes
+        wait_for(lambda: per_node() == sorted(names), 30,
+                 f"the OOM kills panel with a series for each of {names}")
+        one = s.prom.query(oom.replace("$node", grafana_regex([names[1]])))
+        check([r["metric"].get("node") for r in one] == [names[1]],
+              f"OOM kills of {names[1]} alone: {one}")
+        both = s.prom.query(oom.replace("$node", grafana_regex([names[0], names[2]])))
+        check(sorted(r["metric"].get("node") for r in both) == sorted([names[0], names[2]]),
+              f"OOM kills of {names[0]} and {names[2]}: {both}")
+        join = s.prom.query("memtrack_node_info")
+        check(sorted((r["metric"].get("instance", r["metric"].get("node")),
+                      r["metric"]["nodename"]) for r in join) ==
+              sorted(zip(names, NODES)), f"memtrack_node_info: {join}")
 
 
 class Fake:

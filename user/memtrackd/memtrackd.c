@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/signalfd.h>
+#include <sys/utsname.h>
 
 #include <linux/memtrack.h>
 
@@ -50,6 +51,7 @@ struct daemon_ctx {
 	struct mtd_relay *relay;	/* NULL: no aggregators */
 	struct mtd_creds *creds;	/* the relay's, NULL without it */
 	struct mtd_rw *rw;		/* NULL: no remote_write */
+	struct utsname uts;		/* memtrack_node_info's machine, release */
 };
 
 static void usage(FILE *f)
@@ -108,6 +110,9 @@ static int scrape(void *arg, struct mtd_buf *out)
 	struct daemon_ctx *d = arg;
 	struct mtd_expo_opts o = {
 		.node = d->cfg.node_label ? d->cfg.node : NULL,
+		.nodename = d->cfg.node,
+		.machine = d->uts.machine,
+		.release = d->uts.release,
 		.source = mtd_source_name(d->src),
 		.top_pids = d->cfg.top_pids,
 		.containers = d->cfg.containers,
@@ -131,6 +136,9 @@ static int scrape(void *arg, struct mtd_buf *out)
 static void remote_write(struct daemon_ctx *d)
 {
 	struct mtd_expo_opts o = {
+		.nodename = d->cfg.node,
+		.machine = d->uts.machine,
+		.release = d->uts.release,
 		.source = mtd_source_name(d->src),
 		.top_pids = d->cfg.top_pids,
 		.containers = d->cfg.containers,
@@ -351,6 +359,9 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	d.st->events = mtd_source_events_fd(d.src) >= 0;
+	/* the kernel's release and machine cannot change while it runs */
+	if (uname(&d.uts) < 0)
+		memset(&d.uts, 0, sizeof(d.uts));
 	/* key files may be readable by root only */
 	if (d.cfg.nr_aggregators) {
 		d.creds = mtd_creds_load(&d.cfg.auth, false, err, sizeof(err));

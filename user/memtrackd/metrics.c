@@ -676,6 +676,31 @@ static int containers(const struct mtd_state *st,
 	return 0;
 }
 
+/*
+ * The node's identity, as node_exporter's node_uname_info gives it: a
+ * scraped node's series carry only instance and job, so a dashboard or a
+ * query joins this on instance to name the node; a remote-written one's
+ * node label has the same name as nodename.  Where the figures come from
+ * is the running daemon's state, not its build's.
+ */
+static void node_info(struct mtd_buf *b, const struct mtd_expo_opts *o)
+{
+	const struct mtd_label l[] = {
+		{ "nodename", o->nodename }, { "machine", o->machine },
+		{ "release", o->release }, { "source", o->source },
+	};
+	struct mtd_series s;
+	size_t i;
+
+	mtd_family(b, "memtrack_node_info", "gauge",
+		   "Always 1: the node's name, machine and kernel release (uname), and where the figures come from (module or proc).");
+	mtd_series_begin(&s, b, "memtrack_node_info", o);
+	for (i = 0; i < MT_ARRAY_SIZE(l); i++)
+		mtd_series_label(&s, l[i].name, l[i].value ? l[i].value : "",
+				 l[i].value ? strlen(l[i].value) : 0);
+	mtd_series_value(&s, 1, false);
+}
+
 int mtd_metrics_format(const struct mtd_state *st,
 		       const struct mtd_expo_opts *o, struct mtd_buf *b)
 {
@@ -686,12 +711,12 @@ int mtd_metrics_format(const struct mtd_state *st,
 	int k;
 
 	mtd_family(b, "memtrack_build_info", "gauge",
-		   "Always 1: memtrackd's version, and where its figures come from (module or proc).");
+		   "Always 1: the build of memtrackd (its version).");
 	mtd_series_begin(&s, b, "memtrack_build_info", o);
 	mtd_series_label(&s, "version", MEMTRACK_VERSION,
 			 strlen(MEMTRACK_VERSION));
-	mtd_series_label(&s, "source", o->source, strlen(o->source));
 	mtd_series_value(&s, 1, false);
+	node_info(b, o);
 
 	prog_texts(&lt, st, o);
 	programs(st, o, &lt, b);

@@ -31,7 +31,10 @@ struct mtd_series_sink {
 
 struct mtd_expo_opts {
 	const char *node;		/* the node label's value; NULL: none */
-	const char *source;
+	/* memtrack_node_info's: the node's name (the relay's and remote
+	 * write's), uname's machine and release */
+	const char *nodename, *machine, *release;
+	const char *source;		/* "module" or "proc" */
 	unsigned int top_pids;
 	bool containers;		/* memtrack_container_* families */
 	struct mtd_series_sink *sink;	/* NULL: text into the buffer */

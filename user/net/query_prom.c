@@ -4,15 +4,22 @@
  * query becomes one or a few PromQL instant queries, all at the same
  * evaluation time, over the families memtrackd exports (metrics.c):
  *
- *   sum FIELDS by comm     sum by (comm) (FIELD_EXPR and on (node) UP)
- *   top N by FIELD         topk(N, PROC_EXPR and on (node) UP), then each
- *                          figure of exactly those processes
- *   nodes                  max by (node) (timestamp(memtrack_build_info))
+ *   sum FIELDS by comm     sum by (comm) (NODE(FIELD_EXPR) and on (node) UP)
+ *   top N by FIELD         topk(N, NODE(PROC_EXPR) and on (node) UP), then
+ *                          each figure of exactly those processes
+ *   nodes                  max by (node) (NODE(timestamp(memtrack_build_info)))
  *
- * UP is (time() - timestamp(memtrack_build_info) <= down_after): as the
- * aggregator sums only the nodes that are up, the store sums only nodes
- * whose latest sample is that recent.  rss is anon + file + shmem, as the
- * aggregator has it.  Rows come sorted as the aggregator sorts them.
+ * UP is NODE(time() - timestamp(memtrack_build_info) <= down_after): as
+ * the aggregator sums only the nodes that are up, the store sums only
+ * nodes whose latest sample is that recent.  rss is anon + file + shmem,
+ * as the aggregator has it.  Rows come sorted as the aggregator sorts them.
+ *
+ * A node is named by its node label, which remote write (and node_label)
+ * gives, else by its instance, which is all Prometheus gives a scraped
+ * target: NODE(E) sets node to that, so that by node, where node=X and
+ * nodes see every node, however it reached the store, each apart.
+ * memtrack_build_info, not memtrack_node_info, tells a node is up: nodes
+ * older than memtrack_node_info have it too.
  *
  * top reads the per-process series (memtrack_process_*), which a node
  * exports for its top_pids largest processes: exact when top_pids >= N.
@@ -199,9 +206,11 @@ static void promql_str(struct mtd_buf *b, const char *s)
 }
 
 /*
- * {node="..",namespace="..",...} of the where clause, "" for none (the
- * labels memtrackd's series carry: a program outside a container has no
- * namespace, pod nor container label, which PromQL matches as "").
+ * {namespace="..",...} of the where clause, "" for none (the labels
+ * memtrackd's series carry: a program outside a container has no
+ * namespace, pod nor container label, which PromQL matches as "").  node
+ * is not among them: a scraped node's series have only instance, and
+ * up_only() picks the node.
  */
 static void matchers(struct mtd_buf *b, const struct mtd_query *q)
 {
@@ -209,7 +218,7 @@ static void matchers(struct mtd_buf *b, const struct mtd_query *q)
 	int k;
 
 	for (k = 0; k < MTD_QK_COUNT; k++) {
-		if (!q->where[k])
+		if (!q->where[k] || k == MTD_QK_NODE)
 			continue;
 		mtd_buf_printf(b, "%s%s=", first ? "{" : ",",
 			       mtd_query_keys[k]);
@@ -224,6 +233,23 @@ static const char *const family[MTD_QF_COUNT] = {
 	[MTD_QF_ANON] = "rss_anon_bytes", [MTD_QF_FILE] = "rss_file_bytes",
 	[MTD_QF_SHMEM] = "rss_shmem_bytes", [MTD_QF_SWAP] = "swap_bytes",
 };
+
+/*
+ * NODE(E), between node_open() and node_close(): E with its node label
+ * set to the node's name, the node label if it has one, else instance.
+ * label_join makes "NODE;INSTANCE" (either may be empty) and label_replace
+ * keeps the first that is not (neither has a ';': a host name, an
+ * address:port).  Every other label stays, so no two series become one.
+ */
+static void node_open(struct mtd_buf *b)
+{
+	mtd_buf_printf(b, "label_replace(label_join(");
+}
+
+static void node_close(struct mtd_buf *b)
+{
+	mtd_buf_printf(b, ", \"node\", \";\", \"node\", \"instance\"), \"node\", \"$1\", \"node\", \";?([^;]*).*\")");
+}
 
 /* A field of programs (level "program") or processes ("process"). */
 static void field_expr(struct mtd_buf *b, const char *level,
@@ -246,11 +272,30 @@ static void field_expr(struct mtd_buf *b, const char *level,
 	matchers(b, q);
 }
 
-/* "and on (node) UP": only the nodes whose last sample is recent */
-static void up_only(struct mtd_buf *b, const struct mtd_prom *p)
+/*
+ * "and on (node) UP": only the nodes whose last sample is recent, and
+ * only node X with where node=X: its series with node="X" (remote write)
+ * or, having no node label, instance="X" (scraped).
+ */
+static void up_only(struct mtd_buf *b, const struct mtd_prom *p,
+		    const struct mtd_query *q)
 {
-	mtd_buf_printf(b, " and on (node) (time() - timestamp(memtrack_build_info) <= %.3f)",
-		       p->down_after_ms / 1000.0);
+	const char *x = q->where[MTD_QK_NODE];
+
+	mtd_buf_printf(b, " and on (node) ");
+	node_open(b);
+	mtd_buf_printf(b, "time() - ");
+	if (x) {
+		mtd_buf_printf(b, "(timestamp(memtrack_build_info{node=");
+		promql_str(b, x);
+		mtd_buf_printf(b, "}) or timestamp(memtrack_build_info{node=\"\",instance=");
+		promql_str(b, x);
+		mtd_buf_printf(b, "}))");
+	} else {
+		mtd_buf_printf(b, "timestamp(memtrack_build_info)");
+	}
+	mtd_buf_printf(b, " <= %.3f", p->down_after_ms / 1000.0);
+	node_close(b);
 }
 
 /* ---- sum ---- */
@@ -366,8 +411,10 @@ static int q_sum(struct mtd_prom *p, const struct mtd_query *q, int timeout_ms,
 				sep = ", ";
 			}
 		mtd_buf_printf(&e, "%s (", mtd_query_grouped(q) ? ")" : "");
+		node_open(&e);
 		field_expr(&e, "program", q->fields[k], q);
-		up_only(&e, p);
+		node_close(&e);
+		up_only(&e, p, q);
 		mtd_buf_printf(&e, ")");
 		vec = e.oom ? NULL : instant(p, e.p, timeout_ms);
 		free(e.p);
@@ -420,8 +467,10 @@ static int q_top(struct mtd_prom *p, const struct mtd_query *q, int timeout_ms,
 
 	/* the N largest processes of the nodes that are up */
 	mtd_buf_printf(&sel, "topk(%lu, ", q->n);
+	node_open(&sel);
 	field_expr(&sel, "process", q->fields[0], q);
-	up_only(&sel, p);
+	node_close(&sel);
+	up_only(&sel, p, q);
 	mtd_buf_printf(&sel, ")");
 	if (sel.oom)
 		return -ENOMEM;
@@ -429,7 +478,9 @@ static int q_top(struct mtd_prom *p, const struct mtd_query *q, int timeout_ms,
 		struct mtd_buf e = { 0 };
 		json_t *vec;
 
+		node_open(&e);
 		field_expr(&e, "process", figs[k], q);
+		node_close(&e);
 		mtd_buf_printf(&e, " and on (node, pid) %s", sel.p);
 		vec = e.oom ? NULL : instant(p, e.p, timeout_ms);
 		free(e.p);
@@ -470,22 +521,35 @@ out:
 
 /* ---- nodes ---- */
 
+/* AGG by (node) (NODE(E)) */
+static void by_node(struct mtd_buf *b, const char *agg, const char *e)
+{
+	mtd_buf_printf(b, "%s by (node) (", agg);
+	node_open(b);
+	mtd_buf_printf(b, "%s", e);
+	node_close(b);
+	mtd_buf_printf(b, ")");
+}
+
 static int q_nodes(struct mtd_prom *p, int timeout_ms, struct mtd_buf *out)
 {
+	struct mtd_buf e = { 0 }, f = { 0 };
 	struct rows rs = { 0 };
-	json_t *seen, *procs, *el;
+	json_t *seen = NULL, *procs = NULL, *el;
 	size_t i;
 	int err = 0;
 
-	seen = instant(p, "max by (node) (timestamp(memtrack_build_info))",
-		       timeout_ms);
-	if (!seen)
-		return -EIO;
-	procs = instant(p, "sum by (node) (memtrack_program_processes)",
-			timeout_ms);
+	by_node(&e, "max", "timestamp(memtrack_build_info)");
+	by_node(&f, "sum", "memtrack_program_processes");
+	if (e.oom || f.oom) {
+		err = -ENOMEM;
+		goto out;
+	}
+	seen = instant(p, e.p, timeout_ms);
+	procs = seen ? instant(p, f.p, timeout_ms) : NULL;
 	if (!procs) {
-		json_decref(seen);
-		return -EIO;
+		err = -EIO;
+		goto out;
 	}
 	json_array_foreach(seen, i, el) {
 		const char *v = json_string_value(json_array_get(json_object_get(el, "value"), 1));
@@ -521,6 +585,8 @@ static int q_nodes(struct mtd_prom *p, int timeout_ms, struct mtd_buf *out)
 out:
 	json_decref(seen);
 	json_decref(procs);
+	free(e.p);
+	free(f.p);
 	free(rs.r);
 	return err;
 }
