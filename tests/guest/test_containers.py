@@ -593,7 +593,8 @@ def ui_names_the_container_in_the_pane_and_groups_by_it(path):
                                line.split()[0] == "2x" for line in ls)
                 and any("view: per pod" in line for line in ls), "G G: per pod")
         tm.keys("G", "F4")
-        tm.wait(lambda ls: any("filter command" in line for line in ls), "F4: no prompt")
+        tm.wait(lambda ls: any(line.startswith("Filter: container=web") for line in ls),
+                "F4: no prompt starting from the filter")
         tm.keys("C-u")
         tm.type("namespace=nope")
         tm.keys("Enter")

@@ -7,6 +7,7 @@ itself."""
 import contextlib
 import json
 import os
+import pwd
 import re
 import shutil
 import subprocess
@@ -513,11 +514,75 @@ def bad_arguments_are_refused():
                  ["-o", "bogus"], ["--json"], ["-b", "extra"], ["--bogus"],
                  ["--growth-window", "0.5"], ["--growth-window", "x"],
                  ["--growth-window", "100000"], ["--growth-min-rate", "-1"],
-                 ["--growth-min-rate", "5X"], ["--growth-min-rate", "nan"]):
+                 ["--growth-min-rate", "5X"], ["--growth-min-rate", "nan"],
+                 ["-o", "flag"], ["-o", "user"], ["-p", "x"], ["-p", "1,"], ["-p", "0"],
+                 ["-p", "1,-2"], ["--pid", ""], ["-u", "no-such-user-mt"], ["--user", "-1"]):
         out = subprocess.run([TOP] + (["-b"] if args != ["--json"] else []) + args,
                              capture_output=True, text=True, timeout=60)
         check(out.returncode == 2 and out.stderr and not out.stdout,
               f"{args}: rc {out.returncode}, stdout {out.stdout[:80]!r}")
+
+
+# -o's keys: every column that sorts, by its title (any case, "/s" may go)
+SORT_KEYS = {"pid": "PID", "cpu": "%CPU", "%cpu": "%CPU", "rss": "RSS", "anon": "ANON",
+             "file": "FILE", "shmem": "SHMEM", "swap": "SWAP", "virt": "VIRT",
+             "minflt": "MINFLT/s", "MAJFLT/s": "MAJFLT/s", "pgalloc": "PGALLOC/s",
+             "kmalloc": "KMALLOC/s", "growth": "GROWTH"}
+
+
+@test
+def options_pid_user_filter_and_every_sort_key():
+    """-p PID,... lists exactly those processes, -u USER only the user's,
+    -F/--filter only the commands holding the text, -o takes every column
+    that sorts (it took rss, cpu, time, pid, growth): in -b --json and in
+    the interactive view (the rows and the header's sort on screen)."""
+    with Memload() as a, Memload() as b, Tmux() as tm:
+        a.cmd(f"anon {4 << 20}")
+        b.cmd(f"anon {16 << 20}")
+        pids = f"{a.pid},{b.pid},1"
+        me = pwd.getpwuid(os.getuid()).pw_name
+        for flags, want in PATHS:
+            def rows(*args):
+                """The pids of -b --json's task lines, in their order."""
+                cmd = [TOP, "-b", "--json", "-n", "1"] + flags + list(args)
+                out = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+                check(out.returncode == 0 and not out.stderr,
+                      f"{cmd}: rc {out.returncode} {out.stderr!r}")
+                return [o["pid"] for o in map(json.loads, out.stdout.splitlines())
+                        if o["type"] == "task"]
+            check(sorted(rows("-p", f"{a.pid},{b.pid}")) == sorted([a.pid, b.pid]),
+                  f"{want}: -p {rows('-p', f'{a.pid},{b.pid}')}")
+            check(rows("--pid", str(b.pid), "-p", str(a.pid), "-o", "pid") ==
+                  sorted([a.pid, b.pid]), f"{want}: --pid and -p add up")
+            check(rows("-p", pids, "-u", "nobody") == [], f"{want}: -u nobody")
+            check(sorted(rows("-p", f"{a.pid},{b.pid}", "--user", me)) ==
+                  sorted([a.pid, b.pid]), f"{want}: -u {me}")
+            check(sorted(rows("-p", f"{a.pid},{b.pid}", "-u", str(os.getuid()))) ==
+                  sorted([a.pid, b.pid]), f"{want}: -u by uid")
+            check(sorted(rows("-p", pids, "-F", "MEMLOAD")) == sorted([a.pid, b.pid]),
+                  f"{want}: -F")
+            check(sorted(rows("-p", pids, "--filter", "memload")) == sorted([a.pid, b.pid]),
+                  f"{want}: --filter")
+            for key in SORT_KEYS:
+                got = rows("-p", f"{a.pid},{b.pid}", "-o", key)
+                check(sorted(got) == sorted([a.pid, b.pid]), f"{want}: -o {key}: {got}")
+            check(rows("-p", f"{a.pid},{b.pid}", "-o", "anon") == [b.pid, a.pid] and
+                  rows("-p", f"{a.pid},{b.pid}", "-o", "PID") == sorted([a.pid, b.pid]),
+                  f"{want}: -o anon / PID orders")
+            for args, shown, sort in ((["-p", f"{a.pid},{b.pid}", "-o", "virt"], [b.pid, a.pid],
+                                       "VIRT"),
+                                      (["-p", pids, "-F", "memload", "-o", "pid"],
+                                       sorted([a.pid, b.pid]), "PID"),
+                                      (["-p", pids, "-u", "nobody", "-o", "majflt"], [],
+                                       "MAJFLT/s")):
+                tm.type(" ".join([TOP, "-d", str(REFRESH)] + flags + args))
+                tm.keys("Enter")
+                tm.wait_settled(lambda ls: tm.alternate_on() and f"sort: {sort}" in ls[0] and
+                                table(ls) is not None and
+                                [int(r["PID"]) for r in table(ls)] == shown,
+                                f"{want}: {args}: want rows {shown}")
+                tm.keys("q")
+                tm.wait(lambda ls: not tm.alternate_on(), f"{want}: {args}: q")
 
 
 # ---- the interactive view, through tmux ----------------------------------------------
@@ -552,10 +617,15 @@ def start_top(tm, flags):
 
 
 def set_filter(tm, text):
-    tm.keys("/")
-    tm.wait(lambda ls: any("filter command" in line for line in ls), "no filter prompt")
+    """The filter (\\, as htop's) set to text: cleared (Ctrl-U), typed,
+    Enter."""
+    tm.type("\\")
+    tm.wait(lambda ls: any(line.startswith("Filter:") for line in ls), "no filter prompt")
+    tm.keys("C-u")
     tm.type(text)
     tm.keys("Enter")
+    tm.wait(lambda ls: not any(line.startswith("Filter:") for line in ls),
+            "the filter prompt stayed open")
 
 
 def top_child(tm):
@@ -635,8 +705,10 @@ def ui_rows_sort_and_filter():
             tm.wait(lambda ls: "sort: ANON" in ls[0], f"{want}: > did not move to ANON")
             tm.keys("<")
             tm.wait(lambda ls: "sort: RSS" in ls[0], f"{want}: < did not move back to RSS")
+            # T: no TIME column shows CPU time, so no sort by it
             tm.keys("T")
-            tm.wait(lambda ls: "sort: TIME" in ls[0], f"{want}: T")
+            tm.wait(lambda ls: any("no TIME column to sort by" in line for line in ls) and
+                    "sort: RSS" in ls[0], f"{want}: T sorted by what no column shows")
             tm.keys("P")
             tm.wait(lambda ls: "sort: %CPU" in ls[0], f"{want}: P")
             tm.keys("M")
@@ -653,13 +725,198 @@ def ui_rows_sort_and_filter():
             tm.wait(lambda ls: not tm.alternate_on(), f"{want}: q did not quit")
 
 
+def pids_of(lines):
+    """The memload rows' pids, in their order on screen."""
+    return [int(r["PID"]) for r in memload_rows(lines) or []]
+
+
+@test
+def ui_N_sorts_by_pid():
+    """N sorts by PID, smallest first, as htop's N (it switched to the
+    cluster view): of two memloads the one started first has the smaller
+    RSS, so by RSS it is second and after N first; the header says PID."""
+    with Memload() as a, Memload() as b, Tmux() as tm:
+        a.cmd(f"anon {4 << 20}")
+        b.cmd(f"anon {16 << 20}")
+        for flags, want in PATHS:
+            start_top(tm, flags + ["-F", "memload"])
+            tm.wait_settled(lambda ls: pids_of(ls) == [b.pid, a.pid], f"{want}: RSS order")
+            tm.keys("N")
+            lines = tm.wait_settled(lambda ls: "sort: PID" in ls[0] and
+                                    pids_of(ls) == sorted([a.pid, b.pid]) and ls,
+                                    f"{want}: N did not sort by PID")
+            check(not any("cluster" in line for line in lines), f"{want}: N: the cluster view")
+            tm.keys("q")
+            tm.wait(lambda ls: not tm.alternate_on(), f"{want}: q")
+
+
+def pids_in(lines):
+    """The pids of the table's rows, as a set."""
+    return {int(r["PID"]) for r in table(lines) or [] if r["PID"].isdigit()}
+
+
+def prompt_line(lines, what):
+    """The status line's prompt starting with what (None: not open)."""
+    return next((line.rstrip() for line in lines if line.startswith(what)), None)
+
+
+@test
+def ui_filter_narrows_as_typed():
+    """\\ and F4 filter as htop's: the list narrows with each character
+    typed, before Enter (Backspace widens it again), Enter keeps it, \\
+    again starts from it, Esc clears it."""
+    with Named(b"mtfa.one") as one, Named(b"mtfa.two") as two, \
+            Named(b"mtfb.three") as three, Tmux() as tm:
+        for flags, want in PATHS:
+            start_top(tm, flags)
+
+            def rows_are(pids, text, what):
+                tm.wait_settled(lambda ls: pids_in(ls) == pids and
+                                prompt_line(ls, "Filter:") == f"Filter: {text}".rstrip(),
+                                f"{want}: {what}")
+
+            tm.type("\\")
+            for typed, text, pids in (("mtf", "mtf", {one.pid, two.pid, three.pid}),
+                                      ("a", "mtfa", {one.pid, two.pid}),
+                                      (".t", "mtfa.t", {two.pid})):
+                tm.type(typed)
+                rows_are(pids, text, f"typed {text!r}")
+            tm.keys("BSpace", "BSpace")
+            rows_are({one.pid, two.pid}, "mtfa", "Backspace twice")
+            tm.keys("Enter")
+            tm.wait_settled(lambda ls: pids_in(ls) == {one.pid, two.pid} and
+                            prompt_line(ls, "Filter:") is None, f"{want}: Enter kept it")
+            tm.type("\\")
+            rows_are({one.pid, two.pid}, "mtfa", "\\ again starts from the filter")
+            tm.type(".o")
+            rows_are({one.pid}, "mtfa.o", "typed .o")
+            tm.keys("Escape")
+            tm.wait_settled(lambda ls: {one.pid, two.pid, three.pid} < pids_in(ls) and
+                            prompt_line(ls, "Filter:") is None,
+                            f"{want}: Esc did not clear the filter")
+            tm.keys("F4")
+            rows_are(pids_in(tm.screen()) | {one.pid}, "", "F4: the filter prompt, empty")
+            tm.type("mtfb")
+            rows_are({three.pid}, "mtfb", "F4 typed mtfb")
+            tm.keys("Enter")
+            tm.wait_settled(lambda ls: pids_in(ls) == {three.pid} and
+                            prompt_line(ls, "Filter:") is None, f"{want}: F4 Enter")
+            tm.keys("q")
+            tm.wait(lambda ls: not tm.alternate_on(), f"{want}: q")
+
+
+@test
+def ui_search_moves_the_selection_as_typed():
+    """/ and F3 search as htop's: with each character typed the selection
+    bar goes to the first row (from the top) whose command holds the text,
+    nothing filtered; F3 the next match, round the list, Shift-F3 the one
+    before; a text nothing holds says "not found" and leaves the bar;
+    Enter and Esc leave it where it is."""
+    with Named(b"mts-b1") as p1, Named(b"mts-a1") as p2, Named(b"mts-b2") as p3, \
+            Tmux() as tm:
+        for flags, want in PATHS:
+            start_top(tm, flags + ["-o", "pid"])  # p1, p2, p3 in that order
+            everyone = {p1.pid, p2.pid, p3.pid}
+
+            def at(pid, text, what):
+                wait_selected(tm, pid, f"{want}: {what}")
+                tm.wait(lambda ls: prompt_line(ls, "Search:") == f"Search: {text}".rstrip() and
+                        everyone < pids_in(ls), f"{want}: {what}: the prompt or the rows")
+
+            tm.type("/")
+            tm.wait(lambda ls: prompt_line(ls, "Search:") == "Search:", f"{want}: no search prompt")
+            tm.type("mts-")
+            at(p1.pid, "mts-", "typed mts-")
+            tm.type("a")
+            at(p2.pid, "mts-a", "typed a")
+            tm.keys("BSpace")
+            at(p1.pid, "mts-", "Backspace")
+            tm.type("b")
+            at(p1.pid, "mts-b", "typed b")
+            tm.keys("F3")
+            at(p3.pid, "mts-b", "F3: the next")
+            tm.keys("F3")
+            at(p1.pid, "mts-b", "F3 again: round to the first")
+            tm.keys("S-F3")
+            at(p3.pid, "mts-b", "Shift-F3: the one before")
+            tm.type("z")
+            at(p3.pid, "mts-bz  (not found)", "typed z: not found")
+            tm.keys("Enter")
+            tm.wait(lambda ls: prompt_line(ls, "Search:") is None, f"{want}: Enter left the prompt")
+            wait_selected(tm, p3.pid, f"{want}: Enter moved the bar")
+            # F3 opens it too, empty
+            tm.keys("F3")
+            tm.wait(lambda ls: prompt_line(ls, "Search:") == "Search:", f"{want}: F3: no prompt")
+            tm.type("A1")  # any case
+            at(p2.pid, "A1", "typed A1")
+            tm.keys("Escape")
+            tm.wait(lambda ls: prompt_line(ls, "Search:") is None, f"{want}: Esc left the prompt")
+            time.sleep(2 * REFRESH)
+            wait_selected(tm, p2.pid, f"{want}: Esc moved the bar")
+            check(everyone < pids_in(tm.screen()), f"{want}: the search filtered rows")
+            tm.keys("q")
+            tm.wait(lambda ls: not tm.alternate_on(), f"{want}: q")
+
+
+def sort_menu(lines):
+    """The F6 menu's entries (top to bottom), None if it is not open."""
+    for i, line in enumerate(lines):
+        if "Sort by" in line[:26]:
+            out = []
+            for row in lines[i + 1:]:
+                text = row[2:26].strip("│| ").strip()
+                if not text or text.startswith("Enter:"):
+                    return out
+                out.append(text)
+    return None
+
+
+@test
+def ui_F6_sort_menu():
+    """F6 opens htop's sort-by menu (it moved the sort column one right):
+    every column that sorts, in the table's order, the current one chosen;
+    Home and Enter sort by PID, Down and Esc change nothing, Down twice
+    from PID and Enter sort by RSS again."""
+    with Memload() as a, Memload() as b, Tmux() as tm:
+        a.cmd(f"anon {4 << 20}")
+        b.cmd(f"anon {16 << 20}")
+        for flags, want in PATHS:
+            start_top(tm, flags + ["-F", "memload"])
+            tm.wait_settled(lambda ls: pids_of(ls) == [b.pid, a.pid], f"{want}: RSS order")
+            titles = ["PID", "%CPU", "RSS", "ANON", "FILE", "SHMEM", "SWAP", "VIRT",
+                      "MINFLT/s", "MAJFLT/s"] + \
+                (["PGALLOC/s", "KMALLOC/s"] if want == "memtrack module" else []) + ["GROWTH"]
+            tm.keys("F6")
+            menu = tm.wait_settled(sort_menu, f"{want}: F6 opened no menu")
+            check(menu == titles, f"{want}: the menu {menu}, want {titles}")
+            check("sort: RSS" in tm.screen()[0], f"{want}: F6 changed the sort")
+            tm.keys("Home", "Enter")
+            tm.wait_settled(lambda ls: "sort: PID" in ls[0] and sort_menu(ls) is None and
+                            pids_of(ls) == sorted([a.pid, b.pid]), f"{want}: Home Enter")
+            tm.keys("F6")
+            tm.wait(sort_menu, f"{want}: F6 again")
+            tm.keys("Down", "Escape")
+            tm.wait(lambda ls: sort_menu(ls) is None, f"{want}: Esc left the menu open")
+            tm.wait_settled(lambda ls: "sort: PID" in ls[0] and
+                            pids_of(ls) == sorted([a.pid, b.pid]), f"{want}: Esc sorted")
+            tm.keys("F6")
+            tm.wait(sort_menu, f"{want}: F6 a third time")
+            tm.keys("Down", "Down", "Enter")
+            tm.wait_settled(lambda ls: "sort: RSS" in ls[0] and sort_menu(ls) is None and
+                            pids_of(ls) == [b.pid, a.pid], f"{want}: Down Down Enter from PID")
+            tm.keys("q")
+            tm.wait(lambda ls: not tm.alternate_on(), f"{want}: q")
+
+
 @test
 def ui_prompts_cancel_on_esc_and_the_screen_goes_on():
     """Esc in a prompt cancels it at once (ncurses took Esc as a character,
-    and waited a second for the rest of a key's sequence): the filter
-    (/ and F4), the user (u) and the nice value (r) stay as they were; F4,
-    Esc, Enter filtered on "^[" and left no row.  While a prompt is open
-    the screen goes on refreshing: a grower's RSS moves on behind it."""
+    and waited a second for the rest of a key's sequence): the search (/),
+    the user (u) and the nice value (r) leave things as they were; the
+    filter (F4 and \\, as htop's) starts from the filter there is, and Esc
+    clears it; F4, Esc, Enter filtered on "^[" and left no row.  While a
+    prompt is open the screen goes on refreshing: a grower's RSS moves on
+    behind it."""
     with a_grower(256, 100) as g, Tmux() as tm:
         def grower_rss(ls):
             rows = [r for r in table(ls) or [] if r["PID"] == str(g.pid)]
@@ -669,17 +926,24 @@ def ui_prompts_cancel_on_esc_and_the_screen_goes_on():
             with open(f"/proc/{g.pid}/stat") as f:
                 return int(f.read().rsplit(")", 1)[1].split()[16])
 
+        def only_grower(ls):
+            return (t := table(ls)) and [r["PID"] for r in t] == [str(g.pid)]
+
         nice0 = nice()
         for flags, want in PATHS:
             start_top(tm, flags)
             set_filter(tm, "grower")
-            tm.wait(lambda ls: (t := table(ls)) and [r["PID"] for r in t] == [str(g.pid)],
-                    f"{want}: the filter did not leave the grower alone")
-            for key, what in (("/", "filter command"), ("F4", "filter command"),
-                              ("u", "user (empty: all)"), ("r", f"renice {g.pid}")):
-                tm.keys(key)
+            tm.wait(only_grower, f"{want}: the filter did not leave the grower alone")
+            for key, what, text in (("/", "Search:", "xyz"), ("F4", "Filter: grower", ""),
+                                    ("\\", "Filter: grower", ""),
+                                    ("u", "user (empty: all)", "nobody"),
+                                    ("r", f"renice {g.pid}", "xyz")):
+                if key == "\\":
+                    tm.type(key)
+                else:
+                    tm.keys(key)
                 tm.wait(lambda ls: any(what in line for line in ls), f"{want}: {key}: no prompt")
-                tm.type("nobody" if key == "u" else "xyz")
+                tm.type(text)
                 first = tm.wait_settled(grower_rss, f"{want}: {key}: no grower row behind the prompt")
                 tm.wait(lambda ls: grower_rss(ls) not in (None, first) and
                         any(what in line for line in ls),
@@ -692,8 +956,13 @@ def ui_prompts_cancel_on_esc_and_the_screen_goes_on():
                 # (ncurses' own wait for the rest of a sequence is 1 s;
                 # under emulation a refresh alone can take longer)
                 check(took < (5 if IN_VM else 0.7), f"{want}: {key}: Esc took {took:.2f} s")
-                tm.wait(lambda ls: (t := table(ls)) and [r["PID"] for r in t] == [str(g.pid)],
-                        f"{want}: {key}: Esc changed the rows")
+                if what.startswith("Filter: "):
+                    # htop's Esc in the filter: cleared, every process back
+                    tm.wait(lambda ls: (t := table(ls)) and len(t) > 1 and
+                            str(g.pid) in [r["PID"] for r in t],
+                            f"{want}: {key}: Esc did not clear the filter")
+                    set_filter(tm, "grower")
+                tm.wait(only_grower, f"{want}: {key}: Esc changed the rows")
             check(nice() == nice0, f"{want}: r then Esc reniced the grower {nice0} -> {nice()}")
             tm.keys("q")
             tm.wait(lambda ls: not tm.alternate_on(), f"{want}: q did not quit")
@@ -878,9 +1147,9 @@ WIDTHS = {"PID": 7, "USER": 8, "COMMAND": 15, "CGROUP": 20, "CONTAINER": 14, "PO
 @wide_tests
 def ui_whole_columns_command_lines_and_the_pause_mark():
     """At 40x10 the columns shown fit whole (a column dropped, never its
-    digits cut: GROWTH was cut to +5 where it read +448); with c, each
+    digits cut: GROWTH was cut to +5 where it read +448); with W, each
     command line starts under COMMAND LINE though the flag before it is
-    longer than its title; at 80 columns, paused (space), the first line
+    longer than its title; at 80 columns, paused (Z, as htop's), the first line
     says [paused] (it wrapped under the meter before)."""
     with a_grower(256, 100) as g, Tmux() as tm:
         tm.tmux("resize-window", "-t", "t", "-x", "40", "-y", "10")
@@ -897,14 +1166,14 @@ def ui_whole_columns_command_lines_and_the_pause_mark():
         tm.wait(lambda ls: not tm.alternate_on(), "q at 40 columns")
         tm.tmux("resize-window", "-t", "t", "-x", "200", "-y", "50")
         start_top(tm, ["--proc", "--growth-window", str(FLAG_WINDOW)])
-        tm.keys("c")
+        tm.keys("W")
 
         def aligned(ls):
             head = [line for line in ls if "COMMAND LINE" in line]
             row = [line for line in ls if line.split()[:1] == [str(g.pid)]
                    and "LEAK?+" in line]
             return head and row and (head[0], row[0])
-        head, row = tm.wait_settled(aligned, "c: the grower's flag and command line", timeout=120)
+        head, row = tm.wait_settled(aligned, "W: the grower's flag and command line", timeout=120)
         at = cells(head[:head.index("COMMAND LINE")])
         # the row is ASCII: a cell is a character. The command line is cut
         # at the window's edge (200 cells): as much of it as fits, from
@@ -915,13 +1184,13 @@ def ui_whole_columns_command_lines_and_the_pause_mark():
               len(shown) >= min(len(cmd), 200 - at) and cmd.startswith(shown),
               f"command line {shown!r} at cell {at} (COMMAND LINE's), want a "
               f"blank before it and {cmd!r} as far as 200 cells: {row!r}")
-        tm.keys("c", "q")
+        tm.keys("W", "q")
         tm.wait(lambda ls: not tm.alternate_on(), "q at 200 columns")
         tm.tmux("resize-window", "-t", "t", "-x", "80", "-y", "24")
         start_top(tm, ["--proc"])
-        tm.keys("Space")
+        tm.keys("Z")
         tm.wait(lambda ls: "[paused]" in ls[0] and len(ls[0].rstrip()) <= 80,
-                "space at 80 columns: no [paused] on the first line")
+                "Z at 80 columns: no [paused] on the first line")
         tm.keys("q")
         tm.wait(lambda ls: not tm.alternate_on(), "q at 80 columns")
 
@@ -1043,6 +1312,188 @@ def ui_narrow_terminal_keeps_growth_and_flag():
                 tm.wait(lambda ls: not tm.alternate_on(), f"{want}: q")
 
 
+def selected(lines_e):
+    """The pid of the row shown in reverse video (the selection), from
+    capture-pane -e, which sends an attribute only where it changes: the
+    state carries over from line to line."""
+    rev = False
+    for line in lines_e:
+        text, first = "", None
+        for m in re.finditer(r"\x1b\[([0-9;]*)m|([^\x1b]+)", line):
+            if m.group(2) is None:
+                for code in m.group(1).split(";"):
+                    if code == "7":
+                        rev = True
+                    elif code in ("", "0", "27"):
+                        rev = False
+            else:
+                text += m.group(2)
+                if first is None and m.group(2).strip():
+                    first = rev
+        words = text.split()
+        if first and words and words[0].isdigit():
+            return int(words[0])
+    return None
+
+
+def screen_e(tm):
+    return tm.tmux("capture-pane", "-e", "-p", "-t", "t").splitlines()
+
+
+def wait_selected(tm, pid, what):
+    end = time.monotonic() + 60
+    while selected(screen_e(tm)) != pid:
+        check(time.monotonic() < end, f"{what}: selected {selected(screen_e(tm))}, "
+              f"want {pid}:\n" + "\n".join(tm.screen()))
+        time.sleep(0.1)
+
+
+def row_attrs(lines_e):
+    """{pid: (reverse, bold)} of each table row on a capture-pane -e
+    screen, the attributes its first character is drawn in (an attribute
+    is sent only where it changes: the state carries over lines)."""
+    rev = bold = False
+    out = {}
+    for line in lines_e:
+        text, first = "", None
+        for m in re.finditer(r"\x1b\[([0-9;]*)m|([^\x1b]+)", line):
+            if m.group(2) is None:
+                for code in (m.group(1) or "0").split(";"):
+                    if code in ("", "0"):
+                        rev = bold = False
+                    elif code == "1":
+                        bold = True
+                    elif code == "22":
+                        bold = False
+                    elif code == "7":
+                        rev = True
+                    elif code == "27":
+                        rev = False
+            else:
+                text += m.group(2)
+                if first is None and m.group(2).strip():
+                    first = (rev, bold)
+        words = text.split()
+        if first and words and words[0].isdigit() and len(words) > 2:
+            out[int(words[0])] = first
+    return out
+
+
+class Family:
+    """A process mttag-par with two children mttag-kid1 and mttag-kid2
+    (reaped by the kernel: SIGCHLD ignored)."""
+
+    def __enter__(self):
+        code = ("import os, signal, time\n"
+                "signal.signal(signal.SIGCHLD, signal.SIG_IGN)\n"
+                "open('/proc/self/comm', 'w').write('mttag-par')\n"
+                "for k in ('mttag-kid1', 'mttag-kid2'):\n"
+                "    if os.fork() == 0:\n"
+                "        open('/proc/self/comm', 'w').write(k)\n"
+                "        print(os.getpid(), flush=True)\n"
+                "        time.sleep(600)\n"
+                "        os._exit(0)\n"
+                "    time.sleep(0.05)\n"
+                "print('ok', flush=True)\n"
+                "time.sleep(600)\n")
+        self.p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+        self.pid = self.p.pid
+        self.kids = [int(self.p.stdout.readline()), int(self.p.stdout.readline())]
+        check(self.p.stdout.readline() == "ok\n", "mttag-par did not start")
+        return self
+
+    def __exit__(self, *exc):
+        for k in self.kids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(k, 9)
+        self.p.kill()
+        self.p.wait()
+
+
+def alive(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+@test
+def ui_tags_space_c_U_and_k_signals_the_tagged():
+    """Space tags the selected process (bold, yellow with colours) and
+    moves the bar down one, again untags it; c tags a process and every one
+    under it; U untags all; with processes tagged k sends the signal to
+    exactly them (a menu "signal 2 tagged", then y), as htop's keys."""
+    with Family() as fam, Named(b"mttag-solo") as solo, Named(b"mttag-other") as other, \
+            Tmux() as tm:
+        par, kid1, kid2 = fam.pid, fam.kids[0], fam.kids[1]
+        everyone = sorted([par, kid1, kid2, solo.pid, other.pid])
+        start_top(tm, ["-F", "mttag", "-o", "pid"])
+        tm.wait_settled(lambda ls: [int(r["PID"]) for r in table(ls) or []] == everyone,
+                        "the five mttag processes by pid")
+
+        def tagged():
+            return {pid for pid, (rev, bold) in row_attrs(screen_e(tm)).items() if bold}
+
+        def wait_tagged(want, what):
+            end = time.monotonic() + 30
+            while tagged() != want:
+                check(time.monotonic() < end, f"{what}: tagged {sorted(tagged())}, want "
+                      f"{sorted(want)}:\n" + "\n".join(tm.screen()))
+                time.sleep(0.1)
+
+        def select(text, pid):
+            tm.type("/")
+            tm.type(text)
+            tm.keys("Enter")
+            wait_selected(tm, pid, f"search {text}")
+
+        wait_tagged(set(), "at start")
+        select("solo", solo.pid)
+        tm.keys("Space")
+        wait_tagged({solo.pid}, "Space")
+        after = everyone[everyone.index(solo.pid) + 1] if solo.pid != everyone[-1] else solo.pid
+        wait_selected(tm, after, "Space: the bar down one")
+        select("solo", solo.pid)
+        tm.keys("Space")
+        wait_tagged(set(), "Space again untags")
+        select("solo", solo.pid)
+        tm.keys("Space")
+        wait_tagged({solo.pid}, "Space a third time")
+        select("par", par)
+        tm.keys("c")
+        wait_tagged({par, kid1, kid2, solo.pid}, "c: mttag-par and its children")
+        wait_selected(tm, par, "c moved the bar")
+        tm.keys("U")
+        wait_tagged(set(), "U")
+        select("kid2", kid2)
+        tm.keys("Space")
+        select("solo", solo.pid)
+        tm.keys("Space")
+        wait_tagged({kid2, solo.pid}, "kid2 and solo")
+        select("other", other.pid)
+        tm.keys("k")
+        tm.wait(lambda ls: any("signal 2 tagged" in line for line in ls) and
+                any("15 SIGTERM" in line for line in ls), "k: no menu for the 2 tagged")
+        tm.keys("Down", "Enter")
+        tm.wait(lambda ls: any("send SIGKILL to 2 tagged processes? [y/N]" in line for line in ls),
+                "no confirmation for the 2 tagged")
+        tm.keys("y")
+        check(solo.p.wait(timeout=30) == -9, f"solo's status {solo.p.returncode}")
+        end = time.monotonic() + 30
+        while alive(kid2):
+            check(time.monotonic() < end, "kid2 is alive")
+            time.sleep(0.1)
+        tm.wait(lambda ls: "sent SIGKILL to 2 processes" in "\n".join(ls), "y: message")
+        check(alive(par) and alive(kid1) and other.p.poll() is None,
+              f"another died: par {alive(par)} kid1 {alive(kid1)} other {other.p.poll()}")
+        tm.wait_settled(lambda ls: [int(r["PID"]) for r in table(ls) or []] ==
+                        sorted([par, kid1, other.pid]), "the rows after the kill")
+        wait_tagged(set(), "the killed processes' tags")
+        tm.keys("q")
+        tm.wait(lambda ls: not tm.alternate_on(), "q")
+
+
 @test
 def ui_selection_signals_and_renice():
     """The selection bar (reverse video) starts on the first row and moves
@@ -1056,53 +1507,20 @@ def ui_selection_signals_and_renice():
         start_top(tm, [])
         set_filter(tm, "memload")
 
-        def selected(lines_e):
-            """The pid of the row shown in reverse video (the selection),
-            from capture-pane -e, which sends an attribute only where it
-            changes: the state carries over from line to line."""
-            rev = False
-            for line in lines_e:
-                text, first = "", None
-                for m in re.finditer(r"\x1b\[([0-9;]*)m|([^\x1b]+)", line):
-                    if m.group(2) is None:
-                        for code in m.group(1).split(";"):
-                            if code == "7":
-                                rev = True
-                            elif code in ("", "0", "27"):
-                                rev = False
-                    else:
-                        text += m.group(2)
-                        if first is None and m.group(2).strip():
-                            first = rev
-                words = text.split()
-                if first and words and words[0].isdigit():
-                    return int(words[0])
-            return None
-
-        def screen_e():
-            return tm.tmux("capture-pane", "-e", "-p", "-t", "t").splitlines()
-
-        def wait_selected(pid, what):
-            end = time.monotonic() + 60
-            while selected(screen_e()) != pid:
-                check(time.monotonic() < end, f"{what}: selected {selected(screen_e())}, "
-                      f"want {pid}:\n" + "\n".join(tm.screen()))
-                time.sleep(0.1)
-
-        wait_selected(a.pid, "the first row (largest RSS)")
+        wait_selected(tm, a.pid, "the first row (largest RSS)")
         tm.keys("Down")
-        wait_selected(b.pid, "Down")
+        wait_selected(tm, b.pid, "Down")
         # b grows past a: the bar stays on b, now the first row
         b.cmd(f"anon {48 << 20}")
         tm.wait(lambda ls: [r["PID"] for r in memload_rows(ls) or []] == [str(b.pid), str(a.pid)],
                 "b first by RSS")
-        wait_selected(b.pid, "after the reorder")
+        wait_selected(tm, b.pid, "after the reorder")
         tm.keys("Up")
-        wait_selected(b.pid, "Up on the first row")
+        wait_selected(tm, b.pid, "Up on the first row")
         tm.keys("Down")
-        wait_selected(a.pid, "Down to a")
+        wait_selected(tm, a.pid, "Down to a")
         tm.keys("Up")
-        wait_selected(b.pid, "Up to b")
+        wait_selected(tm, b.pid, "Up to b")
 
         def nice(pid):
             return os.getpriority(os.PRIO_PROCESS, pid)
@@ -1259,9 +1677,10 @@ def ui_kernel_threads_hidden_until_K():
 
 
 @test
-def ui_command_line_after_c():
-    """c: the full command line of each row after the columns (a grower's
-    path and arguments exactly), COMMAND LINE in the titles; c again: gone."""
+def ui_command_line_after_W():
+    """W (c before c tagged, as htop's): the full command line of each row
+    after the columns (a grower's path and arguments exactly), COMMAND LINE
+    in the titles; W again: gone."""
     with a_grower(256, 100) as g:
         want_cmd = f"{os.path.join(TESTBIN, 'grower')} 256 100"
         with Tmux() as tm:
@@ -1272,15 +1691,15 @@ def ui_command_line_after_c():
                 tm.wait(lambda ls: [r["PID"] for r in table(ls) or []] == [str(g.pid)],
                         f"{want}: the grower's row")
                 check(not any("COMMAND LINE" in line for line in tm.screen()),
-                      f"{want}: command line before c")
-                tm.keys("c")
+                      f"{want}: command line before W")
+                tm.keys("W")
                 tm.wait(lambda ls: any(line.rstrip().endswith(" COMMAND LINE") for line in ls) and
                         any(line.split()[:1] == [str(g.pid)] and
                             line.rstrip().endswith(" " + want_cmd) for line in ls),
-                        f"{want}: c: no {want_cmd!r}")
-                tm.keys("c")
+                        f"{want}: W: no {want_cmd!r}")
+                tm.keys("W")
                 tm.wait(lambda ls: not any("COMMAND LINE" in line or want_cmd in line
-                                           for line in ls), f"{want}: c again")
+                                           for line in ls), f"{want}: W again")
                 tm.keys("q")
                 tm.wait(lambda ls: not tm.alternate_on(), f"{want}: q")
 

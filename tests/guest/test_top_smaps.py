@@ -276,9 +276,9 @@ def screen_reads_smaps(flags, want):
                     f"{want}: {what}", timeout=120)
             return seen[-1]
         titles, _ = table(lambda titles, rows: rows, "no table")
-        check("PSS" not in titles, f"{want}: PSS before S")
-        tm.keys("S")
-        table(lambda titles, rows: "PSS" in titles, "no PSS after S")
+        check("PSS" not in titles, f"{want}: PSS before X")
+        tm.keys("X")
+        table(lambda titles, rows: "PSS" in titles, "no PSS after X")
         time.sleep(3)  # a few refreshes and redraws
         titles, rows = table(lambda titles, rows: True, "no whole table")
         tm.keys("q")

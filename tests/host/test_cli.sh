@@ -142,7 +142,9 @@ completions_options() {
 }
 
 completions_arguments() {
-	expect "cpu growth pid rss time" memtrack-top --sort "" || return 1
+	expect "anon cpu file growth kmalloc majflt minflt pgalloc pid rss shmem swap time virt" \
+		memtrack-top --sort "" || return 1
+	expect "root" memtrack-top -u roo || return 1
 	expect "inject preload uprobe" memtrack-leak --engine ""
 	expect "task,mmap" memtrack-events -c task,m
 	expect "all alloc_fail" memtrack-events --class a

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""memtrack-top's cluster view (--cluster, key N) against a real
+"""memtrack-top's cluster view (--cluster, key A) against a real
 memtrackd --aggregate on loopback and two nodes, each memtrackd in /proc
 mode in a pid namespace of its own (tests/host/cluster_node.py) running
 memload copies of known sizes: the batch and JSON rows equal each node's
 /proc/PID/status and memtrack-query's answer, per-program totals sum the
-nodes, the interactive view shows them and switches with c and p, and an
+nodes, the interactive view shows them and switches with A and p, and an
 aggregator that never answers does not freeze the screen.
 
 usage: test_top_cluster.py [--list] [TEST...]   (root: unshare --pid), run
@@ -246,10 +246,10 @@ def interactive_cluster_view():
         total = sum(w["rss"] for w in want.values()) >> 10
         tm.wait(lambda ls: program_row(ls, COMM) == (len(want), total),
                 f"per-program row {COMM} {len(want)} {total}")
-        tm.type("N")
+        tm.type("A")
         tm.wait(lambda ls: any(x.split()[:3] == ["PID", "USER", "COMMAND"] for x in ls),
-                "the local view after N")
-        tm.type("N")
+                "the local view after A")
+        tm.type("A")
         tm.wait(lambda ls: program_row(ls, COMM) == (len(want), total), "back to the cluster")
         tm.type("q")
         tm.wait(lambda ls: any("EXIT=0" in x for x in ls), "exit status 0")

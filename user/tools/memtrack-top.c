@@ -15,6 +15,7 @@
 #include <getopt.h>
 #include <malloc.h>
 #include <math.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <locale.h>
@@ -36,12 +37,12 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: memtrack-top [-d SECONDS] [-o SORT] [-F FILTER] [--group WHAT]\n"
-		"                    [--pss] [--proc] [-C]\n"
+		"usage: memtrack-top [-d SECONDS] [-o SORT] [-F FILTER] [-p PID,...]\n"
+		"                    [-u USER] [--group WHAT] [--pss] [--proc] [-C]\n"
 		"                    [--cluster HOST:PORT|prometheus:URL]\n"
 		"       memtrack-top -b [-n ITERATIONS] [-d SECONDS] [--json] [-o SORT]\n"
-		"                       [-F FILTER] [--group WHAT] [--top ROWS] [--pss]\n"
-		"                       [--proc]\n"
+		"                       [-F FILTER] [-p PID,...] [-u USER] [--group WHAT]\n"
+		"                       [--top ROWS] [--pss] [--proc]\n"
 		"       memtrack-top -b --cluster HOST:PORT|prometheus:URL [-n ITERATIONS]\n"
 		"                       [-d SECONDS]\n"
 		"                       [--json] [--top ROWS]\n"
@@ -50,21 +51,27 @@ static void usage(FILE *f)
 		"  -n, --iterations N stop after N samples (default: until killed)\n"
 		"  -d, --delay SEC    seconds between samples, 0.1..3600 (default 2)\n"
 		"  -j, --json         JSON lines: a summary object, then one per process\n"
-		"  -o, --sort KEY     rss (default), cpu, time, pid, growth\n"
+		"  -o, --sort KEY     a column that sorts (its title, any case; /s may\n"
+		"                     go): rss (default), pid, cpu, anon, file, shmem,\n"
+		"                     swap, virt, minflt, majflt, pgalloc, kmalloc,\n"
+		"                     growth; or time (CPU time, not a column)\n"
 		"      --top ROWS     print only the first ROWS processes of each sample\n"
 		"  -F, --filter TEXT  only commands holding TEXT (any case); pod=TEXT,\n"
-		"                     namespace=TEXT, container=TEXT: those names (key F4)\n"
+		"                     namespace=TEXT, container=TEXT: those names (keys\n"
+		"                     F4 and \\)\n"
+		"  -p, --pid PID,...  only these processes (kernel threads too)\n"
+		"  -u, --user USER    only USER's processes (a name or a uid; key u)\n"
 		"      --group WHAT   one row per program, cgroup, container or pod, its\n"
 		"                     processes summed (keys p, g, G)\n"
 		"      --pss          PSS and USS columns, from /proc/PID/smaps_rollup of\n"
-		"                     the rows shown only (key S in the interactive view)\n"
+		"                     the rows shown only (key X in the interactive view)\n"
 		"      --proc         read /proc even when the memtrack module is loaded\n"
 		"      --kernel-threads\n"
 		"                     list kernel threads (key K), -b too; hidden by\n"
 		"                     default in both\n"
 		"      --cluster HOST:PORT|prometheus:URL\n"
 		"                     every node's processes and the programs summed\n"
-		"                     across nodes, from a memtrackd aggregator (key N;\n"
+		"                     across nodes, from a memtrackd aggregator (key A;\n"
 		"                     authentication from memtrackd.conf) or from a\n"
 		"                     Prometheus API the nodes remote-write to; -b: the\n"
 		"                     --top ROWS largest processes (default 100)\n"
@@ -103,6 +110,11 @@ struct opts {
 	struct top_growth growth;	/* --growth-window, --growth-min-rate */
 	const char *filter;		/* -F */
 	enum top_group group;		/* --group */
+	pid_t *pids;			/* -p, sorted; NULL: all */
+	size_t npids;
+	bool by_user;			/* -u */
+	uid_t uid;
+	const char *user;
 };
 
 static const char *const group_names[] = {
@@ -134,16 +146,77 @@ static int load_toprc(const struct opts *o, struct top_ui_opts *uo)
 	return 0;
 }
 
+/*
+ * -o: rss, cpu, time, pid, growth, or any column that sorts by its title
+ * (any case), "/s" left off or not.
+ */
 static int parse_sort(const char *s, enum top_sort *out)
 {
+	char title[32];
 	size_t i;
 
 	for (i = 0; i < sizeof(sort_names) / sizeof(sort_names[0]); i++)
-		if (!strcmp(s, sort_names[i])) {
+		if (sort_names[i] && !strcmp(s, sort_names[i])) {
 			*out = i;
 			return 0;
 		}
-	return -1;
+	if (!top_sort_from_title(s, out))
+		return 0;
+	snprintf(title, sizeof(title), "%s/s", s);
+	return top_sort_from_title(title, out);
+}
+
+static int cmp_pid(const void *a, const void *b)
+{
+	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* -p PID,...: the pids, sorted; -1 if one is not a pid (or no memory) */
+static int parse_pids(const char *s, struct opts *o)
+{
+	size_t n = 1, k = 0;
+	const char *p;
+	char *end;
+	long v;
+
+	for (p = s; *p; p++)
+		n += *p == ',';
+	o->pids = realloc(o->pids, (o->npids + n) * sizeof(*o->pids));
+	if (!o->pids)
+		return -1;
+	for (p = s; k < n; k++, p = end + 1) {
+		errno = 0;
+		v = strtol(p, &end, 10);
+		if (errno || end == p || (*end && *end != ',') || v <= 0 ||
+		    v > INT32_MAX || *p == '+' || *p == ' ')
+			return -1;
+		o->pids[o->npids++] = (pid_t)v;
+	}
+	qsort(o->pids, o->npids, sizeof(*o->pids), cmp_pid);
+	return 0;
+}
+
+/* -u USER: a name, else a uid; -1 if neither */
+static int parse_user(const char *s, struct opts *o)
+{
+	struct passwd *pw = getpwnam(s);
+	char *end;
+	unsigned long v;
+
+	if (pw) {
+		o->uid = pw->pw_uid;
+	} else {
+		errno = 0;
+		v = strtoul(s, &end, 10);
+		if (errno || end == s || *end || *s == '-' || v >= (uid_t)-1)
+			return -1;
+		o->uid = (uid_t)v;
+	}
+	o->by_user = true;
+	o->user = s;
+	return 0;
 }
 
 /* --growth-window: 0 and *out, or -1 */
@@ -203,6 +276,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{ "no-color", no_argument, NULL, 'C' },
 		{ "filter", required_argument, NULL, 'F' },
 		{ "group", required_argument, NULL, 'G' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "user", required_argument, NULL, 'u' },
 		{ NULL, 0, NULL, 0 },
 	};
 	char *end;
@@ -212,7 +287,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		.delay = 2, .sort = TOP_SORT_RSS,
 		.growth = { TOP_GROWTH_WINDOW, TOP_GROWTH_MIN_RATE },
 	};
-	while ((c = getopt_long(argc, argv, "bn:d:jo:hVCF:", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "bn:d:jo:hVCF:p:u:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'b':
 			o->batch = true;
@@ -240,7 +315,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			break;
 		case 'o':
 			if (parse_sort(optarg, &o->sort)) {
-				fprintf(stderr, "memtrack-top: -o: unknown sort key: %s\n", optarg);
+				fprintf(stderr, "memtrack-top: -o: not a column that sorts: %s\n", optarg);
 				return 2;
 			}
 			o->sort_set = true;
@@ -303,6 +378,18 @@ static int parse_args(int argc, char **argv, struct opts *o)
 				return 2;
 			}
 			o->filter = optarg;
+			break;
+		case 'p':
+			if (parse_pids(optarg, o)) {
+				fprintf(stderr, "memtrack-top: -p: process IDs separated by commas: %s\n", optarg);
+				return 2;
+			}
+			break;
+		case 'u':
+			if (parse_user(optarg, o)) {
+				fprintf(stderr, "memtrack-top: -u: no such user: %s\n", optarg);
+				return 2;
+			}
 			break;
 		case 'G': {
 			size_t i;
@@ -393,6 +480,8 @@ static int batch_view(struct top_table *tb, const struct opts *o,
 {
 	struct top_view_opts vo = {
 		.kthreads = o->kthreads, .group = o->group, .sort = o->sort,
+		.pids = o->pids, .npids = o->npids, .by_user = o->by_user,
+		.uid = o->uid,
 	};
 	struct top_view v = { 0 };
 	struct top_row *rows = tb->rows;
@@ -440,7 +529,7 @@ static int run_batch(struct mt_source *src, const struct opts *o)
 			break;
 		}
 		show = top_table_show(&tb, o->smaps);
-		if (o->filter || o->group) {
+		if (o->filter || o->group || o->npids || o->by_user) {
 			err = batch_view(&tb, o, show);
 			if (err) {
 				fprintf(stderr, "memtrack-top: %s\n", strerror(-err));
@@ -513,7 +602,8 @@ int main(int argc, char **argv)
 		struct top_ui_opts uo = {
 			.delay = o.delay, .sort = o.sort, .smaps = o.smaps,
 			.kthreads = o.kthreads, .group = o.group,
-			.filter = o.filter,
+			.filter = o.filter, .pids = o.pids, .npids = o.npids,
+			.by_user = o.by_user, .uid = o.uid, .user = o.user,
 			.cluster = o.cluster, .growth = o.growth,
 			/* https://no-color.org: set and not empty */
 			.mono = o.mono || (getenv("NO_COLOR") &&
@@ -523,5 +613,6 @@ int main(int argc, char **argv)
 		rc = load_toprc(&o, &uo) ? 2 : top_ui_run(src, &uo);
 	}
 	mt_source_close(src);
+	free(o.pids);
 	return rc;
 }

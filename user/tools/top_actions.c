@@ -26,7 +26,7 @@ static const struct {
 #define NR_SIGNALS	(sizeof(signals) / sizeof(signals[0]))
 
 /* The menu in a box at the top left; the chosen index, or -1. */
-static int signal_menu(pid_t pid, const char *comm)
+static int signal_menu(const pid_t *pids, size_t n, const char *comm)
 {
 	int h = NR_SIGNALS + 3, w = 34, sel = 0, c, i;
 	WINDOW *win = newwin(h, w, 1, 1);
@@ -38,7 +38,11 @@ static int signal_menu(pid_t pid, const char *comm)
 	for (;;) {
 		werase(win);
 		box(win, 0, 0);
-		mvwprintw(win, 0, 2, " signal %d (%.12s) ", pid, comm);
+		if (n == 1)
+			mvwprintw(win, 0, 2, " signal %d (%.12s) ", pids[0],
+				  comm);
+		else
+			mvwprintw(win, 0, 2, " signal %zu tagged ", n);
 		for (i = 0; i < (int)NR_SIGNALS; i++) {
 			if (i == sel)
 				wattron(win, A_REVERSE);
@@ -82,26 +86,50 @@ static bool confirm(const char *question)
 	return c == 'y' || c == 'Y';
 }
 
-void top_action_signal(pid_t pid, const char *comm, char *msg, size_t len)
+void top_action_signal(const pid_t *pids, size_t n, const char *comm,
+			char *msg, size_t len)
 {
 	char q[96];
-	int i = signal_menu(pid, comm);
+	size_t j, sent = 0;
+	pid_t failed = 0;
+	int i, err = 0;
 
+	if (!n)
+		return;
+	i = signal_menu(pids, n, comm);
 	if (i < 0) {
 		snprintf(msg, len, "no signal sent");
 		return;
 	}
-	snprintf(q, sizeof(q), "send SIG%s to %d (%.16s)?", signals[i].name,
-		 pid, comm);
+	if (n == 1)
+		snprintf(q, sizeof(q), "send SIG%s to %d (%.16s)?",
+			 signals[i].name, pids[0], comm);
+	else
+		snprintf(q, sizeof(q), "send SIG%s to %zu tagged processes?",
+			 signals[i].name, n);
 	if (!confirm(q)) {
 		snprintf(msg, len, "no signal sent");
 		return;
 	}
-	if (kill(pid, signals[i].sig))
-		snprintf(msg, len, "kill %d: %s", pid, strerror(errno));
-	else
+	for (j = 0; j < n; j++) {
+		if (!kill(pids[j], signals[i].sig)) {
+			sent++;
+		} else if (!failed) {
+			failed = pids[j];
+			err = errno;
+		}
+	}
+	if (n == 1 && failed)
+		snprintf(msg, len, "kill %d: %s", failed, strerror(err));
+	else if (n == 1)
 		snprintf(msg, len, "sent SIG%s to %d (%.16s)", signals[i].name,
-			 pid, comm);
+			 pids[0], comm);
+	else if (failed)
+		snprintf(msg, len, "sent SIG%s to %zu of %zu processes; kill %d: %s",
+			 signals[i].name, sent, n, failed, strerror(err));
+	else
+		snprintf(msg, len, "sent SIG%s to %zu processes",
+			 signals[i].name, n);
 }
 
 /* The nice value typed on the status line; false if none or not one. */

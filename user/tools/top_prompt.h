@@ -40,4 +40,28 @@ void top_prompt_init(void);
 bool top_prompt(int y, const char *what, char *buf, size_t len,
 		const struct top_redraw *rd);
 
+/*
+ * What a live prompt tells as it is edited (htop's search and filter: the
+ * list follows the text as it is typed).  Any may be NULL.
+ */
+struct top_live {
+	void (*changed)(void *arg, const char *buf);	/* after each edit */
+	/*
+	 * a key the line does not take (F3): true if it was taken, and the
+	 * screen is then drawn again
+	 */
+	bool (*key)(void *arg, int c);
+	/* shown after the text (" not found"), NULL none */
+	const char *(*note)(void *arg);
+	void *arg;
+};
+
+/*
+ * As top_prompt(), but buf's text (NUL-terminated) is where the line
+ * starts, and each edit goes to live->changed, the screen drawn again
+ * after it: true on Enter, false on Esc (buf as it was last edited).
+ */
+bool top_prompt_live(int y, const char *what, char *buf, size_t len,
+		     const struct top_redraw *rd, const struct top_live *live);
+
 #endif

@@ -76,7 +76,7 @@ static void install_signals(void)
  */
 enum {
 	PAIR_USED = 1, PAIR_BUFFERS, PAIR_CACHE, PAIR_SWAP, PAIR_TITLES,
-	PAIR_FLAG,
+	PAIR_FLAG, PAIR_TAGGED,
 };
 
 static bool colour;
@@ -93,6 +93,13 @@ static void colours_init(bool mono)
 	init_pair(PAIR_SWAP, COLOR_RED, -1);
 	init_pair(PAIR_TITLES, COLOR_BLACK, COLOR_GREEN);
 	init_pair(PAIR_FLAG, COLOR_RED, -1);
+	init_pair(PAIR_TAGGED, COLOR_YELLOW, -1);
+}
+
+/* A tagged row: bold yellow as htop's, bold without colours. */
+static attr_t tagged_attr(void)
+{
+	return colour ? COLOR_PAIR(PAIR_TAGGED) | A_BOLD : A_BOLD;
 }
 
 /*
@@ -162,7 +169,7 @@ struct ui {
 	char user_name[32];
 	char message[128];		/* on the status line: see show_message */
 	double message_until;		/* 0: not drawn yet */
-	/* the cluster view (N): NULL until first shown */
+	/* the cluster view (A): NULL until first shown */
 	struct top_cluster *cluster;
 	const char *cluster_server;	/* --cluster; NULL: the config's */
 	bool cluster_view;
@@ -170,6 +177,13 @@ struct ui {
 	double next;			/* when the next sample is due */
 	int err;			/* a refresh's failure: the end */
 	struct top_redraw redraw;	/* a prompt's: the screen goes on */
+	/*
+	 * tagged processes (Space, c; U untags), by pid, sorted: k and F9
+	 * signal them instead of the selected one; a process gone from the
+	 * table loses its tag
+	 */
+	pid_t *tags;
+	size_t ntags, tags_cap;
 };
 
 static const char *const sort_titles[] = {
@@ -191,6 +205,81 @@ static double now_s(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* The index of pid in the tags, or where it would go. */
+static size_t tag_index(const struct ui *u, pid_t pid)
+{
+	size_t lo = 0, hi = u->ntags, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (u->tags[mid] < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static bool is_tagged(const struct ui *u, pid_t pid)
+{
+	size_t i = tag_index(u, pid);
+
+	return i < u->ntags && u->tags[i] == pid;
+}
+
+/* Tags or untags pid: -ENOMEM, or 0. */
+static int tag_set(struct ui *u, pid_t pid, bool on)
+{
+	size_t i = tag_index(u, pid);
+	bool there = i < u->ntags && u->tags[i] == pid;
+	pid_t *t;
+
+	if (on == there)
+		return 0;
+	if (!on) {
+		memmove(&u->tags[i], &u->tags[i + 1],
+			(u->ntags - i - 1) * sizeof(*u->tags));
+		u->ntags--;
+		return 0;
+	}
+	if (u->ntags == u->tags_cap) {
+		t = realloc(u->tags, (u->tags_cap ? 2 * u->tags_cap : 16) *
+			    sizeof(*t));
+		if (!t)
+			return -ENOMEM;
+		u->tags = t;
+		u->tags_cap = u->tags_cap ? 2 * u->tags_cap : 16;
+	}
+	memmove(&u->tags[i + 1], &u->tags[i],
+		(u->ntags - i) * sizeof(*u->tags));
+	u->tags[i] = pid;
+	u->ntags++;
+	return 0;
+}
+
+/* After a sample: the tags of processes that are gone dropped. */
+static void tags_prune(struct ui *u)
+{
+	size_t i, j, k = 0;
+	bool *live;
+
+	if (!u->ntags)
+		return;
+	live = calloc(u->ntags, sizeof(*live));
+	if (!live)
+		return;
+	for (j = 0; j < u->tb.n; j++) {
+		i = tag_index(u, u->tb.rows[j].t.pid);
+		if (i < u->ntags && u->tags[i] == u->tb.rows[j].t.pid)
+			live[i] = true;
+	}
+	for (i = 0; i < u->ntags; i++)
+		if (live[i])
+			u->tags[k++] = u->tags[i];
+	u->ntags = k;
+	free(live);
 }
 
 /*
@@ -497,6 +586,7 @@ static void draw_table(struct ui *u)
 	int y = HEADER_LINES, rows = LINES - HEADER_LINES - 1 - pane_lines(u);
 	char line[1024];
 	size_t i, hdr_len;
+	bool tagged;
 
 	hdr_len = top_format_header(line, sizeof(line), cols, &u->layout);
 	if (u->hscroll >= hdr_len)
@@ -527,11 +617,17 @@ static void draw_table(struct ui *u)
 		if (u->scroll + i >= u->view.n)
 			continue;
 		table_line(u, r, cols, line, sizeof(line));
+		tagged = !r->group && !r->thread && is_tagged(u, r->t.pid);
 		if (u->scroll + i == u->sel) {
-			attron(A_REVERSE);
+			attron(A_REVERSE | (tagged ? A_BOLD : 0));
 			add_cells(line, COLS);
 			pad_row(y + 1 + i);
-			attroff(A_REVERSE);
+			attroff(A_REVERSE | A_BOLD);
+		} else if (tagged) {
+			attron(tagged_attr());
+			add_cells(line, COLS);
+			attroff(tagged_attr());
+			flag_colour(r, line, y + 1 + i);
 		} else {
 			add_cells(line, COLS);
 			flag_colour(r, line, y + 1 + i);
@@ -618,11 +714,15 @@ static const char *const help_text[] = {
 	"memtrack-top keys",
 	"",
 	"  q F10      quit",
-	"  M          sort by RSS       P  by %CPU       T  by CPU time",
-	"  < > F6     sort by the column left / right of the current one",
+	"  M          sort by RSS       P  by %CPU       N  by PID",
+	"  T          by TIME, only where a TIME column can show it",
+	"  < >        sort by the column left / right of the current one",
+	"  F6         sort by: a menu of the columns (Up Down, Enter, Esc)",
 	"  I          reverse the order",
-	"  / F3 F4    filter by command (any case); empty clears; pod=TEXT,",
-	"             namespace=TEXT or container=TEXT: by that name",
+	"  / F3       search: the selection to the first command holding the text",
+	"             as it is typed (any case); F3 the next, Shift-F3 the previous",
+	"  \\ F4       filter as it is typed: commands holding the text (any case);",
+	"             pod=, namespace=, container=TEXT: by that name; Esc clears",
 	"  u          only one user's processes; empty clears",
 	"  H          threads under their process",
 	"  K          kernel threads too (hidden at start)",
@@ -630,20 +730,23 @@ static const char *const help_text[] = {
 	"  l          the selected process's open files",
 	"  t F5       process tree",
 	"  p          one row per program (all its processes summed)",
-	"  c          the full command line of each process, after the columns",
-	"  N          cluster view: every node's processes, from the aggregator",
+	"  W          the full command line of each process, after the columns",
+	"  A          cluster view: all nodes' processes, from the aggregator",
 	"             (--cluster HOST:PORT, else memtrackd.conf's); p: per program",
 	"  g          one row per cgroup (its processes summed; LIMIT: memory.max)",
 	"  G          one row per container, then per pod, then per process",
 	"  e          events pane: OOM kills, reclaim stalls, RSS and growth alerts",
-	"  S          PSS and USS columns (smaps_rollup of the rows on screen)",
-	"  space      pause / resume",
+	"  X          PSS and USS columns (smaps_rollup of the rows on screen)",
+	"  Z          pause / resume",
+	"  space      tag / untag the selected process (and move down one)",
+	"  c          tag the selected process and every process under it",
+	"  U          untag all",
 	"  d          refresh interval (0.1..3600 s)",
 	"  s          memtrack-leak on the selected process: its top stacks in the pane",
 	"  Up Down PgUp PgDn Home End  move the selection bar",
 	"  Left Right scroll sideways through every column",
-	"  F2         setup: columns, their order, sort key, delay (F10 saves, Esc cancels)",
-	"  k F9       send the selected process a signal (a menu, then y)",
+	"  F2 S C     setup: columns, their order, sort key, delay (F10 saves, Esc cancels)",
+	"  k F9       a signal to the tagged processes, else the selected one (a menu, y)",
 	"  F7 F8      nice - / + of the selected process;  r  renice to a value",
 	"  h ? F1     this help: Up Down PgUp PgDn Home End scroll, q Esc h close",
 	"",
@@ -792,15 +895,128 @@ static void ask_user(struct ui *u)
 	snprintf(u->user_name, sizeof(u->user_name), "%s", buf);
 }
 
+/*
+ * F4 and \: htop's incremental filter.  The list narrows as the text is
+ * typed (in the command, any case; pod=, namespace=, container=: in that
+ * name); it starts from the filter there is, Enter keeps it and Esc
+ * clears it, as htop's.
+ */
+static void filter_changed(void *arg, const char *buf)
+{
+	struct ui *u = arg;
+
+	snprintf(u->vo.filter, sizeof(u->vo.filter), "%s", buf);
+	u->scroll = 0;
+}
+
 static void ask_filter(struct ui *u)
 {
+	const struct top_live live = { .changed = filter_changed, .arg = u };
 	char buf[sizeof(u->vo.filter)];
 
-	if (!prompt(u, "filter command, or pod= namespace= container= (empty: none): ",
-		    buf, sizeof(buf)))
+	memcpy(buf, u->vo.filter, sizeof(buf));
+	if (!top_prompt_live(5, "Filter: ", buf, sizeof(buf), &u->redraw,
+			     &live))
+		filter_changed(u, "");
+}
+
+/*
+ * F3 and /: htop's incremental search.  As the text is typed the selection
+ * goes to the first row whose command holds it (any case); F3 to the next
+ * one, Shift-F3 to the one before (round the list); Enter and Esc leave
+ * the selection where it is.
+ */
+struct search {
+	struct ui *u;
+	char text[64];
+	bool found;
+};
+
+/*
+ * The selection to the first match from row from on, by step (+1, -1),
+ * round the list: false if none.
+ */
+static bool search_from(struct ui *u, const char *text, size_t from,
+			int step)
+{
+	long n = (long)u->view.n, i, k;
+
+	for (k = 0; k < n; k++) {
+		i = ((long)from + step * k) % n;
+		if (i < 0)
+			i += n;
+		if (strcasestr(u->view.rows[i].t.comm, text)) {
+			u->sel = (size_t)i;
+			u->sel_pid = u->view.rows[i].t.pid;
+			return true;
+		}
+	}
+	return false;
+}
+
+static void search_changed(void *arg, const char *buf)
+{
+	struct search *s = arg;
+
+	snprintf(s->text, sizeof(s->text), "%s", buf);
+	s->found = !buf[0] || search_from(s->u, buf, 0, 1);
+}
+
+static bool search_key(void *arg, int c)
+{
+	struct search *s = arg;
+	size_t n = s->u->view.n;
+
+	if (c != KEY_F(3) && c != KEY_F(15))	/* F3, Shift-F3 */
+		return false;
+	if (s->text[0] && n)
+		s->found = search_from(s->u, s->text, c == KEY_F(3) ?
+				       s->u->sel + 1 : s->u->sel + n - 1,
+				       c == KEY_F(3) ? 1 : -1);
+	return true;
+}
+
+static const char *search_note(void *arg)
+{
+	const struct search *s = arg;
+
+	return s->found ? NULL : "  (not found)";
+}
+
+static void ask_search(struct ui *u)
+{
+	struct search s = { .u = u, .found = true };
+	const struct top_live live = {
+		.changed = search_changed, .key = search_key,
+		.note = search_note, .arg = &s,
+	};
+	char buf[sizeof(s.text)] = "";
+
+	if (u->cluster_view) {
+		snprintf(u->message, sizeof(u->message),
+			 "the cluster view has no selection: \\ or F4 filters it");
 		return;
-	memcpy(u->vo.filter, buf, sizeof(buf));
-	u->scroll = 0;
+	}
+	top_prompt_live(5, "Search: ", buf, sizeof(buf), &u->redraw, &live);
+}
+
+/*
+ * T: by TIME, as htop's, only where a column shows it (a sort by what the
+ * screen cannot show leaves the rows in an order no one can check).
+ */
+static void sort_if_shown(struct ui *u, enum top_sort sort, const char *title)
+{
+	unsigned int show = top_table_show(&u->tb, u->smaps);
+	size_t i;
+
+	for (i = 0; i < top_nr_columns; i++)
+		if (top_columns[i].sort == sort &&
+		    (top_columns[i].needs & show) == top_columns[i].needs) {
+			u->vo.sort = sort;
+			return;
+		}
+	snprintf(u->message, sizeof(u->message),
+		 "no %s column to sort by (F6: the columns that sort)", title);
 }
 
 /* < and >: the sortable column left or right of the current one. */
@@ -822,6 +1038,67 @@ static void next_sort(struct ui *u, int dir)
 		u->vo.sort = c->sort;
 		return;
 	}
+}
+
+/*
+ * F6: htop's sort-by menu, in a box at the top left: every column that
+ * sorts (the module's counters only with the module), the current one
+ * chosen; Up Down Home End choose, Enter sorts by it, Esc cancels.
+ */
+static void sort_menu(struct ui *u)
+{
+	int idx[TOP_MAX_COLUMNS], n = 0, sel = 0, i, c;
+	const struct top_column *col;
+	WINDOW *win;
+
+	for (i = 0; i < (int)top_nr_columns && n < TOP_MAX_COLUMNS; i++) {
+		col = &top_columns[i];
+		if (col->sort == TOP_SORT_NONE ||
+		    (col->needs & TOP_SHOW_MODULE && !u->tb.si.module))
+			continue;
+		if (col->sort == u->vo.sort)
+			sel = n;
+		idx[n++] = i;
+	}
+	win = newwin(n + 3, 26, 1, 1);
+	if (!win)
+		return;
+	keypad(win, TRUE);
+	wtimeout(win, -1);
+	for (;;) {
+		werase(win);
+		box(win, 0, 0);
+		mvwprintw(win, 0, 2, " Sort by ");
+		for (i = 0; i < n; i++) {
+			if (i == sel)
+				wattron(win, A_REVERSE);
+			mvwprintw(win, 1 + i, 2, "%-22s", top_columns[idx[i]].title);
+			if (i == sel)
+				wattroff(win, A_REVERSE);
+		}
+		mvwprintw(win, n + 1, 2, "Enter: sort  Esc: back");
+		wrefresh(win);
+		c = wgetch(win);
+		if (c == KEY_UP && sel > 0)
+			sel--;
+		else if (c == KEY_DOWN && sel < n - 1)
+			sel++;
+		else if (c == KEY_HOME || c == KEY_PPAGE)
+			sel = 0;
+		else if (c == KEY_END || c == KEY_NPAGE)
+			sel = n - 1;
+		else if (c == '\n' || c == '\r' || c == KEY_ENTER)
+			break;
+		else if (c == 27 || c == 'q' || c == KEY_F(10) || c == ERR ||
+			 top_quit_signal)
+			sel = -1;
+		if (sel < 0)
+			break;
+	}
+	delwin(win);
+	touchwin(stdscr);
+	if (sel >= 0)
+		u->vo.sort = top_columns[idx[sel]].sort;
 }
 
 /* After a refresh or a new view: the selected process's row again. */
@@ -879,13 +1156,86 @@ static const struct top_row *selected(struct ui *u)
 	return r;
 }
 
+/* k, F9: a signal to the tagged processes, else to the selected one. */
 static void signal_selected(struct ui *u)
 {
-	const struct top_row *r = selected(u);
+	const struct top_row *r;
+	const char *comm = "";
+	pid_t *pids;
+	size_t i;
 
-	if (r)
-		top_action_signal(r->t.pid, r->t.comm, u->message,
-				  sizeof(u->message));
+	if (!u->ntags) {
+		r = selected(u);
+		if (r)
+			top_action_signal(&r->t.pid, 1, r->t.comm, u->message,
+					  sizeof(u->message));
+		return;
+	}
+	if (u->cluster_view) {
+		selected(u);	/* says why not */
+		return;
+	}
+	/* a copy: the menu and the kills work on the list as it is now */
+	pids = malloc(u->ntags * sizeof(*pids));
+	if (!pids) {
+		snprintf(u->message, sizeof(u->message), "out of memory");
+		return;
+	}
+	memcpy(pids, u->tags, u->ntags * sizeof(*pids));
+	for (i = 0; u->ntags == 1 && i < u->tb.n; i++)
+		if (u->tb.rows[i].t.pid == pids[0])
+			comm = u->tb.rows[i].t.comm;
+	top_action_signal(pids, u->ntags, comm, u->message,
+			  sizeof(u->message));
+	free(pids);
+}
+
+/*
+ * Space: tags or untags the selected process and moves the bar down one,
+ * as htop's; c: tags it and every process under it (children, theirs...).
+ */
+static void tag_selected(struct ui *u, bool children)
+{
+	const struct top_row *r = selected(u);
+	pid_t *fam;
+	size_t n = 1, cap, i, j;
+
+	if (!r)
+		return;
+	if (r->thread) {
+		snprintf(u->message, sizeof(u->message),
+			 "a thread: tag its process");
+		return;
+	}
+	if (!children) {
+		if (tag_set(u, r->t.pid, !is_tagged(u, r->t.pid)))
+			snprintf(u->message, sizeof(u->message), "out of memory");
+		move_selection(u, 1);
+		return;
+	}
+	/*
+	 * the processes under it, breadth first, from the whole table (at
+	 * most all of it, should a reading of /proc have made a loop)
+	 */
+	cap = u->tb.n + 1;
+	fam = malloc(cap * sizeof(*fam));
+	if (!fam) {
+		snprintf(u->message, sizeof(u->message), "out of memory");
+		return;
+	}
+	fam[0] = r->t.pid;
+	for (i = 0; i < n; i++)
+		for (j = 0; j < u->tb.n && n < cap; j++)
+			if (u->tb.rows[j].t.ppid == fam[i] &&
+			    u->tb.rows[j].t.pid != fam[i])
+				fam[n++] = u->tb.rows[j].t.pid;
+	for (i = 0; i < n; i++)
+		if (tag_set(u, fam[i], true)) {
+			snprintf(u->message, sizeof(u->message),
+				 "out of memory");
+			break;
+		}
+	free(fam);
 }
 
 static void renice_selected(struct ui *u, int delta)
@@ -956,11 +1306,14 @@ static bool key(struct ui *u, int c)
 		return false;
 	case 'M': u->vo.sort = TOP_SORT_RSS; break;
 	case 'P': u->vo.sort = TOP_SORT_CPU; break;
-	case 'T': u->vo.sort = TOP_SORT_TIME; break;
+	case 'T': sort_if_shown(u, TOP_SORT_TIME, "TIME"); break;
+	case 'N': u->vo.sort = TOP_SORT_PID; break;
 	case '<': next_sort(u, -1); break;
-	case '>': case '.': case KEY_F(6): next_sort(u, 1); break;
+	case '>': case '.': next_sort(u, 1); break;
+	case KEY_F(6): sort_menu(u); break;
 	case 'I': u->vo.reverse = !u->vo.reverse; break;
-	case '/': case KEY_F(3): case KEY_F(4): ask_filter(u); break;
+	case '/': case KEY_F(3): ask_search(u); break;
+	case '\\': case KEY_F(4): ask_filter(u); break;
 	case 'u': ask_user(u); break;
 	case 'H': u->vo.threads = !u->vo.threads; break;
 	case 'K': u->vo.kthreads = !u->vo.kthreads; break;
@@ -969,7 +1322,7 @@ static bool key(struct ui *u, int c)
 		break;
 	case 'l': detail(u, TOP_DETAIL_FILES); break;
 	case 's': leak_selected(u); break;
-	case KEY_F(2): setup(u); break;
+	case KEY_F(2): case 'S': case 'C': setup(u); break;
 	case 't': case KEY_F(5): u->vo.tree = !u->vo.tree; break;
 	case 'p': toggle_group(u, TOP_GROUP_PROGRAM); break;
 	case 'g': toggle_group(u, TOP_GROUP_CGROUP); break;
@@ -980,10 +1333,13 @@ static bool key(struct ui *u, int c)
 			     TOP_GROUP_NONE : TOP_GROUP_CONTAINER);
 		break;
 	case 'e': u->events = !u->events; break;
-	case 'c': u->cmdline = !u->cmdline; break;
-	case 'N': toggle_cluster(u); break;
-	case 'S': u->smaps = !u->smaps; break;
-	case ' ': u->paused = !u->paused; break;
+	case 'W': u->cmdline = !u->cmdline; break;
+	case ' ': tag_selected(u, false); break;
+	case 'c': tag_selected(u, true); break;
+	case 'U': u->ntags = 0; break;
+	case 'A': toggle_cluster(u); break;
+	case 'X': u->smaps = !u->smaps; break;
+	case 'Z': u->paused = !u->paused; break;
 	case 'd': ask_delay(u); break;
 	case 'h': case '?': case KEY_F(1): u->help = true; u->help_top = 0; break;
 	case 'k': case KEY_F(9): signal_selected(u); break;
@@ -1018,6 +1374,7 @@ static int frame(struct ui *u)
 		if (err)
 			return err;
 		top_events_growth(&u->ev, &u->tb);
+		tags_prune(u);
 		u->next = now_s() + u->delay;
 		sampled = true;
 	}
@@ -1059,6 +1416,12 @@ int top_ui_run(struct mt_source *src, const struct top_ui_opts *o)
 	u.vo.group = o->group;
 	if (o->filter)
 		snprintf(u.vo.filter, sizeof(u.vo.filter), "%s", o->filter);
+	u.vo.pids = o->pids;
+	u.vo.npids = o->npids;
+	u.vo.by_user = o->by_user;
+	u.vo.uid = o->uid;
+	if (o->user)
+		snprintf(u.user_name, sizeof(u.user_name), "%s", o->user);
 	u.layout = o->layout;
 	u.toprc = o->toprc;
 	top_table_init(&u.tb, src, &o->growth);
@@ -1109,6 +1472,7 @@ int top_ui_run(struct mt_source *src, const struct top_ui_opts *o)
 	top_cluster_snap_free(&u.cs);
 	top_view_free(&u.view);
 	top_table_free(&u.tb);
+	free(u.tags);
 	if (err) {
 		fprintf(stderr, "memtrack-top: %s\n",
 			err == -ENOMEM ? "out of memory" : mt_errmsg());

@@ -12,9 +12,14 @@ struct top_ui_opts {
 	bool mono;			/* -C or NO_COLOR: no colours */
 	bool kthreads;			/* kernel threads shown from the start */
 	const char *filter;		/* -F: the filter at start; NULL none */
+	const pid_t *pids;		/* -p: only these, sorted; npids 0 all */
+	size_t npids;
+	bool by_user;			/* -u: only uid's processes at start */
+	uid_t uid;
+	const char *user;		/* its name as given */
 	unsigned int group;		/* --group: enum top_group at start */
 	/* the aggregator of --cluster (start in the cluster view), NULL:
-	 * the config's, asked only when c is pressed */
+	 * the config's, asked only when A is pressed */
 	const char *cluster;
 	struct top_growth growth;	/* the flag's settings */
 	struct top_layout layout;	/* the columns, in their order */

@@ -80,10 +80,20 @@ bool top_filter_match(const struct top_row *r, const char *filter)
 	}
 }
 
+static int cmp_pid(const void *a, const void *b)
+{
+	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
 static bool selected(const struct top_row *r, const struct top_view_opts *o)
 {
 	if (o->by_user && r->t.uid != o->uid)
 		return false;
+	if (o->npids)
+		return bsearch(&r->t.pid, o->pids, o->npids, sizeof(*o->pids),
+			       cmp_pid) && top_filter_match(r, o->filter);
 	if (r->kthread && !o->kthreads)
 		return false;
 	return top_filter_match(r, o->filter);

@@ -24,6 +24,9 @@ struct top_view_opts {
 	char filter[64];
 	bool by_user;
 	uid_t uid;
+	/* -p: only these processes, sorted (kernel threads too); 0: all */
+	const pid_t *pids;
+	size_t npids;
 	bool threads;			/* each process's threads under it */
 	bool tree;			/* children under their parent */
 	enum top_group group;
