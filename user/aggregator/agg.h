@@ -68,7 +68,7 @@ struct agg_node {
 	uint64_t received;		/* stored this session */
 	uint64_t gaps;			/* seqs never received this session */
 	uint64_t sessions;		/* sessions seen (daemon restarts) */
-	int64_t last_seen_ms;		/* mtd_mono_ms(), any frame */
+	int64_t last_seen_ms;		/* mt_mono_ms(), any frame */
 	bool reported_down;		/* logged as down */
 	int64_t last_seen_real_ms;	/* the same, wall clock, for humans */
 	unsigned int conns;		/* open connections of this node */

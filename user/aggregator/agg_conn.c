@@ -13,6 +13,7 @@
 #include <syslog.h>
 #include <unistd.h>
 
+#include "memtrack.h"
 #include "agg.h"
 #include "frame_io.h"
 #include "log.h"
@@ -67,7 +68,7 @@ uint64_t agg_node_attach(struct agg_node *n, uint64_t session,
 		want = n->want;
 	}
 	n->conns++;
-	n->last_seen_ms = mtd_mono_ms();
+	n->last_seen_ms = mt_mono_ms();
 	n->last_seen_real_ms = agg_real_ms();
 	pthread_mutex_unlock(&n->lock);
 	return want;
@@ -134,7 +135,7 @@ int agg_node_frame(struct agg_node_conn *nc, uint8_t type, uint8_t *body,
 		goto fail;
 	}
 	pthread_mutex_lock(&n->lock);
-	n->last_seen_ms = mtd_mono_ms();
+	n->last_seen_ms = mt_mono_ms();
 	n->last_seen_real_ms = agg_real_ms();
 	if (type == MTD_RELAY_HEARTBEAT) {
 		pthread_mutex_unlock(&n->lock);

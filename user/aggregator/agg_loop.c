@@ -23,6 +23,7 @@
 #include <syslog.h>
 #include <sys/epoll.h>
 
+#include "memtrack.h"
 #include "agg.h"
 #include "frame_io.h"
 #include "log.h"
@@ -79,7 +80,7 @@ static int begin_frame(struct agg_node_conn *nc)
 		agg_conn_log(&nc->x, nc->name, "out of memory");
 		return -1;
 	}
-	nc->frame_by = mtd_mono_ms() + FRAME_MS;
+	nc->frame_by = mt_mono_ms() + FRAME_MS;
 	return 0;
 }
 
@@ -112,7 +113,7 @@ static int serve(struct agg_node_conn *nc)
 		nc->body = NULL;
 		nc->got = 0;
 		nc->frame_by = 0;
-		nc->idle_by = mtd_mono_ms() + nc->x.a->cfg->idle_timeout_ms;
+		nc->idle_by = mt_mono_ms() + nc->x.a->cfg->idle_timeout_ms;
 		if (agg_node_frame(nc, nc->type, body, nc->len))
 			return -1;
 	}
@@ -121,7 +122,7 @@ static int serve(struct agg_node_conn *nc)
 /* Deadlines, and bytes TLS holds that epoll cannot see. */
 static void scan(struct agg_loop *l)
 {
-	int64_t now = mtd_mono_ms();
+	int64_t now = mt_mono_ms();
 	struct agg_node_conn *nc, *next;
 
 	/* only this thread removes from the list: next stays valid */
@@ -145,7 +146,7 @@ static void *loop_main(void *arg)
 {
 	struct agg_loop *l = arg;
 	struct epoll_event ev[EVENTS];
-	int64_t next_scan = mtd_mono_ms() + TICK_MS;
+	int64_t next_scan = mt_mono_ms() + TICK_MS;
 
 	for (;;) {
 		int n = epoll_wait(l->epfd, ev, EVENTS, TICK_MS), i;
@@ -161,9 +162,9 @@ static void *loop_main(void *arg)
 			if (serve(nc))
 				close_conn(l, nc);
 		}
-		if (mtd_mono_ms() >= next_scan) {
+		if (mt_mono_ms() >= next_scan) {
 			scan(l);
-			next_scan = mtd_mono_ms() + TICK_MS;
+			next_scan = mt_mono_ms() + TICK_MS;
 		}
 	}
 }
@@ -211,7 +212,7 @@ int agg_loops_add(struct agg_loops *ls, struct agg_node_conn *nc)
 	nc->loop = l;
 	nc->got = 0;
 	nc->frame_by = 0;
-	nc->idle_by = mtd_mono_ms() + nc->x.a->cfg->idle_timeout_ms;
+	nc->idle_by = mt_mono_ms() + nc->x.a->cfg->idle_timeout_ms;
 	pthread_mutex_lock(&l->lock);
 	nc->prev = NULL;
 	nc->next = l->head;

@@ -64,7 +64,7 @@ struct agg_node *agg_node_get(struct agg *a, const char *name)
 	}
 	pthread_mutex_init(&n->lock, NULL);
 	strcpy(n->name, name);
-	n->last_seen_ms = mtd_mono_ms();
+	n->last_seen_ms = mt_mono_ms();
 	n->last_seen_real_ms = agg_real_ms();
 	a->nodes[a->nnodes++] = n;
 out:

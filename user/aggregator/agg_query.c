@@ -26,6 +26,7 @@
 
 #include <linux/memtrack.h>
 
+#include "memtrack.h"
 #include "agg.h"
 #include "frame_io.h"
 #include "query_parse.h"
@@ -112,7 +113,7 @@ static struct agg_node **nodes_of(struct agg *a, size_t *nn)
 
 static void q_nodes(struct agg *a, struct mtd_buf *b)
 {
-	int64_t now = mtd_mono_ms();
+	int64_t now = mt_mono_ms();
 	struct agg_node **v;
 	size_t nn, i;
 
@@ -275,7 +276,7 @@ static int by_field_desc(const void *x, const void *y, void *arg)
 static void q_sum(struct agg *a, const struct mtd_query *q, struct mtd_buf *b)
 {
 	static const struct group none;
-	int64_t now = mtd_mono_ms();
+	int64_t now = mt_mono_ms();
 	struct groups gs = { 0 };
 	struct agg_node **v;
 	struct group key;
@@ -398,7 +399,7 @@ static int top_desc(const void *x, const void *y)
 
 static void q_top(struct agg *a, const struct mtd_query *q, struct mtd_buf *b)
 {
-	int64_t now = mtd_mono_ms();
+	int64_t now = mt_mono_ms();
 	struct top_row *h;
 	struct agg_node **v;
 	size_t nn, i, j, n = 0;

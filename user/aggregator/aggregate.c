@@ -30,6 +30,7 @@
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 
+#include "memtrack.h"
 #include "agg.h"
 #include "aggregate.h"
 #include "conn.h"
@@ -96,7 +97,7 @@ static void query_loop(struct agg_conn *x)
 		uint32_t len;
 
 		err = mtd_frame_read(x->c, &type, &body, &len,
-				     mtd_mono_ms() + a->cfg->idle_timeout_ms, 0,
+				     mt_mono_ms() + a->cfg->idle_timeout_ms, 0,
 				     FRAME_MS);
 		if (err) {
 			if (err != -ECONNRESET)
@@ -196,8 +197,8 @@ static void *conn_main(void *arg)
 		snprintf(x->peer + l, sizeof(x->peer) - l, " (%s)",
 			 mtd_conn_peer(x->c));
 	}
-	r = mtd_frame_read(x->c, &type, &body, &len, mtd_mono_ms() + HELLO_MS,
-			   mtd_mono_ms() + HELLO_MS, 0);
+	r = mtd_frame_read(x->c, &type, &body, &len, mt_mono_ms() + HELLO_MS,
+			   mt_mono_ms() + HELLO_MS, 0);
 	if (r) {
 		agg_conn_log(x, "before HELLO", agg_errstr(r));
 		goto out;
@@ -306,7 +307,7 @@ drop:
 /* Log nodes that went down or came back. */
 static void watch_nodes(struct agg *a)
 {
-	int64_t now = mtd_mono_ms();
+	int64_t now = mt_mono_ms();
 	size_t i, nn;
 
 	pthread_mutex_lock(&a->lock);

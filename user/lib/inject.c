@@ -126,19 +126,11 @@ struct mt_inject {
 	struct mt_walker *walker;
 };
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 /* MEMTRACK_INJECT_DEBUG=1: when each step ended, on stderr. */
 static void dbg(const char *what)
 {
 	static uint64_t t0;
-	uint64_t now = mono_ns();
+	uint64_t now = mt_mono_ns();
 
 	if (!getenv("MEMTRACK_INJECT_DEBUG"))
 		return;
@@ -876,7 +868,7 @@ static int attach_stopped(struct mt_world *w, void *arg)
 		}
 		a->st->let_go = rc.let_go;
 	}
-	a->stop_ns = mono_ns() - w->since_ns;
+	a->stop_ns = mt_mono_ns() - w->since_ns;
 	return err;
 }
 
@@ -968,7 +960,7 @@ static bool wait_released(struct mt_inject *in, pid_t watch)
 {
 	struct mtp_header *h = mt_preload_header(in->pre);
 	struct timespec ms = { 0, 1000000 };
-	uint64_t end = mono_ns() + RELEASE_NS;
+	uint64_t end = mt_mono_ns() + RELEASE_NS;
 
 	do {
 		if (__atomic_load_n(&h->inject, __ATOMIC_ACQUIRE) ==
@@ -978,7 +970,7 @@ static bool wait_released(struct mt_inject *in, pid_t watch)
 		if (mt_task_exited(in->pid, in->pid))
 			return true;
 		nanosleep(&ms, NULL);
-	} while (mono_ns() < end);
+	} while (mt_mono_ns() < end);
 	return false;
 }
 
@@ -1015,7 +1007,7 @@ static int detach_stopped(struct mt_world *w, void *arg)
 				       (int)in->pid);
 		d->st->let_go = rc.let_go;
 	}
-	d->stop_ns = mono_ns() - w->since_ns;
+	d->stop_ns = mt_mono_ns() - w->since_ns;
 	return err;
 }
 

@@ -26,14 +26,6 @@
 
 #define SLICE_MS	250		/* how often the maps are read */
 
-static long long mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
-}
-
 /*
  * The injected library still mapped in pid (1); not so after an exec (0);
  * nothing mapped, the process exiting (-1).
@@ -86,14 +78,14 @@ int mt_inject_wait(struct mt_inject *in, long long ms,
 {
 	struct mt_preload *p = mt_inject_state(in);
 	struct mtp_header *h = mt_preload_header(p);
-	long long end = mono_ms() + ms, slice = 0;
+	long long end = mt_mono_ms() + ms, slice = 0;
 	pid_t pid = mt_inject_pid(in);
 	int *pidfd = mt_inject_pidfd(in);
 	uint32_t st;
 
 	if (*pidfd == -2)
 		*pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-	while (!*stop && mono_ms() < end) {
+	while (!*stop && mt_mono_ms() < end) {
 		mt_preload_tick(p);
 		if (ended(*pidfd, pid, MTP_CLOCK_MS))
 			return MT_INJECT_EXITED;

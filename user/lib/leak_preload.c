@@ -40,14 +40,6 @@ struct mt_preload {
 	uint64_t copy_slots;
 };
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 struct mt_preload *mt_preload_new(uint32_t flags)
 {
 	struct mt_preload *p = calloc(1, sizeof(*p));
@@ -76,7 +68,7 @@ struct mt_preload *mt_preload_new(uint32_t flags)
 	p->h->size = MTP_SIZE;
 	p->h->flags = flags;
 	p->h->arena = sizeof(*p->h);
-	p->h->now_ns = mono_ns();
+	p->h->now_ns = mt_mono_ns();
 	return p;
 fail:
 	mt_preload_free(p);
@@ -124,7 +116,7 @@ void mt_preload_live_fds(struct mt_preload *p, bool on)
 
 void mt_preload_tick(struct mt_preload *p)
 {
-	__atomic_store_n(&p->h->now_ns, mono_ns(), __ATOMIC_RELAXED);
+	__atomic_store_n(&p->h->now_ns, mt_mono_ns(), __ATOMIC_RELAXED);
 }
 
 void mt_preload_free(struct mt_preload *p)
@@ -253,7 +245,7 @@ int mt_preload_wait(struct mt_preload *p, pid_t pid,
 		 * The blocks' clock, then a wake at the exit (with a scan),
 		 * a signal to pass on, or the next tick.
 		 */
-		__atomic_store_n(&p->h->now_ns, mono_ns(), __ATOMIC_RELAXED);
+		__atomic_store_n(&p->h->now_ns, mt_mono_ns(), __ATOMIC_RELAXED);
 		if (!r)
 			futex_wait(&p->h->state, state, MTP_CLOCK_MS);
 	}
@@ -588,7 +580,7 @@ int mt_preload_stacks(struct mt_preload *p, uint32_t min_age_ms, bool all,
 		      struct mt_leak_stack **out, size_t *n)
 {
 	uint32_t nr = __atomic_load_n(&p->h->nr_stacks, __ATOMIC_ACQUIRE), id;
-	struct rows r = { .p = p, .min_time = mono_ns() - min_age_ms * 1000000ULL };
+	struct rows r = { .p = p, .min_time = mt_mono_ns() - min_age_ms * 1000000ULL };
 	struct collect c = { 0 };
 	const struct mtp_stack *s;
 	size_t i;

@@ -36,6 +36,15 @@ int mt_print_version(const char *prog);
 /* The number of elements of an array (for tables of names and the like). */
 #define MT_ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
+/*
+ * CLOCK_MONOTONIC (clock.c) in nanoseconds, milliseconds and seconds: the
+ * one clock of every deadline, timeout and age in the library, the
+ * daemons and the tools.
+ */
+uint64_t mt_mono_ns(void);
+int64_t mt_mono_ms(void);
+double mt_mono_s(void);
+
 /* ---- records ------------------------------------------------------------ */
 
 /*

@@ -58,14 +58,6 @@ int mt_remote_peek(pid_t pid, uint64_t addr, void *buf, size_t len)
 
 #ifdef MT_ARCH_REMOTE_CALL
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 static uint64_t down(uint64_t v, uint64_t align)
 {
 	return v & ~(align - 1);
@@ -186,7 +178,7 @@ static int wait_stop(struct mt_remote *rc, int *status, uint64_t deadline)
 		if (!r && mt_task_exited(rc->pid, rc->t->tid))
 			return mt_seterr(-ESRCH, "thread %d is gone",
 					 (int)rc->t->tid);
-		if (mono_ns() >= deadline)
+		if (mt_mono_ns() >= deadline)
 			return mt_seterr(-ETIMEDOUT,
 					 "thread %d did not finish the call",
 					 (int)rc->t->tid);
@@ -201,7 +193,7 @@ int mt_remote_call(struct mt_remote *rc, const struct mt_remote_args *a,
 {
 	struct mt_thread *t = rc->t;
 	struct __ptrace_syscall_info si;
-	uint64_t deadline = mono_ns() + rc->timeout_ns, call = 0, data = 0;
+	uint64_t deadline = mt_mono_ns() + rc->timeout_ns, call = 0, data = 0;
 	uint64_t gadget = rc->restore_rt + MT_RESTORE_RT_LEN;
 	bool returning = false, got = false;
 	mt_regs_t r;

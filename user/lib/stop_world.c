@@ -122,13 +122,8 @@ static int seize_new(struct mt_world *w, pid_t traced, unsigned long opts,
 					 strerror(e));
 		}
 		t->seized = true;
-		if (!w->since_ns) {
-			struct timespec ts;
-
-			clock_gettime(CLOCK_MONOTONIC, &ts);
-			w->since_ns = (uint64_t)ts.tv_sec * 1000000000ULL +
-				      (uint64_t)ts.tv_nsec;
-		}
+		if (!w->since_ns)
+			w->since_ns = mt_mono_ns();
 		ptrace(PTRACE_INTERRUPT, tid, 0, 0);
 	}
 	closedir(d);

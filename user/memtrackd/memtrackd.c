@@ -198,18 +198,10 @@ static void relay_records(struct daemon_ctx *d, const struct mtd_buf *b)
 	}
 }
 
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
-}
-
 /* Until SIGTERM/SIGINT: periodic samples, events. */
 static void run(struct daemon_ctx *d, int sigfd)
 {
-	int64_t next = now_ms() + d->cfg.sample_interval_ms;
+	int64_t next = mt_mono_ms() + d->cfg.sample_interval_ms;
 	bool events_off = false;
 
 	for (;;) {
@@ -224,7 +216,7 @@ static void run(struct daemon_ctx *d, int sigfd)
 		pfd[1].events = POLLIN;
 
 		if (d->cfg.sample_interval_ms) {
-			int64_t left = next - now_ms();
+			int64_t left = next - mt_mono_ms();
 
 			timeout = left > 0 ? (int)left : 0;
 		}
@@ -255,14 +247,14 @@ static void run(struct daemon_ctx *d, int sigfd)
 				events_off = true;
 			}
 		}
-		if (d->cfg.sample_interval_ms && now_ms() >= next) {
+		if (d->cfg.sample_interval_ms && mt_mono_ms() >= next) {
 			pthread_mutex_lock(&d->lock);
 			if (!sample_locked(d) && d->relay)
 				relay_snapshot(d);
 			if (d->rw && d->st->have_sample)
 				remote_write(d);
 			pthread_mutex_unlock(&d->lock);
-			next = now_ms() + d->cfg.sample_interval_ms;
+			next = mt_mono_ms() + d->cfg.sample_interval_ms;
 		}
 	}
 }

@@ -83,6 +83,27 @@ void mtd_family(struct mtd_buf *b, const char *name, const char *type,
 		       type);
 }
 
+void mtd_peer_families(struct mtd_buf *b, const struct mtd_expo_opts *o,
+		       const struct mtd_family_doc *fam, unsigned int nfam,
+		       const char *key, unsigned int npeers,
+		       mtd_peer_value peer, const void *arg)
+{
+	struct mtd_series s;
+	unsigned int f, i;
+
+	for (f = 0; f < nfam; f++) {
+		mtd_family(b, fam[f].name, fam[f].type, fam[f].help);
+		for (i = 0; i < npeers; i++) {
+			const char *name;
+			uint64_t v = peer(arg, i, f, &name);
+
+			mtd_series_begin(&s, b, fam[f].name, o);
+			mtd_series_label(&s, key, name, strlen(name));
+			mtd_series_value(&s, v, false);
+		}
+	}
+}
+
 void mtd_series_begin(struct mtd_series *s, struct mtd_buf *b,
 		      const char *name, const struct mtd_expo_opts *o)
 {

@@ -70,6 +70,23 @@ void mtd_series_label(struct mtd_series *s, const char *key, const char *v,
 		      size_t len);
 void mtd_series_value(struct mtd_series *s, uint64_t v, bool ns);
 
+/*
+ * Families with a series per peer, for the daemon's own figures (the
+ * relay's aggregators, remote write's endpoints): each family's HELP and
+ * TYPE, then for each of the npeers a series labelled key="its name".
+ * peer(arg, i, f, &name) gives peer i's value in family f and its name.
+ */
+struct mtd_family_doc {
+	const char *name, *type, *help;
+};
+
+typedef uint64_t (*mtd_peer_value)(const void *arg, unsigned int i,
+				   unsigned int f, const char **name);
+void mtd_peer_families(struct mtd_buf *b, const struct mtd_expo_opts *o,
+		       const struct mtd_family_doc *fam, unsigned int nfam,
+		       const char *key, unsigned int npeers,
+		       mtd_peer_value peer, const void *arg);
+
 /* The whole /metrics text; 0 or -ENOMEM. */
 int mtd_metrics_format(const struct mtd_state *st,
 		       const struct mtd_expo_opts *o, struct mtd_buf *b);

@@ -175,7 +175,7 @@ static int program_of(struct mtd_state *st, const char *comm,
 	memset(&st->progs[st->nprogs], 0, sizeof(st->progs[0]));
 	strncpy(st->progs[st->nprogs].comm, comm, MEMTRACK_COMM_LEN - 1);
 	st->progs[st->nprogs].where = *w;
-	st->progs[st->nprogs].seen_ms = mtd_mono_ms();
+	st->progs[st->nprogs].seen_ms = mt_mono_ms();
 	memmove(&st->order[pos + 1], &st->order[pos],
 		(st->nprogs - pos) * sizeof(*st->order));
 	st->order[pos] = st->nprogs;
@@ -261,7 +261,7 @@ int mtd_state_update(struct mtd_state *st, struct mtd_sample *s)
 {
 	struct mtd_pid *old = st->pids, *new;
 	size_t nold = st->npids, i = 0, k, n = 0;
-	int64_t now = mtd_mono_ms();
+	int64_t now = mt_mono_ms();
 	int c;
 
 	qsort(s->procs, s->nr, sizeof(*s->procs), cmp_proc);
@@ -403,7 +403,7 @@ void mtd_state_growth_alert(struct mtd_state *st, int32_t tgid,
 		prog = program_of(st, comm ? comm : MTD_UNKNOWN_COMM, NULL);
 	if (prog >= 0) {
 		st->progs[prog].growth_alerts++;
-		st->progs[prog].seen_ms = mtd_mono_ms();
+		st->progs[prog].seen_ms = mt_mono_ms();
 	}
 }
 

@@ -48,6 +48,7 @@ struct relay_peer {
 	struct mtd_relay *r;
 	char addr[256];
 	unsigned int port;
+	char label[256 + 16];	/* its aggregator label: ADDR:PORT, [V6]:PORT */
 	pthread_t thread;
 	int wake[2];		/* a byte: new data or stop */
 	/* under r->lock */
@@ -434,6 +435,9 @@ struct mtd_relay *mtd_relay_start(const struct mtd_config *c,
 		p->r = r;
 		strcpy(p->addr, c->aggregators[i].addr);
 		p->port = c->aggregators[i].port;
+		snprintf(p->label, sizeof(p->label), "%s%s%s:%u",
+			 strchr(p->addr, ':') ? "[" : "", p->addr,
+			 strchr(p->addr, ':') ? "]" : "", p->port);
 		if (pipe2(p->wake, O_NONBLOCK | O_CLOEXEC))
 			goto fail;
 	}
@@ -475,26 +479,22 @@ void mtd_relay_stop(struct mtd_relay *r)
 	free(r);
 }
 
-static void relay_series(struct mtd_buf *b, const char *name,
-			 const struct mtd_expo_opts *o,
-			 const struct relay_peer *p, uint64_t v)
+/* An aggregator's figures in mtd_relay_metrics()'s families, in order. */
+static uint64_t peer_value(const void *arg, unsigned int i, unsigned int f,
+			   const char **name)
 {
-	struct mtd_series s;
-	char agg[sizeof(p->addr) + 16];
+	const struct relay_peer *p = &((const struct mtd_relay *)arg)->peers[i];
+	uint64_t v[] = { p->connected, p->connects, p->sent, p->acked,
+			 p->dropped, p->auth_failures };
 
-	snprintf(agg, sizeof(agg), "%s%s%s:%u", strchr(p->addr, ':') ? "[" : "",
-		 p->addr, strchr(p->addr, ':') ? "]" : "", p->port);
-	mtd_series_begin(&s, b, name, o);
-	mtd_series_label(&s, "aggregator", agg, strlen(agg));
-	mtd_series_value(&s, v, false);
+	*name = p->label;
+	return v[f];
 }
 
 void mtd_relay_metrics(struct mtd_relay *r, const struct mtd_expo_opts *o,
 		       struct mtd_buf *b)
 {
-	static const struct {
-		const char *name, *type, *help;
-	} fam[] = {
+	static const struct mtd_family_doc fam[] = {
 		{ "memtrack_relay_connected", "gauge",
 		  "1 while connected to the aggregator." },
 		{ "memtrack_relay_connects_total", "counter",
@@ -509,19 +509,10 @@ void mtd_relay_metrics(struct mtd_relay *r, const struct mtd_expo_opts *o,
 		  "TLS handshakes with the aggregator that failed or were refused." },
 	};
 	struct mtd_series s;
-	unsigned int f, i;
 
 	pthread_mutex_lock(&r->lock);
-	for (f = 0; f < MT_ARRAY_SIZE(fam); f++) {
-		mtd_family(b, fam[f].name, fam[f].type, fam[f].help);
-		for (i = 0; i < r->npeers; i++) {
-			const struct relay_peer *p = &r->peers[i];
-			uint64_t v[] = { p->connected, p->connects, p->sent,
-					 p->acked, p->dropped, p->auth_failures };
-
-			relay_series(b, fam[f].name, o, p, v[f]);
-		}
-	}
+	mtd_peer_families(b, o, fam, MT_ARRAY_SIZE(fam), "aggregator",
+			  r->npeers, peer_value, r);
 	mtd_family(b, "memtrack_relay_buffered_messages", "gauge",
 		   "Messages in the relay buffer.");
 	mtd_series_begin(&s, b, "memtrack_relay_buffered_messages", o);

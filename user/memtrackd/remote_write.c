@@ -512,12 +512,22 @@ void mtd_rw_commit(struct mtd_rw *rw)
 			mtd_log(LOG_WARNING, "%s", news[i]);
 }
 
+/* An endpoint's figures in mtd_rw_metrics()'s families, in order. */
+static uint64_t ep_value(const void *arg, unsigned int i, unsigned int f,
+			 const char **name)
+{
+	const struct rw_endpoint *ep = &((const struct mtd_rw *)arg)->ep[i];
+	uint64_t v[] = { ep->in, ep->sent, ep->failed, ep->dropped,
+			 ep->pending, ep->retries };
+
+	*name = ep->url;
+	return v[f];
+}
+
 void mtd_rw_metrics(struct mtd_rw *rw, const struct mtd_expo_opts *o,
 		    struct mtd_buf *b)
 {
-	static const struct {
-		const char *name, *type, *help;
-	} fam[] = {
+	static const struct mtd_family_doc fam[] = {
 		{ "memtrack_remote_write_samples_in_total", "counter",
 		  "Samples offered to the endpoint's queue." },
 		{ "memtrack_remote_write_samples_sent_total", "counter",
@@ -531,22 +541,10 @@ void mtd_rw_metrics(struct mtd_rw *rw, const struct mtd_expo_opts *o,
 		{ "memtrack_remote_write_retries_total", "counter",
 		  "Requests that failed and were tried again (connection, timeout, 5xx, 429)." },
 	};
-	struct mtd_series s;
-	unsigned int f, i;
 
 	pthread_mutex_lock(&rw->lock);
-	for (f = 0; f < MT_ARRAY_SIZE(fam); f++) {
-		mtd_family(b, fam[f].name, fam[f].type, fam[f].help);
-		for (i = 0; i < rw->nep; i++) {
-			const struct rw_endpoint *ep = &rw->ep[i];
-			uint64_t v[] = { ep->in, ep->sent, ep->failed,
-					 ep->dropped, ep->pending, ep->retries };
-
-			mtd_series_begin(&s, b, fam[f].name, o);
-			mtd_series_label(&s, "url", ep->url, strlen(ep->url));
-			mtd_series_value(&s, v[f], false);
-		}
-	}
+	mtd_peer_families(b, o, fam, MT_ARRAY_SIZE(fam), "url", rw->nep,
+			  ep_value, rw);
 	pthread_mutex_unlock(&rw->lock);
 }
 

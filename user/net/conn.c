@@ -66,46 +66,54 @@ const char *mtd_conn_error(const struct mtd_conn *c)
 	return c->error;
 }
 
-int mtd_conn_write(struct mtd_conn *c, const void *buf, size_t len)
-{
-	const char *p = buf;
-
-	if (c->tls)
-		return mtd_tls_write(c, buf, len);
-	while (len) {
-		ssize_t n = send(c->fd, p, len, MSG_NOSIGNAL);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += n;
-		len -= n;
-	}
-	return 0;
-}
-
-int mtd_conn_read(struct mtd_conn *c, void *buf, size_t len)
+int mtd_conn_all(struct mtd_conn *c, void *buf, size_t len,
+		 mtd_conn_step step)
 {
 	char *p = buf;
 
-	if (c->tls)
-		return mtd_tls_read(c, buf, len);
 	while (len) {
-		ssize_t n = recv(c->fd, p, len, 0);
+		ssize_t n = step(c, p, len);
 
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
+		if (n < 0)
+			return (int)n;
 		if (!n)
 			return -ECONNRESET;
 		p += n;
 		len -= n;
 	}
 	return 0;
+}
+
+static ssize_t plain_send(struct mtd_conn *c, void *p, size_t len)
+{
+	ssize_t n;
+
+	do
+		n = send(c->fd, p, len, MSG_NOSIGNAL);
+	while (n < 0 && errno == EINTR);
+	return n < 0 ? -errno : n;
+}
+
+static ssize_t plain_recv(struct mtd_conn *c, void *p, size_t len)
+{
+	ssize_t n;
+
+	do
+		n = recv(c->fd, p, len, 0);
+	while (n < 0 && errno == EINTR);
+	return n < 0 ? -errno : n;
+}
+
+int mtd_conn_write(struct mtd_conn *c, const void *buf, size_t len)
+{
+	/* the steps only read a write's bytes */
+	return mtd_conn_all(c, (void *)buf, len,
+			    c->tls ? mtd_tls_send : plain_send);
+}
+
+int mtd_conn_read(struct mtd_conn *c, void *buf, size_t len)
+{
+	return mtd_conn_all(c, buf, len, c->tls ? mtd_tls_recv : plain_recv);
 }
 
 ssize_t mtd_conn_read_some(struct mtd_conn *c, void *buf, size_t len)

@@ -55,8 +55,18 @@ const struct mtd_psk *mtd_psk_find(const struct mtd_creds *c,
 /* TLS handshake on c->fd: 0, or -1 with err saying what failed. */
 int mtd_tls_open(struct mtd_conn *c, char *err, size_t errlen);
 void mtd_tls_close(struct mtd_conn *c);
-int mtd_tls_write(struct mtd_conn *c, const void *buf, size_t len);
-int mtd_tls_read(struct mtd_conn *c, void *buf, size_t len);
+
+/*
+ * One send or receive of at most len bytes at p, plain (conn.c) or TLS
+ * (mtd_tls_send/recv): how many went, 0 at the end of the stream, or a
+ * negative errno.  mtd_conn_all() repeats step until exactly len bytes
+ * went: 0, -ECONNRESET at the end of the stream, or step's errno.
+ */
+typedef ssize_t (*mtd_conn_step)(struct mtd_conn *c, void *p, size_t len);
+int mtd_conn_all(struct mtd_conn *c, void *buf, size_t len,
+		 mtd_conn_step step);
+ssize_t mtd_tls_send(struct mtd_conn *c, void *p, size_t len);
+ssize_t mtd_tls_recv(struct mtd_conn *c, void *p, size_t len);
 ssize_t mtd_tls_read_some(struct mtd_conn *c, void *buf, size_t len);
 bool mtd_tls_pending(const struct mtd_conn *c);
 

@@ -438,46 +438,28 @@ static ssize_t retry_recv(struct mtd_conn *c, void *buf, size_t len)
 	return n;
 }
 
-int mtd_tls_write(struct mtd_conn *c, const void *buf, size_t len)
+ssize_t mtd_tls_send(struct mtd_conn *c, void *p, size_t len)
 {
-	const char *p = buf;
+	ssize_t n = retry_send(c, p, len);
 
-	while (len) {
-		ssize_t n = retry_send(c, p, len);
+	if (n == GNUTLS_E_PUSH_ERROR && !c->wouldblock) {
+		/* the peer may have said why before it closed */
+		char why[64];
 
-		if (n == GNUTLS_E_PUSH_ERROR && !c->wouldblock) {
-			/* the peer may have said why before it closed */
-			char why[64];
-
-			c->dontwait = true;
-			if (retry_recv(c, why, sizeof(why)) ==
-			    GNUTLS_E_FATAL_ALERT_RECEIVED)
-				n = GNUTLS_E_FATAL_ALERT_RECEIVED;
-			c->dontwait = false;
-		}
-		if (n < 0)
-			return to_errno(c, n);
-		p += n;
-		len -= n;
+		c->dontwait = true;
+		if (retry_recv(c, why, sizeof(why)) ==
+		    GNUTLS_E_FATAL_ALERT_RECEIVED)
+			n = GNUTLS_E_FATAL_ALERT_RECEIVED;
+		c->dontwait = false;
 	}
-	return 0;
+	return n < 0 ? to_errno(c, n) : n;
 }
 
-int mtd_tls_read(struct mtd_conn *c, void *buf, size_t len)
+ssize_t mtd_tls_recv(struct mtd_conn *c, void *p, size_t len)
 {
-	char *p = buf;
+	ssize_t n = retry_recv(c, p, len);
 
-	while (len) {
-		ssize_t n = retry_recv(c, p, len);
-
-		if (n < 0)
-			return to_errno(c, n);
-		if (!n)
-			return -ECONNRESET;
-		p += n;
-		len -= n;
-	}
-	return 0;
+	return n < 0 ? to_errno(c, n) : n;
 }
 
 ssize_t mtd_tls_read_some(struct mtd_conn *c, void *buf, size_t len)

@@ -4,19 +4,11 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "memtrack.h"
 #include "conn.h"
 #include "frame_io.h"
 #include "relay_proto.h"
-
-int64_t mtd_mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
-}
 
 int mtd_conn_read_by(struct mtd_conn *c, void *buf, size_t len,
 		     int64_t deadline)
@@ -30,7 +22,7 @@ int mtd_conn_read_by(struct mtd_conn *c, void *buf, size_t len,
 		if (!mtd_conn_pending(c)) {
 			struct pollfd pfd = { .fd = mtd_conn_fd(c),
 					      .events = POLLIN };
-			int64_t left = deadline - mtd_mono_ms();
+			int64_t left = deadline - mt_mono_ms();
 			int r;
 
 			if (left <= 0)
@@ -69,7 +61,7 @@ int mtd_frame_read(struct mtd_conn *c, uint8_t *type, uint8_t **body,
 	if (!*body)
 		return -ENOMEM;
 	if (!body_deadline)
-		body_deadline = mtd_mono_ms() + body_ms;
+		body_deadline = mt_mono_ms() + body_ms;
 	err = mtd_conn_read_by(c, *body, *len, body_deadline);
 	if (err) {
 		free(*body);

@@ -12,9 +12,6 @@
 
 struct mtd_conn;
 
-/* CLOCK_MONOTONIC in ms. */
-int64_t mtd_mono_ms(void);
-
 /* Exactly len bytes by deadline: 0, -ETIMEDOUT, -ECONNRESET or -errno. */
 int mtd_conn_read_by(struct mtd_conn *c, void *buf, size_t len,
 		     int64_t deadline);

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "memtrack.h"
 #include "conn.h"
 #include "tcp.h"
 #include "frame_io.h"
@@ -23,7 +24,7 @@ struct mtd_query_client *mtd_query_connect(const char *addr, unsigned int port,
 					   int timeout_ms, char *err,
 					   size_t errlen)
 {
-	int64_t deadline = mtd_mono_ms() + timeout_ms;
+	int64_t deadline = mt_mono_ms() + timeout_ms;
 	uint8_t hello[18 + sizeof(CLIENT_NAME) - 1] = { 0 }, *body;
 	struct mtd_query_client *q;
 	uint32_t len;
@@ -33,7 +34,7 @@ struct mtd_query_client *mtd_query_connect(const char *addr, unsigned int port,
 	fd = mtd_dial(addr, port, timeout_ms);
 	/* the socket's timeouts bound what conn.c does without a deadline */
 	if (fd >= 0) {
-		r = mtd_set_timeouts(fd, (int)(deadline - mtd_mono_ms()));
+		r = mtd_set_timeouts(fd, (int)(deadline - mt_mono_ms()));
 		if (r) {
 			close(fd);
 			fd = r;
@@ -207,7 +208,7 @@ int mtd_query_run(struct mtd_query_client *q, const char *query,
 		  int timeout_ms, struct mtd_query_result *res, char *err,
 		  size_t errlen)
 {
-	int64_t deadline = mtd_mono_ms() + timeout_ms;
+	int64_t deadline = mt_mono_ms() + timeout_ms;
 	size_t qlen = strlen(query);
 	uint8_t type, *body = NULL;
 	uint32_t len;

@@ -24,6 +24,7 @@
 #include <netinet/tcp.h>
 #include <sys/socket.h>
 
+#include "memtrack.h"
 #include "tcp.h"
 
 int mtd_set_timeouts(int fd, int ms)
@@ -37,14 +38,6 @@ int mtd_set_timeouts(int fd, int ms)
 	return setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) ||
 	       setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) ?
 	       -errno : 0;
-}
-
-static long long mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
 }
 
 /*
@@ -124,7 +117,7 @@ fail:
 
 int mtd_dial(const char *host, unsigned int port, int connect_ms)
 {
-	long long deadline = mono_ms() + connect_ms;
+	int64_t deadline = mt_mono_ms() + connect_ms;
 	struct addrinfo *res, *ai;
 	int fd;
 
@@ -133,7 +126,7 @@ int mtd_dial(const char *host, unsigned int port, int connect_ms)
 		return fd;
 	fd = -ETIMEDOUT;
 	for (ai = res; ai; ai = ai->ai_next) {
-		long long left = deadline - mono_ms();
+		int64_t left = deadline - mt_mono_ms();
 
 		if (left <= 0)
 			break;

@@ -8,7 +8,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "leak_json.h"
 #include "leak_mismatch.h"
@@ -49,14 +48,6 @@ static void print_classes(struct mode_out *m, const struct sum *s,
 				(unsigned long long)s->bytes[c],
 				(unsigned long long)s->blocks[c]);
 	}
-}
-
-static double ms_since(const struct timespec *t0)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (t.tv_sec - t0->tv_sec) * 1e3 + (t.tv_nsec - t0->tv_nsec) / 1e6;
 }
 
 static int cmp_stack_id(const void *a, const void *b)
@@ -108,7 +99,7 @@ int scan_report(struct mode_out *m, const struct memtrack_leak_block *kb,
 {
 	struct mt_scan_snapshot snap;
 	struct mt_scan_block *b;
-	struct timespec t0;
+	uint64_t t0;
 	struct sum total = { 0 };
 	double stopped;
 	size_t i;
@@ -123,9 +114,9 @@ int scan_report(struct mode_out *m, const struct memtrack_leak_block *kb,
 		b[i].stack_id = kb[i].stack_id;
 		b[i].api = kb[i].api;
 	}
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	t0 = mt_mono_ns();
 	err = mt_scan_snapshot_take(m->pid, b, nb, m->from, &snap);
-	stopped = ms_since(&t0);
+	stopped = (mt_mono_ns() - t0) / 1e6;
 	if (!err)
 		err = mt_scan_classify(b, nb, snap.regions, snap.nregions);
 	if (err) {

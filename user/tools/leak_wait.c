@@ -16,22 +16,14 @@
 /* How often the session's state is asked for: a cheap request. */
 #define SLICE_MS 250
 
-static long long mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
-}
-
 int wait_report(struct mt_handle *h, pid_t pid, long long ms,
 		volatile sig_atomic_t *stop, struct memtrack_leak_stats *st)
 {
-	long long end = mono_ms() + ms, left;
+	int64_t end = mt_mono_ms() + ms, left;
 	struct timespec ts;
 	int err;
 
-	while (!*stop && (left = end - mono_ms()) > 0) {
+	while (!*stop && (left = end - mt_mono_ms()) > 0) {
 		if (left > SLICE_MS)
 			left = SLICE_MS;
 		ts.tv_sec = left / 1000;

@@ -97,14 +97,6 @@ static double age_s(uint64_t now_ns, uint64_t oldest_ns)
 	return oldest_ns && now_ns > oldest_ns ? (now_ns - oldest_ns) / 1e9 : 0;
 }
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
 struct report {
 	struct mt_preload *pre;		/* the in-process engine's state, or NULL */
 	struct mt_scan_stack from;	/* --scan at the exit: from exit's caller */
@@ -273,7 +265,7 @@ static void print_stack(struct report *r, size_t i,
 static void print_report(struct report *r, struct mt_leak_stack *v, size_t n,
 			 size_t nother)
 {
-	uint64_t now = mono_ns(), total = 0, blocks = 0;
+	uint64_t now = mt_mono_ns(), total = 0, blocks = 0;
 	size_t i, shown = n < r->top ? n : r->top;
 	struct timespec wall;
 

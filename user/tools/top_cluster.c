@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "memtrack.h"
 #include "conn.h"
 #include "query_client.h"
 #include "query_prom.h"
@@ -37,14 +38,6 @@ struct top_cluster {
 	pthread_cond_t wake;
 	struct top_cluster_snap latest;
 };
-
-static double mono_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 struct top_cluster *top_cluster_new(const char *server, const char *cfgpath,
 				    size_t max_procs, char *err,
@@ -241,7 +234,7 @@ int top_cluster_fetch(struct top_cluster *c, int timeout_ms,
 		return -1;
 	}
 	s->have = true;
-	s->when = mono_now();
+	s->when = mt_mono_s();
 	return 0;
 }
 

@@ -33,14 +33,6 @@ struct top_hist {
 	} q[TOP_QUARTERS + 1];
 };
 
-static double monotonic(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static double wall_clock(void)
 {
 	struct timespec ts;
@@ -270,7 +262,7 @@ int top_table_refresh(struct top_table *tb)
 		free(tasks);
 		return err;
 	}
-	now = monotonic();
+	now = mt_mono_s();
 	tb->wall = wall_clock();
 	rows = tb->rows;
 	hist = tb->hist_next;

@@ -199,14 +199,6 @@ static const char *const sort_titles[] = {
 
 #define MESSAGE_S	3
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /* The index of pid in the tags, or where it would go. */
 static size_t tag_index(const struct ui *u, pid_t pid)
 {
@@ -392,17 +384,17 @@ static void draw_header(struct ui *u)
 	 * A message stays until the next key, or MESSAGE_S after it was first
 	 * drawn: one refresh (the delay) is too short to read it.
 	 */
-	if (u->message[0] && u->message_until && now_s() >= u->message_until) {
+	if (u->message[0] && u->message_until && mt_mono_s() >= u->message_until) {
 		u->message[0] = '\0';
 		u->message_until = 0;
 	}
 	if (u->message[0] && !u->message_until)
-		u->message_until = now_s() + MESSAGE_S;
+		u->message_until = mt_mono_s() + MESSAGE_S;
 	if (u->cluster_view && !u->message[0]) {
 		char line[512];
 
 		top_cluster_status(&u->cs, top_cluster_name(u->cluster),
-				   now_s(), line, sizeof(line));
+				   mt_mono_s(), line, sizeof(line));
 		add_cells(line, COLS);
 	} else if (u->message[0]) {
 		printw("%s", u->message);
@@ -1369,13 +1361,13 @@ static int frame(struct ui *u)
 	bool sampled = false;
 	int err;
 
-	if (!u->paused && now_s() >= u->next) {
+	if (!u->paused && mt_mono_s() >= u->next) {
 		err = top_table_refresh(&u->tb);
 		if (err)
 			return err;
 		top_events_growth(&u->ev, &u->tb);
 		tags_prune(u);
-		u->next = now_s() + u->delay;
+		u->next = mt_mono_s() + u->delay;
 		sampled = true;
 	}
 	top_events_read(&u->ev);
@@ -1449,7 +1441,7 @@ int top_ui_run(struct mt_source *src, const struct top_ui_opts *o)
 		err = frame(&u);
 		if (err)
 			break;
-		left = u.paused ? 1 : u.next - now_s();
+		left = u.paused ? 1 : u.next - mt_mono_s();
 		/* the cluster's answers come from a thread, memtrack-leak's
 		 * reports from a pipe: look soon again */
 		if ((u.cluster_view || u.leak.target) && left > 0.25)
