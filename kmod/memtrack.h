@@ -108,8 +108,8 @@ static inline struct mtr_thread *mtr_thread_find(pid_t tid)
 /*
  * The thread each CPU's probes last found: a task's events come in runs (a
  * page fault's allocation, the frees of its munmap), and checking the last
- * one costs less than the hash.  The reaper takes an entry out of every
- * CPU's slot before it frees it (mtr_thread_forget()).
+ * one costs less than the hash.  The reaper takes exited entries out of
+ * every CPU's slot before it frees any (mtr_thread_last_sweep()).
  */
 DECLARE_PER_CPU(struct mtr_thread *, mtr_thread_last);
 

@@ -233,16 +233,24 @@ static void mtr_proc_free_rcu(struct rcu_head *rcu)
 }
 
 /*
- * Out of every CPU's last-found slot, before it is freed.  A probe that read
- * it from a slot is in an RCU read-side section, which the free waits for;
- * none puts it back, as it has exited (a probe caches live threads only).
+ * Every exited thread out of every CPU's last-found slot, before a reaper
+ * pass frees any: a thread the pass frees exited before the pass read its
+ * clock (mtr_expired()), so before this sweep.  No probe puts an exited
+ * thread back (it caches live ones only), and one that read it from a slot
+ * is in an RCU read-side section, which the free waits for.  Once a pass,
+ * not once a thread: a machine may have many possible CPUs.
  */
-static void mtr_thread_forget(struct mtr_thread *t)
+static void mtr_thread_last_sweep(void)
 {
+	struct mtr_thread *t, **slot;
 	int cpu;
 
-	for_each_possible_cpu(cpu)
-		cmpxchg(per_cpu_ptr(&mtr_thread_last, cpu), t, NULL);
+	for_each_possible_cpu(cpu) {
+		slot = per_cpu_ptr(&mtr_thread_last, cpu);
+		t = READ_ONCE(*slot);
+		if (t && READ_ONCE(t->exit_ns))
+			cmpxchg(slot, t, NULL);
+	}
 }
 
 static bool mtr_thread_gone(struct mtr_thread *t)
@@ -280,6 +288,7 @@ void mtr_table_reap(u64 now, u64 retention)
 	bool empty;
 
 	spin_lock(&mtr_table_lock);
+	mtr_thread_last_sweep();
 	list_for_each_entry_safe(t, tn, &mtr_thread_list, node) {
 		exit_ns = READ_ONCE(t->exit_ns);
 		if (!exit_ns) {
@@ -296,7 +305,6 @@ void mtr_table_reap(u64 now, u64 retention)
 		spin_unlock(&t->proc->lock);
 		atomic_dec(&mtr_nr_threads);
 		atomic_dec(&mtr_nr_threads_exited);
-		mtr_thread_forget(t);
 		call_rcu(&t->rcu, mtr_thread_free_rcu);
 	}
 	list_for_each_entry_safe(p, pn, &mtr_proc_list, node) {
