@@ -9,8 +9,9 @@
 #include "memtrack.h"
 #include "compat.h"
 
-static __always_inline void mtr_kmalloc(unsigned long call_site, const void *ptr,
-			size_t bytes_req, size_t bytes_alloc, gfp_t gfp)
+static __always_inline void mtr_kmalloc(unsigned long call_site,
+					const void *ptr, size_t bytes_req,
+					size_t bytes_alloc, gfp_t gfp)
 {
 	struct mtr_thread *t;
 

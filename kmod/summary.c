@@ -26,16 +26,21 @@ static void mtr_totals_sum(struct mtr_totals *sum)
 {
 	const u64 *src;
 	u64 *dst = (u64 *)sum;
-	unsigned int cpu, i;
+	unsigned int cpu, i, k;
 
 	memset(sum, 0, sizeof(*sum));
 	for_each_possible_cpu(cpu) {
-		src = (const u64 *)per_cpu_ptr(&mtr_totals, cpu);
-		for (i = 0; i < sizeof(*sum) / sizeof(u64); i++)
-			dst[i] += READ_ONCE(src[i]);
-		src = (const u64 *)per_cpu_ptr(&mtr_totals_task, cpu);
-		for (i = 0; i < sizeof(*sum) / sizeof(u64); i++)
-			dst[i] += READ_ONCE(src[i]);
+		/* the atomic totals and the task-context ones: u64s alike */
+		const struct mtr_totals *part[] = {
+			per_cpu_ptr(&mtr_totals, cpu),
+			per_cpu_ptr(&mtr_totals_task, cpu),
+		};
+
+		for (k = 0; k < ARRAY_SIZE(part); k++) {
+			src = (const u64 *)part[k];
+			for (i = 0; i < sizeof(*sum) / sizeof(u64); i++)
+				dst[i] += READ_ONCE(src[i]);
+		}
 	}
 }
 

@@ -208,7 +208,7 @@ void mtr_thread_exec(struct task_struct *task, pid_t old_tid)
 	t = mtr_thread_find(old_tid);
 	if (t) {
 		hash_del_rcu(&t->hnode);
-		WRITE_ONCE(t->tid, task->pid);	/* mtr_current() reads it */
+		WRITE_ONCE(t->tid, task->pid);	/* mtr_current_task() reads it */
 		hash_add_rcu(mtr_thread_hash, &t->hnode, t->tid);
 		spin_lock(&t->proc->lock);
 		old = t->pid;
