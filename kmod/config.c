@@ -10,7 +10,7 @@
 #include <linux/moduleparam.h>
 #include <linux/mutex.h>
 #include <linux/string.h>
-#include "memtrack.h"
+#include "mtr.h"
 
 unsigned int mtr_retention_ms = MEMTRACK_RETENTION_MS_DEFAULT;
 module_param_named(retention_ms, mtr_retention_ms, uint, 0444);

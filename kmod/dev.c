@@ -14,7 +14,7 @@
 #include <linux/sched.h>
 #include <linux/sched/signal.h>
 #include <linux/uaccess.h>
-#include "memtrack.h"
+#include "mtr.h"
 
 static int mtr_dev_open(struct inode *inode, struct file *file)
 {

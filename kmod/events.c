@@ -10,7 +10,7 @@
 #include <linux/cred.h>
 #include <linux/timekeeping.h>
 #include <linux/string.h>
-#include "memtrack.h"
+#include "mtr.h"
 
 static void mtr_rec_init(struct memtrack_rec_hdr *h, u16 type, u16 size)
 {

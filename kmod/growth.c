@@ -9,7 +9,7 @@
  */
 #include <linux/mm.h>
 #include <linux/timekeeping.h>
-#include "memtrack.h"
+#include "mtr.h"
 
 unsigned int mtr_rss_alert_kb = MEMTRACK_RSS_ALERT_KB_DEFAULT;
 unsigned int mtr_rss_growth_kbps = MEMTRACK_RSS_GROWTH_KBPS_DEFAULT;

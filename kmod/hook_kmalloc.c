@@ -6,7 +6,7 @@
  */
 #include <linux/slab.h>
 #include <trace/events/kmem.h>
-#include "memtrack.h"
+#include "mtr.h"
 #include "compat.h"
 
 static __always_inline void mtr_kmalloc(unsigned long call_site,

@@ -10,7 +10,7 @@
 #include <linux/err.h>
 #include <linux/ptrace.h>
 #include <asm/syscall.h>
-#include "memtrack.h"
+#include "mtr.h"
 #include "compat.h"
 #include "arch.h"
 

@@ -8,7 +8,7 @@
 #include <linux/cred.h>
 #include <linux/timekeeping.h>
 #include <trace/events/oom.h>
-#include "memtrack.h"
+#include "mtr.h"
 #include "compat.h"
 
 static DEFINE_SPINLOCK(mtr_oom_lock);

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Page allocator: pages allocated and freed by each task, and failed
- * allocations (mm_page_alloc fires with a NULL page) by order and gfp.
+ * Page allocator: pages allocated and freed by each task, the transparent
+ * huge pages among them, and failed allocations (mm_page_alloc fires with a
+ * NULL page) by order and gfp.
  * mm_page_free fires for every page freed, those freed in a batch too
  * (free_pages_prepare()): mm_page_free_batched, fired for those as well,
  * would count them twice.
@@ -10,7 +11,7 @@
 #include <linux/slab.h>
 #include <linux/minmax.h>
 #include <trace/events/kmem.h>
-#include "memtrack.h"
+#include "mtr.h"
 #include "compat.h"
 
 /* A failed allocation: by order, with the gfp flags that failed. */
@@ -31,6 +32,22 @@ static noinline void mtr_page_alloc_failed(unsigned int order, gfp_t gfp)
 }
 
 /*
+ * A transparent huge page: PMD-sized, compound and movable, as THP faults,
+ * khugepaged and huge page-cache folios ask for it (GFP_TRANSHUGE*, the
+ * mapping's GFP_HIGHUSER_MOVABLE); a large kmalloc or a page table is
+ * neither movable nor user memory.  Out of line: order 0 is the rule.
+ */
+#define MTR_THP_ORDER	(PMD_SHIFT - PAGE_SHIFT)
+#define MTR_THP_GFP	(__GFP_COMP | __GFP_MOVABLE)
+
+static noinline void mtr_page_alloc_large(struct mtr_thread *t,
+					  unsigned int order, gfp_t gfp)
+{
+	if (order == MTR_THP_ORDER && (gfp & MTR_THP_GFP) == MTR_THP_GFP)
+		mtr_count(t, MTR_C_THP_ALLOC, 1);
+}
+
+/*
  * The two probes on every page a fault maps and every page an munmap frees:
  * notrace (no patchable entry to step over), the rare cases out of line.
  */
@@ -47,6 +64,8 @@ static __always_inline void mtr_page_alloc(struct page *page,
 	if (!t)
 		return;
 	mtr_count(t, MTR_C_PG_ALLOC, 1UL << order);
+	if (unlikely(order))
+		mtr_page_alloc_large(t, order, gfp);
 	if (mtr_ev_wanted())
 		mtr_ev_page(MEMTRACK_REC_PAGE_ALLOC, page, order, gfp);
 }

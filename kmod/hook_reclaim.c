@@ -8,7 +8,7 @@
 #include <linux/vmstat.h>
 #include <linux/timekeeping.h>
 #include <trace/events/vmscan.h>
-#include "memtrack.h"
+#include "mtr.h"
 #include "compat.h"
 
 static void mtr_reclaim_begin(void)

@@ -10,7 +10,7 @@
 #include <linux/binfmts.h>
 #include <trace/events/task.h>
 #include <trace/events/sched.h>
-#include "memtrack.h"
+#include "mtr.h"
 #include "compat.h"
 #include "leak.h"
 

@@ -9,7 +9,7 @@
 #include <linux/kprobes.h>
 #include <linux/string.h>
 #include <linux/mutex.h>
-#include "memtrack.h"
+#include "mtr.h"
 
 /*
  * Serializes every change of a setting (config.c) and of a group's state

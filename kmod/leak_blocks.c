@@ -6,7 +6,7 @@
  */
 #include <linux/slab.h>
 #include <linux/overflow.h>
-#include "memtrack.h"
+#include "mtr.h"
 #include "leak.h"
 
 /* Caller holds s->lock. */

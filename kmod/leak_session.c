@@ -36,7 +36,7 @@
 #include <linux/wait_bit.h>
 #include <linux/workqueue.h>
 #include <net/netlink.h>
-#include "memtrack.h"
+#include "mtr.h"
 #include "leak.h"
 
 /* mtr_leak_sessions changes under both locks: readers need either. */

@@ -12,7 +12,7 @@
 #include <linux/workqueue.h>
 #include <linux/mutex.h>
 #include <linux/timekeeping.h>
-#include "memtrack.h"
+#include "mtr.h"
 #include "leak.h"
 
 module_param_named(ring_kb, mtr_ring_kb, uint, 0444);

@@ -11,7 +11,7 @@
  * parser; the family's policy names it.
  */
 #include <net/genetlink.h>
-#include "memtrack.h"
+#include "mtr.h"
 #include "compat.h"
 #include "netlink.h"
 

@@ -10,7 +10,7 @@
 #include <linux/capability.h>
 #include <linux/mutex.h>
 #include <linux/netlink.h>
-#include "memtrack.h"
+#include "mtr.h"
 #include "netlink.h"
 
 #define MTR_GROUP_NAME_MAX	16

@@ -11,7 +11,7 @@
  */
 #include <linux/slab.h>
 #include <linux/overflow.h>
-#include "memtrack.h"
+#include "mtr.h"
 #include "compat.h"
 #include "leak.h"
 #include "netlink.h"

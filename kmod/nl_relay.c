@@ -9,7 +9,7 @@
  */
 #include <linux/slab.h>
 #include <linux/workqueue.h>
-#include "memtrack.h"
+#include "mtr.h"
 #include "netlink.h"
 
 #define MTR_RELAY_INTERVAL	(HZ / 50)

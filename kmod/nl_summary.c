@@ -6,7 +6,7 @@
  * Apart from the family (netlink.c) like every command, so that netlink.c
  * is only its policies, ops and registration.
  */
-#include "memtrack.h"
+#include "mtr.h"
 #include "netlink.h"
 
 int mtr_nl_get_summary(struct sk_buff *skb, struct genl_info *info)

@@ -10,7 +10,7 @@
 #include <linux/cred.h>
 #include <linux/slab.h>
 #include <linux/string.h>
-#include "memtrack.h"
+#include "mtr.h"
 #include "compat.h"
 #include "netlink.h"
 

@@ -2,7 +2,7 @@
 /* The /proc/memtrack directory. */
 #include <linux/proc_fs.h>
 #include <linux/seq_file.h>
-#include "memtrack.h"
+#include "mtr.h"
 
 static struct proc_dir_entry *mtr_proc_dir;
 

@@ -12,7 +12,7 @@
 #include <linux/kernel.h>
 #include <linux/ctype.h>
 #include <linux/string.h>
-#include "memtrack.h"
+#include "mtr.h"
 
 #define MTR_CONFIG_MAX_WRITE 64
 

@@ -8,7 +8,7 @@
 #include <linux/utsname.h>
 #include <linux/string.h>
 #include <linux/slab.h>
-#include "memtrack.h"
+#include "mtr.h"
 
 #define MTR_TOP 10
 

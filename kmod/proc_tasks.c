@@ -10,7 +10,7 @@
 #include <linux/fs.h>
 #include <linux/cred.h>
 #include <linux/user_namespace.h>
-#include "memtrack.h"
+#include "mtr.h"
 #include "compat.h"
 
 static void mtr_row_header(struct seq_file *m)

@@ -26,7 +26,7 @@
 #include <linux/capability.h>
 #include <linux/log2.h>
 #include <linux/timekeeping.h>
-#include "memtrack.h"
+#include "mtr.h"
 
 struct mtr_ring {
 	char *data;

@@ -10,7 +10,7 @@
 #include <linux/cred.h>
 #include <linux/capability.h>
 #include <linux/string.h>
-#include "memtrack.h"
+#include "mtr.h"
 #include "compat.h"
 
 static void mtr_mm_read(struct mm_struct *mm, struct mtr_mm_snap *s)

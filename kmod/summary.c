@@ -11,7 +11,7 @@
 #include <linux/timekeeping.h>
 #include <linux/cpumask.h>
 #include <linux/string.h>
-#include "memtrack.h"
+#include "mtr.h"
 
 DEFINE_PER_CPU(struct mtr_totals, mtr_totals);
 DEFINE_PER_CPU(struct mtr_totals, mtr_totals_task);

@@ -9,7 +9,7 @@
 #include <linux/swap.h>
 #include <linux/nodemask.h>
 #include <linux/seq_file.h>
-#include "memtrack.h"
+#include "mtr.h"
 #include "compat.h"
 
 static u64 mtr_bytes(unsigned long pages)

@@ -20,7 +20,7 @@
 #include <linux/timekeeping.h>
 #include <linux/string.h>
 #include <linux/stringify.h>
-#include "memtrack.h"
+#include "mtr.h"
 
 DEFINE_HASHTABLE(mtr_thread_hash, MTR_HASH_BITS);
 DEFINE_PER_CPU(struct mtr_thread *, mtr_thread_last);
@@ -34,7 +34,7 @@ static atomic_t mtr_nr_threads, mtr_nr_threads_exited;
 static atomic_t mtr_nr_procs, mtr_nr_procs_exited;
 static atomic64_t mtr_untracked;
 
-#define MEMTRACK_COUNTER(id, name) __stringify(name),
+#define MEMTRACK_COUNTER(id, name, ...) __stringify(name),
 const char *const mtr_counter_names[MTR_NR_COUNTERS] = {
 #include <uapi/linux/memtrack_counters.h>
 };

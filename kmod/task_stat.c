@@ -17,7 +17,7 @@
 #include <linux/sched/signal.h>
 #include <linux/cgroup.h>
 #include <linux/math64.h>
-#include "memtrack.h"
+#include "mtr.h"
 
 /* Caller holds rcu_read_lock(). */
 static void mtr_stat_identity(struct task_struct *task,

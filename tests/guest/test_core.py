@@ -151,6 +151,54 @@ def brk_growth():
     check(d["brk_calls"] > b["brk_calls"], "brk_calls did not grow")
 
 
+def anon_huge_kb(pid):
+    with open(f"/proc/{pid}/smaps_rollup") as f:
+        return next(int(line.split()[1]) for line in f
+                    if line.startswith("AnonHugePages:"))
+
+
+@test
+def thp_faults_counted():
+    """thp_alloc: a huge page per THP fault of a madvise(MADV_HUGEPAGE)
+    region, as many as /proc/PID/smaps_rollup's AnonHugePages gained; none
+    for a region of the same size without (memload's anon: MADV_NOHUGEPAGE)
+    nor for the faults of the region's small pages."""
+    base = "/sys/kernel/mm/transparent_hugepage/"
+    with open(base + "enabled") as f:
+        was = re.search(r"\[(\w+)\]", f.read()).group(1)
+    with open(base + "hpage_pmd_size") as f:
+        huge = int(f.read())
+    n = 4 * huge
+    try:
+        # madvise: only the region asks for huge pages (khugepaged, which
+        # counts to itself, leaves the rest alone)
+        with open(base + "enabled", "w") as f:
+            f.write("madvise")
+        with Memload() as m:
+            m.cmd(f"anon {n}")
+            b = row(m.pid)
+            h0 = anon_huge_kb(m.pid)
+            m.cmd(f"thp {n}")
+            d = row(m.pid)
+            h1 = anon_huge_kb(m.pid)
+            m.cmd("pop")
+            m.cmd(f"anon {n}")
+            a = row(m.pid)
+            h2 = anon_huge_kb(m.pid)
+            m.close()
+    finally:
+        with open(base + "enabled", "w") as f:
+            f.write(was)
+    check((h1 - h0) * 1024 == n, f"AnonHugePages grew by {h1 - h0} kB, not {n >> 10}: "
+          "the kernel had no huge pages to give")
+    check(d["thp_alloc"] - b["thp_alloc"] == n // huge,
+          f"thp_alloc grew by {d['thp_alloc'] - b['thp_alloc']}, not {n // huge}")
+    check(a["thp_alloc"] == d["thp_alloc"] and h2 == h0,
+          f"thp_alloc {d['thp_alloc']} -> {a['thp_alloc']} for small pages")
+    check(d["pg_alloc"] - b["pg_alloc"] >= n // PAGE,
+          f"pg_alloc grew by {d['pg_alloc'] - b['pg_alloc']} < {n // PAGE}")
+
+
 def ancestors(pid):
     out = set()
     while pid > 1:

@@ -23,6 +23,7 @@ import mtrec
 from mtrec import Ring, CLASS
 import mtdlib
 from mtdlib import Daemon, Named, value
+from uapi import COUNTER_INFO
 
 QUERY = os.path.join(mtdlib.ROOT, "build", "bin", "memtrack-query")
 
@@ -32,15 +33,6 @@ MiB = 1 << 20
 def unique(prefix):
     """A comm no earlier run in this boot used (exited rows linger)."""
     return f"{prefix}{os.getpid() % 10000:04d}{int(time.time() * 10) % 100:02d}"
-
-# metric name (memtrack_program_NAME_total) -> /proc/memtrack/tasks column
-COUNTERS = {
-    "minor_page_faults": "min_flt", "major_page_faults": "maj_flt",
-    "pages_allocated": "pg_alloc", "pages_freed": "pg_free",
-    "kmalloc_calls": "kmalloc_calls", "kmalloc_bytes": "kmalloc_alloc",
-    "kfree_calls": "kfree_calls", "page_alloc_failures": "pg_alloc_fail",
-    "reclaim_stalls": "reclaim_stalls", "oom_kills": "oom_victim",
-}
 
 # memtrack_memory_NAME_bytes -> the summary's [system] line
 MEMORY = {
@@ -66,13 +58,57 @@ def compare_program(m, comm, states):
         got = value(m, f"memtrack_program_{name}_bytes", comm=comm)
         want = sum(r[col] for r in live)
         check(got == want, f"{name}: {got} vs tasks {want}")
-    for name, col in COUNTERS.items():
-        got = value(m, f"memtrack_program_{name}_total", comm=comm)
-        want = sum(r[col] for r in rows)
-        check(got == want, f"{name}_total: {got} vs tasks {want}")
-    got = value(m, "memtrack_program_reclaim_stall_seconds_total", comm=comm)
-    check(round(got * 1e9) == sum(r["reclaim_ns"] for r in rows), "reclaim seconds")
+    # every per-task counter of the ABI's list, by the family the list names
+    for c in COUNTER_INFO:
+        name = "memtrack_program_" + c["metric"]
+        got = value(m, name, comm=comm)
+        want = sum(r[c["name"]] for r in rows)
+        if c["unit"] == "NS":
+            got = None if got is None else round(got * 1e9)
+        check(got == want, f"{name}: {got} vs tasks' {c['name']} {want}")
+    got = value(m, "memtrack_program_oom_kills_total", comm=comm)
+    want = sum(r["oom_victim"] for r in rows)
+    check(got == want, f"oom_kills_total: {got} vs tasks {want}")
     return rows
+
+
+# a family's name ends in its unit (Prometheus' naming rules)
+UNIT_SUFFIX = {"COUNT": "_total", "BYTES": "_bytes_total",
+               "NS": "_seconds_total", "NET_BYTES": "_bytes"}
+
+
+@test
+def every_counter_has_a_family():
+    """Each counter of include/uapi/linux/memtrack_counters.h reaches
+    /metrics as the family the list names, typed by its unit (a net size a
+    gauge, the others counters), its HELP the list's, its name ending in its
+    unit, and a heap's net growth going down as it shrinks."""
+    comm = unique("mtdall")
+    with Named(comm) as w, Daemon(source="module", keep_ptrace="yes",
+                                  sample_interval_ms=0) as d:
+        p = w.start(f"brk {4 * MiB}", f"brk {MiB}")
+        with Stopped([p.pid]):
+            text = d.text()
+            m = mtdlib.parse(text)
+            compare_program(m, comm, ("R",))
+        w.cmd(p, "pop")
+        with Stopped([p.pid]):
+            m2 = d.metrics()
+            compare_program(m2, comm, ("R",))
+    names = set()
+    for c in COUNTER_INFO:
+        name = "memtrack_program_" + c["metric"]
+        names.add(name)
+        kind = "gauge" if c["unit"] == "NET_BYTES" else "counter"
+        check(f"# TYPE {name} {kind}\n" in text, f"{name}: no TYPE {kind}")
+        check(f"# HELP {name} {c['help']}\n" in text, f"{name}: not the list's HELP")
+        suffix = UNIT_SUFFIX[c["unit"]]
+        check(name.endswith(suffix) and (c["unit"] != "COUNT" or not
+              name.endswith(("_bytes_total", "_seconds_total"))),
+              f"{name}: unit {c['unit']} wants a name ending {suffix}")
+    check(len(names) == len(COUNTER_INFO), "two counters share a family")
+    brk = [value(x, "memtrack_program_brk_growth_bytes", comm=comm) for x in (m, m2)]
+    check(brk[0] - brk[1] == MiB, f"brk growth {brk[0]} then {brk[1]}: the heap shrank by 1 MiB")
 
 
 @test
@@ -248,15 +284,21 @@ def exited_processes_keep_their_counts():
         for i in range(3):
             w.start(f"anon {(i + 1) * MiB}", "mmaps 3")
         d.metrics()
-        before = {c: sum(r[c] for r in rows_of(comm)) for c in COUNTERS.values()}
+        before = {c["name"]: sum(r[c["name"]] for r in rows_of(comm))
+                  for c in COUNTER_INFO}
         w.kill(w.procs[0])
         with Stopped([p.pid for p in w.procs]):
             m = d.metrics()
             rows = compare_program(m, comm, ("R", "X"))
         check(len([r for r in rows if r["state"] == "X"]) == 1, "one exited row")
-        for name, col in COUNTERS.items():
-            check(value(m, f"memtrack_program_{name}_total", comm=comm) >= before[col],
-                  f"{name} went down")
+        for c in COUNTER_INFO:
+            if c["unit"] == "NET_BYTES":    # a net size, not a count
+                continue
+            name = "memtrack_program_" + c["metric"]
+            got = value(m, name, comm=comm)
+            if c["unit"] == "NS":
+                got = round(got * 1e9)
+            check(got >= before[c["name"]], f"{name} went down")
 
 
 @test

@@ -17,6 +17,9 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from mtlib import *  # noqa: E402,F403
 import nl  # noqa: E402
+import uapi  # noqa: E402
+
+ABI = uapi.define("MEMTRACK_ABI_VERSION")
 from nl import Genl, NlError, attr, attr_u8, attr_u32, attr_str, attr_nest  # noqa: E402
 
 GROUPS = ("task", "pages", "kmalloc", "mmap", "reclaim", "oom")
@@ -114,7 +117,7 @@ def get_summary_matches_proc():
     with Genl() as g:
         s = g.summary()
         p = summary()
-    check(s["abi_version"] == 1 and s["abi_attr"] == 1, "abi version")
+    check(s["abi_version"] == ABI and s["abi_attr"] == ABI, "abi version")
     check(s["nr_cpus"] == os.cpu_count(), f"nr_cpus {s['nr_cpus']}")
     check(s["mem_total"] == summary_int("MemTotal", p) * 1024, "MemTotal")
     for key, field in (("MemFree", "mem_free"), ("FilePages", "file_pages"),
@@ -815,7 +818,7 @@ def fuzz(n, seed, privileged):
                     problems += [f"message {i}: {p}" for p in config_problems(st)]
                 else:       # PERIODIC
                     s = check_sock.summary()
-                    if s["abi_version"] != 1:
+                    if s["abi_version"] != ABI:
                         problems.append(f"message {i}: summary abi {s['abi_version']}")
                     if st != last:
                         problems.append(f"message {i}: changed by what was not a "
@@ -856,7 +859,7 @@ def fuzz_many_messages():
             guard.verify()
         print(f"    {FUZZ_N // len(ids) * len(ids)} messages: {', '.join(times)}", flush=True)
         with Genl() as g:
-            check(g.summary()["abi_version"] == 1 and len(g.tasks()) > 10, "not answering")
+            check(g.summary()["abi_version"] == ABI and len(g.tasks()) > 10, "not answering")
             with Memload() as m:
                 check(g.task(m.pid)["pid"] == m.pid, "GET_TASK after fuzz")
                 m.close()

@@ -19,6 +19,7 @@ from mtlib import (Memload, PAGE, ROOT, TESTBIN, MODULE, Stopped, check, read_ta
                    summary_int)
 from mtrec import (CLASS, CLASS_ALL, CLASS_DEFAULT, COUNTERS, FILTER, IOC_GET_FILTER,  # noqa: E402
                    IOC_GET_STATS, IOC_GET_VERSION, IOC_SET_FILTER, LAYOUT, Ring, parse)
+import uapi  # noqa: E402
 
 
 def mmap_records(recs):
@@ -147,7 +148,7 @@ def poll_wakes_promptly():
 def ioctls_refuse_bad_arguments():
     with Ring(CLASS_DEFAULT) as ring:
         v = fcntl.ioctl(ring.fd, IOC_GET_VERSION, bytes(4))
-        check(int.from_bytes(v, "little") == 1, "ABI version")
+        check(int.from_bytes(v, "little") == uapi.define("MEMTRACK_ABI_VERSION"), "ABI version")
         good = ring.get_filter()
         bad = [(CLASS_ALL + 1, 0, 0, 0), (CLASS["mmap"], 1, 0, 0), (CLASS["mmap"], 0, -1, 0),
                (CLASS["mmap"], 0, 0, -5), (CLASS["page"], 0, 0, 0), (CLASS["kmalloc"], 0, 0, 0),
@@ -339,7 +340,7 @@ def libmemtrack_requests_match_proc():
         m.close()
     check(out.returncode == 0, f"lib_kernel: {out.stdout} {out.stderr}")
     facts = {line.split()[0]: line.split()[1:] for line in out.stdout.splitlines()}
-    check(facts["summary"][:2] == ["abi", "1"], f"summary {facts['summary']}")
+    check(facts["summary"][:2] == ["abi", str(uapi.define("MEMTRACK_ABI_VERSION"))], f"summary {facts['summary']}")
     check(facts["dump-tgid"] == ["rows", "1", "pid", str(m.pid)], f"{facts['dump-tgid']}")
     task = facts["task"]
     check(task[:4] == ["pid", str(m.pid), "threads", "4"], f"task {task}")

@@ -17,6 +17,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from tmuxlib import Tmux  # noqa: E402
+from uapi import COUNTER_INFO  # noqa: E402
 from mtlib import (PAGE, ROOT, TESTBIN, Memload, Stopped, check, read_config,  # noqa: E402
                    read_table, readline, row, run_tests, set_config, test)
 
@@ -583,6 +584,192 @@ def options_pid_user_filter_and_every_sort_key():
                                 f"{want}: {args}: want rows {shown}")
                 tm.keys("q")
                 tm.wait(lambda ls: not tm.alternate_on(), f"{want}: {args}: q")
+
+
+# ---- the columns: one table, every ABI counter among them ----------------------
+
+def counter_key(title):
+    """A counter column's JSON name: its title in lower case, "/s" as
+    "_rate", other characters than letters and digits as "_" (MINFLT/s:
+    minflt_rate, as -b --json has always named it)."""
+    rate = title.endswith("/s")
+    base = title[:-2] if rate else title
+    return re.sub(r"[^a-z0-9]", "_", base.lower()) + ("_rate" if rate else "")
+
+
+# The counters shown by default (the others are added by F2, toprc, -o).
+DEFAULT_COUNTERS = ("min_flt", "maj_flt", "pg_alloc", "kmalloc_calls")
+# Every column, in the table's order: (title, JSON name, shown by default,
+# what it needs, whether it sorts).  The counters' come from the ABI's list
+# (tests/guest/uapi.py): a counter appended there is a column here too.
+COLUMNS = (
+    [("PID", "pid", True, None, True), ("USER", "user", True, None, False),
+     ("COMMAND", "comm", True, None, False), ("CGROUP", "cgroup", True, None, False),
+     ("CONTAINER", "container", True, "containers", False),
+     ("POD", "pod", True, "containers", False), ("%CPU", "cpu_pct", True, None, True),
+     ("RSS", "rss", True, None, True), ("ANON", "rss_anon", True, None, True),
+     ("FILE", "rss_file", True, None, True), ("SHMEM", "rss_shmem", True, None, True),
+     ("PSS", "pss", True, "smaps", False), ("USS", "uss", True, "smaps", False),
+     ("SWAP", "swap", True, None, True), ("VIRT", "vm_total", True, None, True),
+     ("LIMIT", "cgroup_max", True, None, False)] +
+    [(c["title"], counter_key(c["title"]), c["name"] in DEFAULT_COUNTERS,
+      None if c["name"] in ("min_flt", "maj_flt") else "module", True)
+     for c in COUNTER_INFO] +
+    [("GROWTH", "rss_growth", True, None, True), ("FLAG", "flag", True, None, False)])
+
+
+def shown_here(col, want, smaps=False):
+    """Whether a column can show on this path (no container here)."""
+    needs = col[3]
+    return (needs is None or (needs == "module" and want == "memtrack module") or
+            (needs == "smaps" and smaps))
+
+
+def top_run(args, env=None):
+    out = subprocess.run([TOP] + args, capture_output=True, text=True, timeout=300,
+                         env=dict(os.environ, **(env or {})))
+    check(out.returncode == 0 and not out.stderr,
+          f"{args}: rc {out.returncode} {out.stderr!r}")
+    return out.stdout
+
+
+def text_titles(out):
+    """The column titles of -b's text (the line after the blank one)."""
+    lines = out.splitlines()
+    return lines[lines.index("") + 1].split()
+
+
+@test
+def every_abi_counter_has_a_column():
+    """Each counter of include/uapi/linux/memtrack_counters.h is a column
+    titled as the list says, that -o sorts by (its title, any case, "/s"
+    left off) and shows then, in the text and in -b --json by its name;
+    the module's counters only with the module.  With the module, a
+    memload doing 400 mmap/munmap pairs in the interval sorts before one
+    doing 40 by MMAP/s and MUNMAP/s; on both paths, one touching 1000 new
+    pages before one touching 100 by MINFLT/s.  The old memtrack-top had
+    4 of the 22."""
+    with Memload() as a, Memload() as b:
+        for flags, want in PATHS:
+            for c in COUNTER_INFO:
+                col = next(x for x in COLUMNS if x[0] == c["title"])
+                for key in (c["title"], c["title"].lower().removesuffix("/s")):
+                    out = top_run(["-b", "-n", "1", "-o", key, "-p", str(a.pid)] + flags)
+                    titles = text_titles(out)
+                    check((c["title"] in titles) == shown_here(col, want),
+                          f"{want}: -o {key}: titles {titles}")
+                out = top_run(["-b", "--json", "-n", "1", "-o", key, "-p", str(a.pid)] + flags)
+                task = [json.loads(x) for x in out.splitlines()][1]
+                check((col[1] in task) == shown_here(col, want),
+                      f"{want}: -o {key}: JSON {sorted(task)}")
+            keys = ["minflt"] + (["mmap", "MUNMAP/s"] if want == "memtrack module" else [])
+            for key in keys:
+                p = subprocess.Popen([TOP, "-b", "--json", "-n", "2", "-d", "2", "-o", key,
+                                      "-p", f"{a.pid},{b.pid}"] + flags,
+                                     stdout=subprocess.PIPE, text=True)
+                readline(p.stdout, 120)  # the first sample: its summary
+                a.cmd("mmaps 40")
+                a.cmd(f"anon {100 * PAGE}")
+                b.cmd("mmaps 400")
+                b.cmd(f"anon {1000 * PAGE}")
+                out, _ = p.communicate(timeout=120)
+                rows = [json.loads(x) for x in out.splitlines() if '"task"' in x]
+                got = [r["pid"] for r in rows[-2:]]
+                check(got == [b.pid, a.pid], f"{want}: -o {key}: rows {got} "
+                      f"(a {a.pid} did 40 pairs, 100 pages; b {b.pid} 400, 1000): {rows[-2:]}")
+
+
+def json_value(col, task):
+    """A column's value as -b --json gives it, as the sort orders it: a
+    pid smallest first (negated), an unknown counter (null) as 0."""
+    v = task[col[1]]
+    if v is None:
+        return 0
+    return -v if col[1] == "pid" else v
+
+
+@test
+def every_column_sorts():
+    """-o with each column that sorts (the counters' from the ABI's list),
+    by its JSON name: every -b --json row in the order of that column's
+    value, largest first (PID smallest first), the value printed even
+    where the layout hides the column (-o shows it); between two samples
+    in which memloads work, so that rates are not all 0.  The old
+    memtrack-top took neither the JSON names nor the counters but 4."""
+    with Memload() as a, Memload() as b:
+        a.cmd(f"anon {4 << 20}")
+        b.cmd(f"anon {16 << 20}")
+        for flags, want in PATHS:
+            for col in COLUMNS:
+                if not col[4] or not shown_here(col, want):
+                    continue
+                # by its JSON name, as toprc and -b --json name it
+                p = subprocess.Popen([TOP, "-b", "--json", "-n", "2", "-d", "1", "-o", col[1]] +
+                                     flags, stdout=subprocess.PIPE, text=True)
+                readline(p.stdout, 120)
+                b.cmd("mmaps 200")
+                a.cmd("mmaps 20")
+                out, _ = p.communicate(timeout=120)
+                check(p.returncode == 0, f"{want}: -o {col[0]}: rc {p.returncode}")
+                objs = [json.loads(x) for x in out.splitlines()]
+                last = max(i for i, o in enumerate(objs) if o["type"] == "summary")
+                tasks = objs[last + 1:]
+                check(len(tasks) > 2 and all(col[1] in r for r in tasks),
+                      f"{want}: -o {col[0]}: {len(tasks)} rows, or {col[1]!r} missing")
+                vals = [json_value(col, r) for r in tasks]
+                bad = [(tasks[i]["pid"], vals[i], tasks[i + 1]["pid"], vals[i + 1])
+                       for i in range(len(vals) - 1) if vals[i] < vals[i + 1]]
+                check(not bad, f"{want}: -o {col[0]} ({col[1]}): out of order: {bad[:3]}")
+
+
+@test
+def every_column_loads_from_toprc_and_prints():
+    """A toprc naming every column, in the reverse of the table's order,
+    sorted by the last counter: -b's text has exactly those of them this
+    path can show, in that order, and -b --json each of them by its name
+    (with --pss PSS and USS too); F2 then q writes the same columns back.
+    The old memtrack-top refused the file (an unknown column)."""
+    with tempfile.TemporaryDirectory() as d:
+        rc = os.path.join(d, "memtrack", "toprc")
+        os.makedirs(os.path.dirname(rc))
+        order = list(reversed(COLUMNS))
+        columns = [c[0] for c in order]
+        # inih reads lines of 200 bytes: the list goes on over indented lines
+        with open(rc, "w") as f:
+            f.write("[memtrack-top]\ncolumns = " + ",".join(columns[:10]) + ",\n  " +
+                    ",".join(columns[10:25]) + "\n  " + ",".join(columns[25:]) +
+                    f"\nsort = {COUNTER_INFO[-1]['title']}\n")
+        env = {"XDG_CONFIG_HOME": d}
+        for flags, want in PATHS:
+            for smaps in (False, True):
+                extra = flags + (["--pss"] if smaps else [])
+                titles = text_titles(top_run(["-b", "-n", "1", "--top", "3"] + extra, env))
+                expect = [c[0] for c in order if shown_here(c, want, smaps)]
+                check(titles == expect, f"{want} {extra}: titles {titles}, want {expect}")
+                out = top_run(["-b", "--json", "-n", "1", "--top", "3"] + extra, env)
+                for task in [json.loads(x) for x in out.splitlines()][1:]:
+                    missing = [c[1] for c in order
+                               if shown_here(c, want, smaps) and c[1] not in task]
+                    check(not missing, f"{want} {extra}: JSON lacks {missing}")
+        with Tmux() as tm:
+            tm.type(f"XDG_CONFIG_HOME={d} {TOP} -d {REFRESH}")
+            tm.keys("Enter")
+            # the columns in toprc's order: FLAG first
+            tm.wait(lambda ls: tm.alternate_on() and
+                    any(line.split()[:1] == ["FLAG"] for line in ls), "memtrack-top did not start")
+            tm.keys("F2")
+            tm.wait(lambda ls: ls[0].startswith("memtrack-top setup"), "F2: no setup screen")
+            tm.keys("q")
+            tm.wait(lambda ls: any(f"setup saved to {rc}" in line for line in ls), "q: not saved")
+            tm.keys("q")
+            tm.wait(lambda ls: not tm.alternate_on(), "q")
+        with open(rc) as f:
+            text = f.read()
+        m = re.search(r"^columns = (.*?)\n(?=\S)", text, re.M | re.S)
+        got = re.sub(r",\s+", ",", m.group(1)).split(",") if m else None
+        check(got == columns and f"\nsort = {COUNTER_INFO[-1]['title']}\n" in text and
+              all(len(line) < 200 for line in text.splitlines()),
+              f"toprc written back:\n{text}")
 
 
 # ---- the interactive view, through tmux ----------------------------------------------
@@ -1212,7 +1399,9 @@ def ui_setup_hides_in_place_scrolls_and_cancels():
         tm.keys("Down", "Space")
         tm.wait(lambda ls: ls[5].strip() == "[ ] USER", "Space: USER not hidden in place")
         tm.keys("End")
-        tm.wait(lambda ls: ls[23].strip().startswith("[x] FLAG"), "End: not the last")
+        last = [c for c in COLUMNS if not c[2]][-1][0]
+        tm.wait(lambda ls: ls[23].strip().startswith(f"[ ] {last}"),
+                f"End: not the last ({last}, the last of the hidden columns)")
         tm.keys("Home")
         tm.wait(lambda ls: ls[4].strip() == "[x] PID", "Home: not the first")
         tm.keys("NPage")
@@ -1766,7 +1955,7 @@ def ui_detail_pane_memory_and_open_files():
 
 @test
 def ui_setup_saves_toprc():
-    """F2: hide USER, move FLAG (End: the last) up two places, sort by
+    """F2: hide USER, move FLAG (the last shown) up two places, sort by
     GROWTH, delay 3; q
     writes exactly that to $XDG_CONFIG_HOME/memtrack/toprc and the table
     follows it; a new memtrack-top starts with it, -d and -o beat it; a bad
@@ -1778,7 +1967,8 @@ def ui_setup_saves_toprc():
         start_top(tm, [])
         tm.keys("F2")
         tm.wait(lambda ls: ls[0].startswith("memtrack-top setup"), "F2: no setup screen")
-        tm.keys("Down", "Space", "End", "[", "[", "Down", "Down", "s", "d")
+        # FLAG: the last of the columns shown, the 22nd (hidden ones follow)
+        tm.keys("Down", "Space", *["Down"] * 20, "[", "[", "Down", "Down", "s", "d")
         tm.wait(lambda ls: any("delay (seconds):" in line for line in ls), "d: no prompt")
         tm.type("3")
         tm.keys("Enter", "q")

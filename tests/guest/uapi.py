@@ -38,8 +38,19 @@ def _read(name):
 _TEXT = _read("memtrack.h")
 _TEXT += "".join(_read(h) for h in re.findall(r'^#include "([\w.]+)"', _TEXT, re.M))
 # The counters are an X-macro list in a header of their own.
-COUNTERS = re.findall(r"^MEMTRACK_COUNTER\(\s*\w+\s*,\s*(\w+)\s*\)",
-                      _read("memtrack_counters.h"), re.M)
+# Each: (ID, name, UNIT, "metric", "title", "help"), the strings C literals.
+COUNTER_INFO = [
+    dict(zip(("id", "name", "unit", "metric", "title", "help"),
+             m[:3] + tuple(bytes(x, "ascii").decode("unicode_escape")
+                           for x in m[3:])))
+    for m in re.findall(r'^MEMTRACK_COUNTER\(\s*(\w+)\s*,\s*(\w+)\s*,\s*(\w+)\s*,'
+                        r'\s*"((?:[^"\\]|\\.)*)"\s*,\s*"((?:[^"\\]|\\.)*)"\s*,'
+                        r'\s*"((?:[^"\\]|\\.)*)"\s*\)',
+                        _read("memtrack_counters.h"), re.M)]
+COUNTERS = [c["name"] for c in COUNTER_INFO]
+assert len(COUNTERS) == len(re.findall(r"^MEMTRACK_COUNTER\(",
+                                       _read("memtrack_counters.h"), re.M)), \
+    "a MEMTRACK_COUNTER line this parser does not read"
 
 
 def enum(name):

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """A stand-in aggregator for tests/host/test_relay.py: accepts memtrackd
-relay connections (protocol: user/daemon/relay_proto.h), checks every frame
+relay connections (protocol: user/net/relay_proto.h), checks every frame
 strictly, acknowledges each DATA at once, and prints one JSON line per
 event on stdout: listening, hello, data (seq, kind, body: text, or hex for
 kind 2, module records), heartbeat, acked, error.  It remembers, per
@@ -19,8 +19,7 @@ import socket
 import struct
 import sys
 
-MAGIC = 0x4D545231
-HELLO, WELCOME, DATA, ACK, HEARTBEAT = 1, 2, 3, 4, 5
+from mtdnet import ACK, DATA, HEARTBEAT, HELLO, MAGIC, WELCOME, frame, recv_all
 
 
 def out(**kw):
@@ -36,20 +35,6 @@ def stop(signum, frame):
     stopping = True
     if not acking:
         sys.exit(0)
-
-
-def recv_all(c, n):
-    b = b""
-    while len(b) < n:
-        x = c.recv(n - len(b))
-        if not x:
-            raise EOFError("closed")
-        b += x
-    return b
-
-
-def frame(t, body):
-    return struct.pack(">IB3xI", MAGIC, t, len(body)) + body
 
 
 def read_frame(c):

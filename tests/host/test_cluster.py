@@ -31,9 +31,12 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [os.path.join(HERE, "..", "guest"), os.path.join(HERE, "..", "lib")]
-from mtdlib import DAEMON, QUERY, parse, value  # noqa: E402
+from mtdlib import QUERY, value  # noqa: E402
 from tls_keys import CLIENT, EXPIRED, SERVER, Keys, client_hello  # noqa: E402
-from harness import Netns, check, main, sh, test  # noqa: E402
+from harness import Netns, check, main, test  # noqa: E402
+from mtdnet import (DATA, HEARTBEAT, HELLO, QUERY_T, SIZES, WELCOME,  # noqa: E402
+                    Aggregator as Agg, ClusterNode, frame as _frame, recv_all, refused_conf,
+                    star, wait_for, write_conf)
 
 SUFFIX = str(os.getpid())
 AGG_NS = f"mtca{SUFFIX}"
@@ -41,15 +44,8 @@ PORT = 9472
 NODE_PORT = 9471
 DOWN_AFTER_MS = 1500
 COMM = "mtdclus"
-MiB = 1 << 20
-# node i: processes of these sizes (all different: top has one right order)
-SIZES = [[12 * MiB, 20 * MiB], [14 * MiB, 22 * MiB, 30 * MiB],
-         [16 * MiB, 18 * MiB, 24 * MiB, 28 * MiB]]
 NODES = [f"node-{i}" for i in range(len(SIZES))]
 NETNS = Netns()
-
-MAGIC = 0x4D545231
-HELLO, WELCOME, DATA, ACK, HEARTBEAT, QUERY_T, RESULT = range(1, 8)
 
 
 def node_ns(i):
@@ -65,38 +61,22 @@ def node_ip(i):
 
 
 def netns_setup():
-    NETNS.add(AGG_NS)
-    for i in range(len(NODES)):
-        ns, (nif, aif), (nip, aip) = NETNS.add(node_ns(i)), node_if(i), node_ip(i)
-        NETNS.veth((ns, nif, nip), (AGG_NS, aif, aip))
+    star(NETNS, AGG_NS, [(node_ns(i), (node_if(i)[0], node_ip(i)[0]),
+                          (node_if(i)[1], node_ip(i)[1])) for i in range(len(NODES))])
 
 
-class Aggregator:
-    """memtrackd --aggregate in the aggregator namespace."""
+class Aggregator(Agg):
+    """memtrackd --aggregate in the aggregator namespace, answering."""
 
     def __init__(self, auth=None, client=None, **keys):
         """auth: the [memtrackd] auth keys; client: memtrack-query's
         config (its auth) for every query of the test from now on."""
         global CLIENT_CONF
         CLIENT_CONF = client
-        self.dir = tempfile.mkdtemp(prefix="mtdagg.")
-        self.conf = os.path.join(self.dir, "agg.conf")
         keys.setdefault("listen", "0.0.0.0")
         keys.setdefault("port", PORT)
         keys.setdefault("down_after", f"{DOWN_AFTER_MS}ms")
-        with open(self.conf, "w") as f:
-            if auth:
-                f.write("[memtrackd]\n")
-                for k, v in auth.items():
-                    f.write(f"{k} = {v}\n")
-            f.write("[aggregate]\n")
-            for k, v in keys.items():
-                f.write(f"{k} = {v}\n")
-        self.log = os.path.join(self.dir, "stderr")
-        with open(self.log, "w") as err:
-            self.p = subprocess.Popen(["ip", "netns", "exec", AGG_NS, DAEMON, "-f",
-                                       "--aggregate", "-c", self.conf],
-                                      stdout=subprocess.DEVNULL, stderr=err)
+        super().__init__(AGG_NS, keys, auth)
         deadline = time.time() + 10
         while True:
             r = query_raw("nodes")
@@ -106,26 +86,8 @@ class Aggregator:
                 raise RuntimeError(f"aggregator did not start: {self.stderr()}")
             time.sleep(0.05)
 
-    def stderr(self):
-        with open(self.log) as f:
-            return f.read()
 
-    def alive(self):
-        return self.p.poll() is None
-
-    def stop(self):
-        if self.p.poll() is None:
-            self.p.terminate()
-            self.p.wait(timeout=10)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.stop()
-
-
-class Node:
+class Node(ClusterNode):
     """cluster_node.py in node i's netns and its own pid namespace."""
 
     def __init__(self, i, sizes, auth=None):
@@ -133,14 +95,7 @@ class Node:
         self.dir = tempfile.mkdtemp(prefix="mtdnode.")
         self.conf = os.path.join(self.dir, "node.conf")
         self.write_conf(auth)
-        self.p = subprocess.Popen(["ip", "netns", "exec", node_ns(i), "unshare", "--pid",
-                                   "--fork", "--mount-proc", sys.executable,
-                                   os.path.join(HERE, "cluster_node.py"), self.conf,
-                                   str(NODE_PORT), COMM, ",".join(map(str, sizes))],
-                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-                                  bufsize=1)
-        self.ready = self._reply()
-        check(self.ready.get("ev") == "ready", f"{self.name}: {self.ready}")
+        super().__init__(node_ns(i), self.name, self.conf, NODE_PORT, COMM, sizes)
 
     def write_conf(self, auth, name=None):
         """auth: the keys of auth (none if None); name: the node's name."""
@@ -157,37 +112,6 @@ class Node:
         self.write_conf(auth, name)
         self.cmd("kill")
         check(self.cmd("start") == {"ok": True}, f"{self.name}: not restarted")
-
-    def _reply(self):
-        line = self.p.stdout.readline()
-        if not line:
-            raise RuntimeError(f"{self.name}: runner died: {self.stderr()}")
-        return json.loads(line)
-
-    def cmd(self, c):
-        self.p.stdin.write(c + "\n")
-        self.p.stdin.flush()
-        return self._reply()
-
-    def stderr(self):
-        try:
-            with open(self.conf + ".stderr") as f:
-                return f.read()
-        except OSError:
-            return ""
-
-    def metrics(self):
-        return parse(self.cmd("metrics")["text"])
-
-    def close(self):
-        if self.p.poll() is None:
-            try:
-                self.p.stdin.write("quit\n")
-                self.p.stdin.flush()
-                self.p.wait(timeout=20)
-            except (OSError, subprocess.TimeoutExpired):
-                self.p.kill()
-                self.p.wait()
 
 
 class Cluster:
@@ -232,16 +156,6 @@ def query(*words):
 
 def nodes_by_name():
     return {n["node"]: n for n in query("nodes")}
-
-
-def wait_for(pred, timeout, what):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        v = pred()
-        if v:
-            return v
-        time.sleep(0.1)
-    raise AssertionError(f"not within {timeout} s: {what}")
 
 
 def workload_seen(names=NODES):
@@ -369,11 +283,11 @@ def link_cut_and_aggregator_restart_lose_nothing():
         with Aggregator():
             wait_for(workload_seen, 30, "all nodes up with their workload")
             nif, aif = node_if(0)
-            sh("ip", "-n", AGG_NS, "link", "set", aif, "down")
+            NETNS.set_link(AGG_NS, aif, False)
             time.sleep(4)
             before = nodes_by_name()[NODES[0]]
             check(before["state"] == "down", f"cut link: {before}")
-            sh("ip", "-n", AGG_NS, "link", "set", aif, "up")
+            NETNS.set_link(AGG_NS, aif, True)
             wait_for(lambda: nodes_by_name()[NODES[0]]["last_seq"] >= before["last_seq"] + 20,
                      60, "node-0 catches up")
             st = nodes_by_name()
@@ -395,10 +309,6 @@ def link_cut_and_aggregator_restart_lose_nothing():
 
 
 # ---- hostile peers: run inside the aggregator's namespace (--hostile) ----
-
-def _frame(t, body, length=None):
-    return struct.pack(">IB3xI", MAGIC, t, len(body) if length is None else length) + body
-
 
 def _closed_by_peer(s, timeout=15):
     """True if the aggregator closes the connection within timeout."""
@@ -472,13 +382,8 @@ def hostile(port):
                 s.recv(20)
                 continue
             s.sendall(_frame(QUERY_T, q))
-            hdr = b""
-            while len(hdr) < 12:
-                hdr += s.recv(12 - len(hdr))
-            n = struct.unpack(">I", hdr[8:])[0]
-            body = b""
-            while len(body) < n:
-                body += s.recv(n - len(body))
+            n = struct.unpack(">I", recv_all(s, 12)[8:])[0]
+            body = recv_all(s, n)
             errs.append((q[:20].decode("latin1"), body[0] == 1 and len(body) > 2))
         res["garbage-queries"] = all(ok for _, ok in errs)
         res["garbage-detail"] = errs
@@ -669,10 +574,7 @@ def cert_auth(name, ca="ca"):
 def client_conf(auth):
     """memtrack-query's config: these auth keys."""
     path = keys().path(f"query-{len(os.listdir(keys().dir))}.conf")
-    with open(path, "w") as f:
-        f.write("[memtrackd]\n")
-        for k, v in (auth or {}).items():
-            f.write(f"{k} = {v}\n")
+    write_conf(path, {"memtrackd": auth or {}})
     return path
 
 
@@ -831,16 +733,12 @@ def cert_cluster_exact_and_refusals():
 
 @test
 def require_identity_match_needs_auth():
-    conf = os.path.join(tempfile.mkdtemp(prefix="mtdagg."), "agg.conf")
     for text, says in (("[aggregate]\nrequire_identity_match = yes\n",
                         "require_identity_match needs auth = psk or cert"),
                        ("[aggregate]\nrequire_identity_match = maybe\n",
                         'require_identity_match = "maybe": must be yes or no')):
-        with open(conf, "w") as f:
-            f.write(text)
-        r = subprocess.run(["ip", "netns", "exec", AGG_NS, DAEMON, "-f", "--aggregate", "-c",
-                            conf], capture_output=True, text=True, timeout=30)
-        check(r.returncode != 0 and says in r.stderr, f"{text!r}: {r.returncode} {r.stderr}")
+        rc, err = refused_conf(text, "--aggregate", ns=AGG_NS)
+        check(rc != 0 and says in err, f"{text!r}: {rc} {err}")
 
 
 def cleanup():

@@ -30,7 +30,7 @@ tests build-user-warning-free build-fixtures unit-leak unit-scan unit-preload-re
 	leak-without-module leak-attach-dump-detach leak-attach-sends-probes leak-text-report \
 	leak-text-mismatches leak-json-report leak-folded leak-text-object-offset \
 	leak-json-object-offset leak-folded-object-offset leak-fds-probes-and-report \
-	leak-eperm-message leak-ctrl-c-detaches
+	leak-eperm-message leak-other-abi-refused leak-ctrl-c-detaches
 pids=()
 cleanup() {
 	local p
@@ -541,6 +541,16 @@ if want leak-eperm-message; then
 	out=$(MT_FAKE_ATTACH_ERR=-1 fake -p "$cpid" -n 1 2>&1); rc=$?
 	[ $rc -eq 1 ] && grep -qF "permission denied: tracing $cpid needs the rights of ptrace" <<<"$out" &&
 		pass leak-eperm-message || fail leak-eperm-message "exit $rc, '$out'"
+fi
+# A module of another ABI version is refused at open, before any request
+# whose structures it would lay out otherwise; nothing is attached.
+if want leak-other-abi-refused; then
+	rm -f "$tmp/fake.log"
+	out=$(MT_FAKE_LOG=$tmp/fake.log MT_FAKE_ABI=1 fake -p "$cpid" -n 1 2>&1); rc=$?
+	abi=$(awk '$2 == "MEMTRACK_ABI_VERSION" { print $3 }' "$root/include/uapi/linux/memtrack.h")
+	[ $rc -eq 1 ] && grep -qF "memtrack.ko speaks ABI version 1, this program $abi" <<<"$out" &&
+		! grep -q attach "$tmp/fake.log" 2>/dev/null &&
+		pass leak-other-abi-refused || fail leak-other-abi-refused "exit $rc, abi '$abi', '$out'"
 fi
 if want leak-ctrl-c-detaches; then
 	rm -f "$tmp/fake.log"

@@ -33,21 +33,14 @@ sys.path[:0] = [os.path.join(HERE, "..", "guest"), os.path.join(HERE, "..", "lib
 import mtdlib  # noqa: E402
 from mtdlib import Daemon, Named, value, status_bytes, minflt, PAGE  # noqa: E402
 from harness import check, main, test  # noqa: E402
+from mtdnet import refused_conf  # noqa: E402
 
 MiB = 1 << 20
 
 
 def run_daemon_expecting_error(conf_text, *args):
-    d = tempfile.mkdtemp()
-    try:
-        path = os.path.join(d, "c.ini")
-        with open(path, "w") as f:
-            f.write(conf_text)
-        p = subprocess.run([mtdlib.DAEMON, "-f", "-c", path, *args],
-                           capture_output=True, text=True, timeout=30)
-        return p.returncode, p.stderr.replace(path, "FILE")
-    finally:
-        shutil.rmtree(d)
+    """memtrackd with this config: (exit status, stderr, its path as FILE)."""
+    return refused_conf(conf_text, *args, name="FILE")
 
 
 @test

@@ -11,17 +11,16 @@ arguments run only those, --list prints them; PASS/FAIL lines; exits 1 if
 any failed."""
 import json
 import os
-import queue
 import re
 import subprocess
 import sys
-import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [os.path.join(HERE, "..", "guest"), os.path.join(HERE, "..", "lib")]
-from mtdlib import Daemon, Named, value, status_bytes, PAGE  # noqa: E402
-from harness import Netns, check, main, sh, test  # noqa: E402
+from mtdlib import Named, value, status_bytes, PAGE  # noqa: E402
+from harness import Netns, check, main, test  # noqa: E402
+from mtdnet import Output, relay_node, star  # noqa: E402
 
 SUFFIX = str(os.getpid())
 NODE_NS, AGG_NS = f"mtdn{SUFFIX}", f"mtda{SUFFIX}"
@@ -32,45 +31,28 @@ NETNS = Netns()
 
 
 def netns_setup():
-    NETNS.add(NODE_NS)
-    NETNS.add(AGG_NS)
-    NETNS.veth((NODE_NS, NODE_IF, NODE_IP), (AGG_NS, AGG_IF, AGG_IP))
+    star(NETNS, AGG_NS, [(NODE_NS, (NODE_IF, NODE_IP), (AGG_IF, AGG_IP))])
 
 
-class Agg:
-    """relay_agg.py in the aggregator namespace; its events in a queue."""
+class Agg(Output):
+    """relay_agg.py in the aggregator namespace; its events (JSON lines)
+    in self.lines."""
 
     def __init__(self, mode="ok"):
-        self.p = subprocess.Popen(["ip", "netns", "exec", AGG_NS, sys.executable,
-                                   os.path.join(HERE, "relay_agg.py"), AGG_IP, str(PORT), mode],
-                                  stdout=subprocess.PIPE, text=True)
-        self.events = []
-        self.q = queue.Queue()
-        self.reader = threading.Thread(target=self._read, daemon=True)
-        self.reader.start()
+        super().__init__(Netns.cmd(AGG_NS, sys.executable, os.path.join(HERE, "relay_agg.py"),
+                                   AGG_IP, str(PORT), mode), parse=json.loads)
         self.wait_for(lambda e: e["ev"] == "listening", 10)
 
-    def _read(self):
-        for line in self.p.stdout:
-            e = json.loads(line)
-            self.events.append(e)
-            self.q.put(e)
-
     def wait_for(self, pred, timeout):
-        deadline = time.time() + timeout
-        while time.time() < deadline:
-            try:
-                e = self.q.get(timeout=max(0.01, deadline - time.time()))
-            except queue.Empty:
-                break
-            if pred(e):
-                return e
-        raise AssertionError(f"aggregator: nothing matching within {timeout} s")
+        e = self.first(pred, timeout)
+        if e is None:
+            raise AssertionError(f"aggregator: nothing matching within {timeout} s")
+        return e
 
     def of(self, ev):
-        return [e for e in self.events if e["ev"] == ev]
+        return [e for e in self.lines if e["ev"] == ev]
 
-    def kill(self):
+    def stop(self):
         """Stopped with SIGTERM, never between sending an ACK and saying
         so: every ACK it sent is in its events, all read once this returns."""
         self.p.terminate()
@@ -81,18 +63,9 @@ class Agg:
             self.p.wait()
         self.reader.join(timeout=10)
 
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.kill()
-
 
 def node(**keys):
-    keys.setdefault("source", "proc")
-    keys.setdefault("sample_interval", "200ms")
-    keys.setdefault("node", "node-a")
-    return Daemon(netns=NODE_NS, aggregators=f"{AGG_IP}:{PORT}", **keys)
+    return relay_node(NODE_NS, f"{AGG_IP}:{PORT}", **keys)
 
 
 def contiguous(seqs):
@@ -159,16 +132,15 @@ def node_label_on_the_relay_families():
 def aggregator_name_that_does_not_resolve():
     """An aggregator by a name that does not resolve: logged as such, tried
     again with back-off, /metrics served meanwhile."""
-    with Daemon(netns=NODE_NS, source="proc", sample_interval_ms=200,
-                aggregators="no.such.host.invalid:9472") as d:
+    with relay_node(NODE_NS, "no.such.host.invalid:9472") as d:
         time.sleep(1)
         m = d.metrics()
         check(value(m, "memtrack_relay_connected",
                     aggregator="no.such.host.invalid:9472") == 0, "connected")
         # no DNS server in the namespace: the resolver's failure, not the name's
         log = d.stderr()
-        check(re.search(r"relay: no\.such\.host\.invalid port 9472: (no such host|"
-                        r"cannot resolve the host name now); again in \d+ ms", log),
+        check(re.search(r"relay: no\.such\.host\.invalid port 9472: cannot resolve "
+                        r"no\.such\.host\.invalid: [^;\n]+; again in \d+ ms", log),
               f"log {log[-300:]!r}")
         check(d.alive(), "died")
 
@@ -177,9 +149,9 @@ def aggregator_name_that_does_not_resolve():
 def link_cut_loses_nothing():
     with Agg() as a, node() as d:
         a.wait_for(lambda e: e["ev"] == "data" and e["seq"] >= 5, 30)
-        sh("ip", "-n", AGG_NS, "link", "set", AGG_IF, "down")
+        NETNS.set_link(AGG_NS, AGG_IF, False)
         time.sleep(4)
-        sh("ip", "-n", AGG_NS, "link", "set", AGG_IF, "up")
+        NETNS.set_link(AGG_NS, AGG_IF, True)
         before = max(e["seq"] for e in a.of("data"))
         a.wait_for(lambda e: e["ev"] == "data" and e["seq"] >= before + 25, 60)
         seqs = [e["seq"] for e in a.of("data")]

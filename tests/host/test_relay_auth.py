@@ -13,7 +13,6 @@ Needs root, iproute2, gnutls-bin.  Run with tests/lib/harness.py: test
 names as arguments run only those, --list prints them; PASS/FAIL lines;
 exits 1 if any failed."""
 import os
-import queue
 import re
 import shutil
 import subprocess
@@ -24,9 +23,10 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [os.path.join(HERE, "..", "guest"), os.path.join(HERE, "..", "lib")]
-from mtdlib import Daemon, DAEMON, ROOT, value  # noqa: E402
+from mtdlib import ROOT, value  # noqa: E402
 from harness import Netns, check, main, test  # noqa: E402
 from tls_keys import CLIENT, EXPIRED, NOT_YET_VALID, SERVER, Keys, client_hello  # noqa: E402
+from mtdnet import Output, refused_conf, relay_node, wait_for  # noqa: E402
 
 PEER = os.path.join(ROOT, "build", "tests", "user", "conn_peer")
 NS = f"mtdauth{os.getpid()}"
@@ -77,53 +77,26 @@ def make_credentials():
 
 # ---- processes ------------------------------------------------------------
 
-class Lines:
-    """A process in the namespace; its stdout lines in a queue."""
+class Lines(Output):
+    """A process in the namespace; its stdout and stderr lines in
+    self.lines."""
 
     def __init__(self, args, stdin=None, wait_for=None):
-        self.p = subprocess.Popen(in_ns(*args), stdout=subprocess.PIPE,
-                                  stderr=subprocess.STDOUT, stdin=stdin, text=True)
-        self.lines = []
-        self.q = queue.Queue()
-        threading.Thread(target=self._read, daemon=True).start()
+        super().__init__(in_ns(*args), parse=lambda line: line.rstrip("\n"),
+                         stderr=subprocess.STDOUT, stdin=stdin)
         if wait_for:
             self.wait(wait_for, 10)
 
-    def _read(self):
-        for line in self.p.stdout:
-            line = line.rstrip("\n")
-            self.lines.append(line)
-            self.q.put(line)
-
     def wait(self, pattern, timeout):
         """The first line from now on matching the regex pattern."""
-        deadline = time.time() + timeout
-        while time.time() < deadline:
-            try:
-                line = self.q.get(timeout=max(0.01, deadline - time.time()))
-            except queue.Empty:
-                break
-            if re.search(pattern, line):
-                return line
-        raise AssertionError(f"{self.p.args[4]}: no line matching {pattern!r} within "
-                             f"{timeout} s; got {self.lines[-8:]}")
+        line = self.first(lambda line: re.search(pattern, line), timeout)
+        if line is None:
+            raise AssertionError(f"{self.p.args[4]}: no line matching {pattern!r} within "
+                                 f"{timeout} s; got {self.lines[-8:]}")
+        return line
 
     def matching(self, pattern):
         return [l for l in self.lines if re.search(pattern, l)]
-
-    def alive(self):
-        return self.p.poll() is None
-
-    def stop(self):
-        if self.p.poll() is None:
-            self.p.kill()
-        self.p.wait()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.stop()
 
 
 def auth_args(auth, psk=None, cert=None, ca="ca"):
@@ -147,11 +120,7 @@ def plain_agg():
 
 
 def node(auth, port=TLS_PORT, **keys):
-    keys.setdefault("source", "proc")
-    keys.setdefault("sample_interval_ms", 200)
-    keys.setdefault("node", "node-a")
-    keys["auth"] = auth
-    return Daemon(netns=NS, aggregators=f"{LO}:{port}", **keys)
+    return relay_node(NS, f"{LO}:{port}", auth=auth, **keys)
 
 
 def psk_node(psk_file, **keys):
@@ -173,12 +142,8 @@ def backoffs(log):
 
 
 def wait_log(d, pattern, timeout):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if re.search(pattern, d.stderr()):
-            return
-        time.sleep(0.1)
-    raise AssertionError(f"node log: nothing matching {pattern!r}: {d.stderr()[-600:]}")
+    wait_for(lambda: re.search(pattern, d.stderr()), timeout,
+             lambda: f"node log: nothing matching {pattern!r}: {d.stderr()[-600:]}")
 
 
 def assert_refused_and_retrying(d, server_lines, node_says, min_tries=3):
@@ -510,17 +475,9 @@ def interop_gnutls_cli():
 
 def start_fails(lines):
     """memtrackd with this config must exit at once: its stderr."""
-    d = tempfile.mkdtemp(prefix="mtdauth.")
-    conf = os.path.join(d, "memtrackd.conf")
-    with open(conf, "w") as f:
-        f.write("\n".join(lines) + "\n")
-    try:
-        r = subprocess.run(in_ns(DAEMON, "-f", "-c", conf), capture_output=True, text=True,
-                           timeout=30)
-        check(r.returncode != 0, f"memtrackd started with {lines}")
-        return r.stderr.replace(conf, "CONF")
-    finally:
-        shutil.rmtree(d)
+    rc, err = refused_conf("\n".join(lines) + "\n", ns=NS)
+    check(rc != 0, f"memtrackd started with {lines}")
+    return err
 
 
 BASE = ["[memtrackd]", "source = proc", "sample_interval_ms = 200", "port = 9609",

@@ -25,13 +25,13 @@ tests/lib/harness.py: test names as arguments run only those, --list
 prints them; PASS/FAIL lines; exits 1 if any failed."""
 import base64
 import email.utils
+import functools
 import http.server
 import json
 import os
 import re
 import shutil
 import signal
-import socket
 import ssl
 import subprocess
 import sys
@@ -43,9 +43,11 @@ import urllib.request
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [os.path.join(HERE, "..", "guest"), os.path.join(HERE, "..", "lib")]
 from mtdlib import (DAEMON, DASHBOARD, QUERY, dashboard_queries, dashboard_variable,  # noqa: E402
-                    grafana_regex, grafana_values, parse, value)
+                    free_port, grafana_regex, grafana_values, parse, value)
 from tls_keys import Keys  # noqa: E402
-from harness import Netns, check, main, sh, test  # noqa: E402
+from harness import Netns, check, main, test  # noqa: E402
+from mtdnet import SIZES, Aggregator, ClusterNode, refused_conf, star  # noqa: E402
+from mtdnet import wait_for as _wait_for  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(HERE))
 SUFFIX = str(os.getpid())
@@ -54,11 +56,10 @@ PROM_PORT = 9090
 NODE_PORT = 9471
 INTERVAL_MS = 500
 COMM = "mtdrw"
-MiB = 1 << 20
-SIZES = [[12 * MiB, 20 * MiB], [14 * MiB, 22 * MiB, 30 * MiB],
-         [16 * MiB, 18 * MiB, 24 * MiB, 28 * MiB]]
 NODES = [f"rw-node-{i}" for i in range(len(SIZES))]
 NETNS = Netns()
+# Prometheus is asked with curl: every 0.25 s
+wait_for = functools.partial(_wait_for, every=0.25)
 ACCOUNT = re.compile(r"remote write (\S+): samples in (\d+), sent (\d+), failed (\d+), "
                      r"dropped (\d+), not sent (\d+)")
 
@@ -72,11 +73,15 @@ def node_ip(i):
 
 
 def netns_setup():
-    NETNS.add(PROM_NS)
-    for i in range(len(NODES)):
-        ns = NETNS.add(node_ns(i))
-        NETNS.veth((ns, f"vrn{i}{SUFFIX}"[:15], node_ip(i)[0]),
-                   (PROM_NS, f"vrp{i}{SUFFIX}"[:15], node_ip(i)[1]))
+    star(NETNS, PROM_NS, [(node_ns(i), (f"vrn{i}{SUFFIX}"[:15], node_ip(i)[0]),
+                           (f"vrp{i}{SUFFIX}"[:15], node_ip(i)[1])) for i in range(len(NODES))])
+
+
+def accounts(log):
+    """The last words of memtrackd's log on its remote write URLs, each
+    (URL, {in, sent, failed, dropped, pending} as ints)."""
+    return [(u, dict(zip(("in", "sent", "failed", "dropped", "pending"), map(int, r))))
+            for u, *r in ACCOUNT.findall(log)]
 
 
 class Prometheus:
@@ -148,7 +153,7 @@ class Prometheus:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
-class Node:
+class Node(ClusterNode):
     """cluster_node.py in node i's namespaces, writing to Prometheus, or
     (scraped) serving /metrics on its veth's address for Prometheus to
     scrape, as self.instance."""
@@ -165,52 +170,17 @@ class Node:
                     + ("listen = 0.0.0.0\n" if scraped else
                        f"remote_write = http://{node_ip(i)[1]}:{PROM_PORT}/api/v1/write\n")
                     + extra)
-        self.p = subprocess.Popen(NETNS.cmd(node_ns(i), "unshare", "--pid", "--fork",
-                                            "--mount-proc", sys.executable,
-                                            os.path.join(HERE, "cluster_node.py"), self.conf,
-                                            str(NODE_PORT), COMM,
-                                            ",".join(map(str, SIZES[i]))),
-                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-                                  bufsize=1)
-        r = self.cmd(None)
-        check(r.get("ev") == "ready", f"{self.name}: {r}")
-
-    def cmd(self, c):
-        if c:
-            self.p.stdin.write(c + "\n")
-            self.p.stdin.flush()
-        line = self.p.stdout.readline()
-        if not line:
-            raise RuntimeError(f"{self.name}: runner died: {self.stderr()}")
-        return json.loads(line)
-
-    def stderr(self):
-        try:
-            with open(self.conf + ".stderr") as f:
-                return f.read()
-        except OSError:
-            return ""
-
-    def metrics(self):
-        return parse(self.cmd("metrics")["text"])
+        super().__init__(node_ns(i), self.name, self.conf, NODE_PORT, COMM, SIZES[i])
 
     def account(self):
         """SIGTERM memtrackd: its last word on each URL, as ints."""
         check(self.cmd("term") == {"status": 0}, f"{self.name}: exit {self.stderr()}")
-        got = ACCOUNT.findall(self.stderr())
+        got = accounts(self.stderr())
         check(len(got) == 1, f"{self.name}: account lines {got}")
-        return dict(zip(("in", "sent", "failed", "dropped", "pending"),
-                        map(int, got[0][1:])))
+        return got[0][1]
 
     def close(self):
-        if self.p.poll() is None:
-            try:
-                self.p.stdin.write("quit\n")
-                self.p.stdin.flush()
-                self.p.wait(timeout=20)
-            except (OSError, subprocess.TimeoutExpired):
-                self.p.kill()
-                self.p.wait()
+        super().close()
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
@@ -238,16 +208,6 @@ class Setup:
 
     def __exit__(self, *exc):
         self.close()
-
-
-def wait_for(pred, timeout, what):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        v = pred()
-        if v:
-            return v
-        time.sleep(0.25)
-    raise AssertionError(f"not within {timeout} s: {what}")
 
 
 WORK = ["memtrack_program_processes", "memtrack_program_rss_anon_bytes",
@@ -429,12 +389,7 @@ def prometheus_backend_answers_as_the_aggregator():
     with the workload constant, each query gets the same answer, rows in
     the same order, from both (memtrack-query -s and -P; memtrack-top -b
     --cluster HOST:PORT and prometheus:URL)."""
-    agg_dir = tempfile.mkdtemp(prefix="mtdrwa.")
-    conf = os.path.join(agg_dir, "agg.conf")
-    with open(conf, "w") as f:
-        f.write(f"[aggregate]\nlisten = 0.0.0.0\nport = {AGG_PORT}\n")
-    agg = subprocess.Popen(NETNS.cmd(PROM_NS, DAEMON, "-f", "--aggregate", "-c", conf),
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    agg = Aggregator(PROM_NS, {"listen": "0.0.0.0", "port": AGG_PORT})
     server = ["-s", f"127.0.0.1:{AGG_PORT}"]
     prom = ["-P", f"http://127.0.0.1:{PROM_PORT}"]
     try:
@@ -486,9 +441,8 @@ def prometheus_backend_answers_as_the_aggregator():
             check(tops[0] == tops[1] and len(tops[0]) == 1 + sum(map(len, SIZES)),
                   f"memtrack-top: {tops}")
     finally:
-        agg.terminate()
-        agg.wait(timeout=30)
-        shutil.rmtree(agg_dir, ignore_errors=True)
+        agg.stop()
+        shutil.rmtree(agg.dir, ignore_errors=True)
 
 
 @test
@@ -613,13 +567,6 @@ class Fake:
         self.srv.server_close()
 
 
-def free_port():
-    """A loopback port nobody listens on now (another suite may run)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 class Local:
     """memtrackd on the host's loopback, /proc mode, its log kept."""
 
@@ -653,10 +600,9 @@ class Local:
     def account(self):
         self.p.send_signal(signal.SIGTERM)
         check(self.p.wait(timeout=60) == 0, f"exit {self.p.returncode}: {self.stderr()}")
-        got = ACCOUNT.findall(self.stderr())
+        got = accounts(self.stderr())
         check(len(got) == 1, f"account lines {got}: {self.stderr()}")
-        return dict(zip(("in", "sent", "failed", "dropped", "pending"),
-                        map(int, got[0][1:])))
+        return got[0][1]
 
     def close(self):
         if self.p.poll() is None:
@@ -783,8 +729,7 @@ def two_urls_two_queues():
                  "requests to both")
         d.p.send_signal(signal.SIGTERM)
         check(d.p.wait(timeout=60) == 0, f"exit: {d.stderr()}")
-        acc = {u: dict(zip(("in", "sent", "failed", "dropped", "pending"), map(int, r)))
-               for u, *r in ACCOUNT.findall(d.stderr())}
+        acc = dict(accounts(d.stderr()))
         g, b = acc[f"http://127.0.0.1:{good.port}/w"], acc[f"http://127.0.0.1:{bad.port}/w"]
         check(g["in"] == b["in"] > 0, f"both offered the same: {acc}")
         check(g["sent"] + g["pending"] == g["in"] and g["failed"] == g["dropped"] == 0,
@@ -889,13 +834,9 @@ def bad_configuration_refused_with_its_line():
     ]
     try:
         for body, code, want in cases:
-            conf = os.path.join(d, "c.conf")
-            with open(conf, "w") as f:
-                f.write(base + body)
-            r = subprocess.run([DAEMON, "-f", "-c", conf], capture_output=True, text=True,
-                               timeout=30)
-            check(r.returncode == code and re.search(want, r.stderr),
-                  f"{body!r}: exit {r.returncode}, {r.stderr.strip()!r}, want {want}")
+            rc, err = refused_conf(base + body)
+            check(rc == code and re.search(want, err),
+                  f"{body!r}: exit {rc}, {err.strip()!r}, want {want}")
     finally:
         shutil.rmtree(d, ignore_errors=True)
 

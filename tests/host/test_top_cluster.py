@@ -23,7 +23,8 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path[:0] = [os.path.join(ROOT, "tests", "guest"), os.path.join(ROOT, "tests", "lib")]
 from tmuxlib import Tmux  # noqa: E402
 from harness import check, main, test  # noqa: E402
-from mtdlib import DAEMON, QUERY  # noqa: E402
+from mtdlib import QUERY  # noqa: E402
+from mtdnet import Aggregator, ClusterNode, wait_for, write_conf  # noqa: E402
 
 TOP = os.path.join(ROOT, "build", "bin", "memtrack-top")
 MiB = 1 << 20
@@ -35,62 +36,20 @@ SIZES = [[10 * MiB, 18 * MiB], [12 * MiB, 16 * MiB, 24 * MiB]]
 NODES = ["top-node-a", "top-node-b"]
 
 
-class Aggregator:
-    def __init__(self):
-        self.dir = tempfile.mkdtemp(prefix="mttopagg.")
-        conf = os.path.join(self.dir, "agg.conf")
-        with open(conf, "w") as f:
-            f.write(f"[aggregate]\nlisten = 127.0.0.1\nport = {AGG_PORT}\n"
-                    "down_after = 3s\n")
-        self.err = open(os.path.join(self.dir, "stderr"), "w")
-        self.p = subprocess.Popen([DAEMON, "-f", "--aggregate", "-c", conf],
-                                  stdout=subprocess.DEVNULL, stderr=self.err)
-
-    def stop(self):
-        self.p.terminate()
-        self.p.wait(timeout=10)
+def node(i):
+    """Node i: cluster_node.py in a pid namespace of its own, memtrackd in
+    /proc mode relaying to the aggregator."""
+    d = tempfile.mkdtemp(prefix="mttopnode.")
+    conf = os.path.join(d, "node.conf")
+    write_conf(conf, {"memtrackd": {"node": NODES[i], "port": NODE_PORT0 + i,
+                                    "source": "proc", "sample_interval_ms": 300,
+                                    "aggregators": SERVER}})
+    return ClusterNode(None, NODES[i], conf, NODE_PORT0 + i, COMM, SIZES[i])
 
 
-class Node:
-    """cluster_node.py in a pid namespace of its own."""
-
-    def __init__(self, i):
-        self.name = NODES[i]
-        self.dir = tempfile.mkdtemp(prefix="mttopnode.")
-        conf = os.path.join(self.dir, "node.conf")
-        with open(conf, "w") as f:
-            f.write(f"[memtrackd]\nnode = {self.name}\nport = {NODE_PORT0 + i}\n"
-                    "source = proc\nsample_interval_ms = 300\n"
-                    f"aggregators = {SERVER}\n")
-        self.p = subprocess.Popen(["unshare", "--pid", "--fork", "--mount-proc",
-                                   sys.executable, os.path.join(HERE, "cluster_node.py"),
-                                   conf, str(NODE_PORT0 + i), COMM,
-                                   ",".join(map(str, SIZES[i]))],
-                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                  text=True, bufsize=1)
-        ready = json.loads(self.p.stdout.readline() or "{}")
-        check(ready.get("ev") == "ready", f"{self.name}: {ready}")
-
-    def named(self, comm):
-        """A sleeper on this node whose comm is these bytes; its pid there."""
-        self.p.stdin.write(f"named {comm.hex()}\n")
-        self.p.stdin.flush()
-        return json.loads(self.p.stdout.readline())["pid"]
-
-    def status(self):
-        self.p.stdin.write("status\n")
-        self.p.stdin.flush()
-        return json.loads(self.p.stdout.readline())["procs"]
-
-    def close(self):
-        if self.p.poll() is None:
-            self.p.stdin.write("quit\n")
-            self.p.stdin.flush()
-            try:
-                self.p.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.p.kill()
-                self.p.wait()
+def named(n, comm):
+    """A sleeper on node n whose comm is these bytes; its pid there."""
+    return n.cmd(f"named {comm.hex()}")["pid"]
 
 
 def query(*words):
@@ -111,18 +70,15 @@ def top_json(*args):
 
 def expected(nodes):
     """(node, pid) -> /proc/PID/status figures of every workload process."""
-    return {(n.name, p["pid"]): p for n in nodes for p in n.status()}
+    return {(n.name, p["pid"]): p for n in nodes for p in n.cmd("status")["procs"]}
 
 
 def wait_all_seen(want, timeout=30):
-    end = time.monotonic() + timeout
-    while True:
-        rows = query("top", "100", "where", f"comm={COMM}")
-        got = {(r["node"], r["pid"]): r for r in rows}
-        if set(got) == set(want) and all(got[k]["rss"] == want[k]["rss"] for k in want):
-            return
-        check(time.monotonic() < end, f"aggregator has {sorted(got)}, want {sorted(want)}")
-        time.sleep(0.3)
+    def seen():
+        got = {(r["node"], r["pid"]): r
+               for r in query("top", "100", "where", f"comm={COMM}")}
+        return set(got) == set(want) and all(got[k]["rss"] == want[k]["rss"] for k in want)
+    wait_for(seen, timeout, lambda: f"aggregator lacks some of {sorted(want)}", every=0.3)
 
 
 STATE = {"nodes": []}   # the aggregator, nodes and workload, made by cluster_setup()
@@ -180,7 +136,7 @@ def odd_comms_through_relay_query_and_top():
     relay and the aggregator, exactly the same string in memtrack-query's
     and memtrack-top --cluster's JSON rows and program rows."""
     node = STATE["nodes"][0]
-    pids = {node.named(raw): want for raw, want in ODD_COMMS}
+    pids = {named(node, raw): want for raw, want in ODD_COMMS}
     # a sleeper is python3 until it names itself: a snapshot taken in
     # between has its pid under that comm, so wait for the named rows
     end = time.monotonic() + 30
@@ -328,9 +284,10 @@ def bad_aggregators_are_reported():
 
 def cluster_setup():
     """The aggregator and the nodes, every workload process seen by it."""
-    STATE["agg"] = Aggregator()
+    STATE["agg"] = Aggregator(None, {"listen": "127.0.0.1", "port": AGG_PORT,
+                                     "down_after": "3s"})
     for i in range(len(NODES)):
-        STATE["nodes"].append(Node(i))
+        STATE["nodes"].append(node(i))
     STATE["want"] = expected(STATE["nodes"])
     wait_all_seen(STATE["want"])
 

@@ -4,7 +4,10 @@
  * per stdin line, answering "ok ..." on stdout after each, so a test can
  * measure between steps.  Every mapping is touched page by page.
  *
- *   anon BYTES          private anonymous mmap
+ *   anon BYTES          private anonymous mmap (no huge pages)
+ *   thp BYTES           private anonymous mmap of BYTES aligned to the huge
+ *                       page size, madvise(MADV_HUGEPAGE): a THP fault per
+ *                       huge page where the kernel has one to give
  *   file PATH BYTES     private read-only mmap of a file, every page read
  *   shared BYTES        MAP_SHARED|MAP_ANONYMOUS (shmem)
  *   sysv BYTES          SysV shm segment: shmget + shmat (removed on detach)
@@ -83,6 +86,35 @@ static void do_map(size_t len, int flags)
 	madvise(p, len, MADV_NOHUGEPAGE);
 	touch(p, len, 1);
 	push(K_MMAP, p, len);
+}
+
+/* The PMD's size (/sys/kernel/mm/transparent_hugepage/hpage_pmd_size). */
+static size_t huge_size(void)
+{
+	FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size",
+			"r");
+	unsigned long n = 0;
+
+	if (!f || fscanf(f, "%lu", &n) != 1 || !n)
+		die("hpage_pmd_size");
+	fclose(f);
+	return n;
+}
+
+static void do_thp(size_t len)
+{
+	size_t huge = huge_size();
+	char *p = mmap(NULL, len + huge, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	char *at;
+
+	if (p == MAP_FAILED)
+		die("mmap");
+	at = (char *)(((unsigned long)p + huge - 1) & ~(huge - 1));
+	if (madvise(at, len, MADV_HUGEPAGE))
+		die("madvise");
+	touch(at, len, 1);
+	push(K_MMAP, p, len + huge);
 }
 
 static void do_file(const char *path, size_t len)
@@ -208,6 +240,8 @@ int main(void)
 	while (fgets(line, sizeof(line), stdin)) {
 		if (sscanf(line, "anon %ld", &n) == 1)
 			do_map(n, MAP_PRIVATE | MAP_ANONYMOUS);
+		else if (sscanf(line, "thp %ld", &n) == 1)
+			do_thp(n);
 		else if (sscanf(line, "file %4095s %ld", arg1, &n) == 2)
 			do_file(arg1, n);
 		else if (sscanf(line, "shared %ld", &n) == 1)

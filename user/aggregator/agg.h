@@ -61,7 +61,7 @@ void agg_snapshot_swap(struct agg_snapshot *a, struct agg_snapshot *b);
 
 struct agg_node {
 	pthread_mutex_t lock;
-	char name[MTD_RELAY_MAX_NODE + 1];
+	char name[MTN_RELAY_MAX_NODE + 1];
 	uint64_t session;
 	uint64_t first_seq;		/* first stored of this session */
 	uint64_t want;			/* the next seq it wants */
@@ -82,9 +82,9 @@ struct agg_node {
 struct agg_loops;
 
 struct agg {
-	const struct mtd_agg_config *cfg;
-	struct mtd_creds *creds;
-	enum mtd_auth_kind auth;
+	const struct mtn_agg_config *cfg;
+	struct mtn_creds *creds;
+	enum mtn_auth_kind auth;
 	pthread_mutex_t lock;		/* the table and the counts below */
 	struct agg_node **nodes;	/* max_nodes slots, nnodes used */
 	size_t nnodes;
@@ -98,7 +98,7 @@ struct agg_conn {
 	struct agg *a;
 	int fd;
 	char peer[300];			/* address, then who it proved to be */
-	struct mtd_conn *c;
+	struct mtn_conn *c;
 };
 
 /*
@@ -107,11 +107,11 @@ struct agg_conn {
  */
 struct agg_node_conn {
 	struct agg_conn x;
-	char name[MTD_RELAY_MAX_NODE + 1];
+	char name[MTN_RELAY_MAX_NODE + 1];
 	uint64_t session, oldest;
 	struct agg_node *n;		/* NULL until its first valid DATA */
 	/* agg_loop.c */
-	uint8_t hdr[MTD_RELAY_HDR_LEN];
+	uint8_t hdr[MTN_RELAY_HDR_LEN];
 	size_t got;			/* bytes of hdr, then of body */
 	uint8_t type;
 	uint32_t len;
@@ -175,6 +175,6 @@ struct agg_loops *agg_loops_start(struct agg *a, unsigned int nthreads);
 int agg_loops_add(struct agg_loops *l, struct agg_node_conn *nc);
 
 /* agg_query.c: the RESULT body for query text q into b. */
-void agg_query(struct agg *a, const char *q, size_t len, struct mtd_buf *b);
+void agg_query(struct agg *a, const char *q, size_t len, struct mtn_buf *b);
 
 #endif /* MEMTRACK_AGGREGATOR_AGG_H */

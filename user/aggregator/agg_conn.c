@@ -13,14 +13,14 @@
 #include <syslog.h>
 #include <unistd.h>
 
-#include "memtrack.h"
+#include "libmemtrack.h"
 #include "agg.h"
 #include "frame_io.h"
 #include "log.h"
 
 void agg_conn_log(const struct agg_conn *x, const char *what, const char *why)
 {
-	mtd_log(LOG_WARNING, "aggregate: peer %s: %s: %s", x->peer, what, why);
+	mtn_log(LOG_WARNING, "aggregate: peer %s: %s: %s", x->peer, what, why);
 }
 
 const char *agg_errstr(int err)
@@ -39,8 +39,8 @@ void agg_send_ack(const struct agg_conn *x, uint8_t type, uint64_t seq,
 {
 	uint8_t b[8];
 
-	mtd_put_be64(b, seq);
-	*err = mtd_frame_write(x->c, type, b, sizeof(b));
+	mtn_put_be64(b, seq);
+	*err = mtn_frame_write(x->c, type, b, sizeof(b));
 }
 
 /* A new session of the node restarts its figures. */
@@ -81,11 +81,11 @@ uint64_t agg_node_attach(struct agg_node *n, uint64_t session,
 static int check_data(const uint8_t *body, uint32_t len,
 		      struct agg_snapshot *snap, char *why, size_t whylen)
 {
-	if (!mtd_get_be64(body)) {
+	if (!mtn_get_be64(body)) {
 		snprintf(why, whylen, "sequence number 0");
 		return -EBADMSG;
 	}
-	if (body[8] == MTD_RELAY_SNAPSHOT)
+	if (body[8] == MTN_RELAY_SNAPSHOT)
 		return agg_snapshot_parse((const char *)body + 9, len - 9, snap,
 					  why, whylen);
 	return agg_records_check(body[8], body + 9, len - 9, why, whylen);
@@ -109,9 +109,9 @@ int agg_node_frame(struct agg_node_conn *nc, uint8_t type, uint8_t *body,
 	char why[256];
 	int err;
 
-	if (type == MTD_RELAY_HEARTBEAT && !n)
+	if (type == MTN_RELAY_HEARTBEAT && !n)
 		goto done;	/* nothing to update yet */
-	if (type == MTD_RELAY_DATA) {
+	if (type == MTN_RELAY_DATA) {
 		err = check_data(body, len, &snap, why, sizeof(why));
 		if (err) {
 			agg_conn_log(x, name, why);
@@ -129,7 +129,7 @@ int agg_node_frame(struct agg_node_conn *nc, uint8_t type, uint8_t *body,
 			nc->n = n;
 		}
 	}
-	seq = type == MTD_RELAY_DATA ? mtd_get_be64(body) : 0;
+	seq = type == MTN_RELAY_DATA ? mtn_get_be64(body) : 0;
 	if (!n) {
 		agg_conn_log(x, name, "unexpected frame type");
 		goto fail;
@@ -137,20 +137,20 @@ int agg_node_frame(struct agg_node_conn *nc, uint8_t type, uint8_t *body,
 	pthread_mutex_lock(&n->lock);
 	n->last_seen_ms = mt_mono_ms();
 	n->last_seen_real_ms = agg_real_ms();
-	if (type == MTD_RELAY_HEARTBEAT) {
+	if (type == MTN_RELAY_HEARTBEAT) {
 		pthread_mutex_unlock(&n->lock);
 		goto done;
 	}
-	if (type != MTD_RELAY_DATA || n->session != nc->session) {
+	if (type != MTN_RELAY_DATA || n->session != nc->session) {
 		pthread_mutex_unlock(&n->lock);
-		agg_conn_log(x, name, type != MTD_RELAY_DATA ?
+		agg_conn_log(x, name, type != MTN_RELAY_DATA ?
 			     "unexpected frame type" :
 			     "superseded by a new session");
 		goto fail;
 	}
 	err = 0;
 	if (seq >= n->want) {
-		if (body[8] == MTD_RELAY_SNAPSHOT)
+		if (body[8] == MTN_RELAY_SNAPSHOT)
 			agg_snapshot_swap(&n->snap, &snap);
 		else
 			err = agg_node_store(a, n, body + 9, len - 9, why,
@@ -169,7 +169,7 @@ int agg_node_frame(struct agg_node_conn *nc, uint8_t type, uint8_t *body,
 		agg_conn_log(x, name, why);
 		goto fail;
 	}
-	agg_send_ack(x, MTD_RELAY_ACK, ack, &err);
+	agg_send_ack(x, MTN_RELAY_ACK, ack, &err);
 	if (err) {
 		agg_conn_log(x, name, err == -EAGAIN || err == -ETIMEDOUT ?
 			     "does not read its acknowledgements" : agg_errstr(err));
@@ -191,7 +191,7 @@ void agg_conn_end(struct agg_conn *x)
 	struct agg *a = x->a;
 
 	if (x->c)
-		mtd_conn_close(x->c);
+		mtn_conn_close(x->c);
 	else if (x->fd >= 0)
 		close(x->fd);
 	pthread_mutex_lock(&a->lock);

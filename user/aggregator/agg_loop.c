@@ -6,7 +6,7 @@
  * each with an epoll set of its connections, instead of by a thread of its
  * own: 10,000 nodes are 10,000 sockets and a few threads.
  *
- * A loop reads what a socket has without waiting (mtd_conn_read_some: the
+ * A loop reads what a socket has without waiting (mtn_conn_read_some: the
  * TLS records too), a frame at a time into the connection's buffer, and
  * hands each whole frame to agg_node_frame(); the acknowledgement it sends
  * back is small and waits at most AGG_LOOP_SEND_MS, so a node that does
@@ -23,7 +23,7 @@
 #include <syslog.h>
 #include <sys/epoll.h>
 
-#include "memtrack.h"
+#include "libmemtrack.h"
 #include "agg.h"
 #include "frame_io.h"
 #include "log.h"
@@ -71,7 +71,7 @@ static void close_conn(struct agg_loop *l, struct agg_node_conn *nc)
 /* The header just read: a frame begins.  0, or -1 (logged). */
 static int begin_frame(struct agg_node_conn *nc)
 {
-	if (mtd_relay_parse_hdr(nc->hdr, &nc->type, &nc->len)) {
+	if (mtn_relay_parse_hdr(nc->hdr, &nc->type, &nc->len)) {
 		agg_conn_log(&nc->x, nc->name, "malformed frame header");
 		return -1;
 	}
@@ -89,11 +89,11 @@ static int serve(struct agg_node_conn *nc)
 {
 	for (;;) {
 		bool in_body = nc->frame_by != 0;
-		uint8_t *dst = in_body ? nc->body + (nc->got - MTD_RELAY_HDR_LEN) :
+		uint8_t *dst = in_body ? nc->body + (nc->got - MTN_RELAY_HDR_LEN) :
 					 nc->hdr + nc->got;
-		size_t want = in_body ? MTD_RELAY_HDR_LEN + nc->len - nc->got :
-					MTD_RELAY_HDR_LEN - nc->got;
-		ssize_t r = want ? mtd_conn_read_some(nc->x.c, dst, want) : 0;
+		size_t want = in_body ? MTN_RELAY_HDR_LEN + nc->len - nc->got :
+					MTN_RELAY_HDR_LEN - nc->got;
+		ssize_t r = want ? mtn_conn_read_some(nc->x.c, dst, want) : 0;
 		uint8_t *body;
 
 		if (r < 0) {
@@ -104,9 +104,9 @@ static int serve(struct agg_node_conn *nc)
 		if (!r && want)
 			return 0;
 		nc->got += r;
-		if (!in_body && nc->got == MTD_RELAY_HDR_LEN && begin_frame(nc))
+		if (!in_body && nc->got == MTN_RELAY_HDR_LEN && begin_frame(nc))
 			return -1;
-		if (!nc->frame_by || nc->got != MTD_RELAY_HDR_LEN + nc->len)
+		if (!nc->frame_by || nc->got != MTN_RELAY_HDR_LEN + nc->len)
 			continue;
 		/* a whole frame */
 		body = nc->body;
@@ -136,7 +136,7 @@ static void scan(struct agg_loop *l)
 		if (now > (nc->frame_by ? nc->frame_by : nc->idle_by)) {
 			agg_conn_log(&nc->x, nc->name, "timed out");
 			close_conn(l, nc);
-		} else if (mtd_conn_pending(nc->x.c) && serve(nc)) {
+		} else if (mtn_conn_pending(nc->x.c) && serve(nc)) {
 			close_conn(l, nc);
 		}
 	}
@@ -152,7 +152,7 @@ static void *loop_main(void *arg)
 		int n = epoll_wait(l->epfd, ev, EVENTS, TICK_MS), i;
 
 		if (n < 0 && errno != EINTR) {
-			mtd_log(LOG_ERR, "aggregate: epoll_wait: %s",
+			mtn_log(LOG_ERR, "aggregate: epoll_wait: %s",
 				strerror(errno));
 			return NULL;
 		}
@@ -189,7 +189,7 @@ struct agg_loops *agg_loops_start(struct agg *a, unsigned int nthreads)
 		l->epfd = epoll_create1(EPOLL_CLOEXEC);
 		/* the loops end with the process, like the other threads */
 		if (l->epfd < 0 || pthread_create(&l->thread, &attr, loop_main, l)) {
-			mtd_log(LOG_ERR, "aggregate: cannot start an event loop: %s",
+			mtn_log(LOG_ERR, "aggregate: cannot start an event loop: %s",
 				strerror(errno));
 			pthread_attr_destroy(&attr);
 			return NULL;
@@ -208,7 +208,7 @@ int agg_loops_add(struct agg_loops *ls, struct agg_node_conn *nc)
 	pthread_mutex_lock(&nc->x.a->lock);
 	l = &ls->loop[ls->next++ % ls->n];
 	pthread_mutex_unlock(&nc->x.a->lock);
-	mtd_set_timeouts(nc->x.fd, AGG_LOOP_SEND_MS);
+	mtn_set_timeouts(nc->x.fd, AGG_LOOP_SEND_MS);
 	nc->loop = l;
 	nc->got = 0;
 	nc->frame_by = 0;

@@ -16,7 +16,7 @@
 
 #include "agg.h"
 #include "frame_io.h"
-#include "memtrack.h"
+#include "libmemtrack.h"
 
 int64_t agg_real_ms(void)
 {
@@ -115,7 +115,7 @@ int agg_records_check(uint8_t kind, const uint8_t *data, size_t len,
 {
 	int ret;
 
-	if (kind != MTD_RELAY_RECORDS) {
+	if (kind != MTN_RELAY_RECORDS) {
 		snprintf(err, errlen, "unknown data kind %u", kind);
 		return -EBADMSG;
 	}

@@ -26,16 +26,16 @@
 
 #include <linux/memtrack.h>
 
-#include "memtrack.h"
+#include "libmemtrack.h"
 #include "agg.h"
 #include "frame_io.h"
 #include "query_parse.h"
 
-static void fail(struct mtd_buf *b, const char *fmt, ...)
+static void fail(struct mtn_buf *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
 /* An error RESULT in place of what b holds. */
-static void fail(struct mtd_buf *b, const char *fmt, ...)
+static void fail(struct mtn_buf *b, const char *fmt, ...)
 {
 	char msg[512];
 	va_list ap;
@@ -44,29 +44,29 @@ static void fail(struct mtd_buf *b, const char *fmt, ...)
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	b->len = 0;
-	mtd_buf_append(b, "\1\0", 2);
-	mtd_buf_append(b, msg, strlen(msg));
+	mtn_buf_append(b, "\1\0", 2);
+	mtn_buf_append(b, msg, strlen(msg));
 }
 
 /* ---- results ---- */
 
-static void put_num(struct mtd_buf *b, uint64_t v, char sep)
+static void put_num(struct mtn_buf *b, uint64_t v, char sep)
 {
-	mtd_buf_printf(b, "%llu%c", (unsigned long long)v, sep);
+	mtn_buf_printf(b, "%llu%c", (unsigned long long)v, sep);
 }
 
-static uint64_t figure(const struct agg_row *r, enum mtd_query_field f)
+static uint64_t figure(const struct agg_row *r, enum mtn_query_field f)
 {
 	switch (f) {
-	case MTD_QF_RSS:
+	case MTN_QF_RSS:
 		return r->anon + r->file + r->shmem;
-	case MTD_QF_ANON:
+	case MTN_QF_ANON:
 		return r->anon;
-	case MTD_QF_FILE:
+	case MTN_QF_FILE:
 		return r->file;
-	case MTD_QF_SHMEM:
+	case MTN_QF_SHMEM:
 		return r->shmem;
-	case MTD_QF_SWAP:
+	case MTN_QF_SWAP:
 		return r->swap;
 	default:
 		return r->nproc;
@@ -74,16 +74,16 @@ static uint64_t figure(const struct agg_row *r, enum mtd_query_field f)
 }
 
 /* Does the row pass the where clause's conditions but node's? */
-static bool matches(const struct mtd_query *q, const struct agg_snapshot *s,
+static bool matches(const struct mtn_query *q, const struct agg_snapshot *s,
 		    const struct agg_row *r)
 {
 	static const int where_of[AGG_NR_WHERE] = {
-		[AGG_NS] = MTD_QK_NS, [AGG_POD] = MTD_QK_POD,
-		[AGG_CONTAINER] = MTD_QK_CONTAINER,
+		[AGG_NS] = MTN_QK_NS, [AGG_POD] = MTN_QK_POD,
+		[AGG_CONTAINER] = MTN_QK_CONTAINER,
 	};
 	int w;
 
-	if (q->where[MTD_QK_COMM] && strcmp(q->where[MTD_QK_COMM], r->comm))
+	if (q->where[MTN_QK_COMM] && strcmp(q->where[MTN_QK_COMM], r->comm))
 		return false;
 	for (w = 0; w < AGG_NR_WHERE; w++)
 		if (q->where[where_of[w]] &&
@@ -111,7 +111,7 @@ static struct agg_node **nodes_of(struct agg *a, size_t *nn)
 	return v;
 }
 
-static void q_nodes(struct agg *a, struct mtd_buf *b)
+static void q_nodes(struct agg *a, struct mtn_buf *b)
 {
 	int64_t now = mt_mono_ms();
 	struct agg_node **v;
@@ -119,10 +119,10 @@ static void q_nodes(struct agg *a, struct mtd_buf *b)
 
 	v = nodes_of(a, &nn);
 	if (!v) {
-		mtd_buf_oom(b);
+		mtn_buf_oom(b);
 		return;
 	}
-	mtd_buf_printf(b, "node:s\tstate:s\tlast_seen_ms_ago:n\tlast_seen_unix_ms:n\t"
+	mtn_buf_printf(b, "node:s\tstate:s\tlast_seen_ms_ago:n\tlast_seen_unix_ms:n\t"
 		       "connections:n\tsession:s\tfirst_seq:n\tlast_seq:n\t"
 		       "received:n\tgaps:n\tsessions:n\tprocesses:n\t"
 		       "records_kept:n\trecords_dropped:n\n");
@@ -130,12 +130,12 @@ static void q_nodes(struct agg *a, struct mtd_buf *b)
 		struct agg_node *n = v[i];
 
 		pthread_mutex_lock(&n->lock);
-		mtd_result_put_str(b, n->name, '\t');
-		mtd_result_put_str(b, node_up(a, n, now) ? "up" : "down", '\t');
+		mtn_result_put_str(b, n->name, '\t');
+		mtn_result_put_str(b, node_up(a, n, now) ? "up" : "down", '\t');
 		put_num(b, now - n->last_seen_ms, '\t');
 		put_num(b, n->last_seen_real_ms, '\t');
 		put_num(b, n->conns, '\t');
-		mtd_buf_printf(b, "%016llx\t", (unsigned long long)n->session);
+		mtn_buf_printf(b, "%016llx\t", (unsigned long long)n->session);
 		put_num(b, n->first_seq, '\t');
 		put_num(b, n->first_seq ? n->want - 1 : 0, '\t');
 		put_num(b, n->received, '\t');
@@ -156,7 +156,7 @@ struct group {
 	/* "": not grouped by it (or outside a container) */
 	char where[AGG_NR_WHERE][256];
 	char comm[MEMTRACK_COMM_LEN];
-	uint64_t v[MTD_QF_COUNT];
+	uint64_t v[MTN_QF_COUNT];
 	bool used;
 };
 
@@ -242,27 +242,27 @@ static struct group *group_of(struct groups *gs, const struct group *key)
 }
 
 /* The group key of row r of node n: what q groups by, the rest "". */
-static void key_of(const struct mtd_query *q, const struct agg_node *n,
+static void key_of(const struct mtn_query *q, const struct agg_node *n,
 		   const struct agg_row *r, struct group *key)
 {
 	static const int by_of[AGG_NR_WHERE] = {
-		[AGG_NS] = MTD_QK_NS, [AGG_POD] = MTD_QK_POD,
-		[AGG_CONTAINER] = MTD_QK_CONTAINER,
+		[AGG_NS] = MTN_QK_NS, [AGG_POD] = MTN_QK_POD,
+		[AGG_CONTAINER] = MTN_QK_CONTAINER,
 	};
 	int w;
 
-	key->node = q->by[MTD_QK_NODE] ? n->name : NULL;
+	key->node = q->by[MTN_QK_NODE] ? n->name : NULL;
 	for (w = 0; w < AGG_NR_WHERE; w++)
 		snprintf(key->where[w], sizeof(key->where[w]), "%s",
 			 q->by[by_of[w]] ? agg_row_where(&n->snap, r, w) : "");
 	snprintf(key->comm, sizeof(key->comm), "%s",
-		 q->by[MTD_QK_COMM] ? r->comm : "");
+		 q->by[MTN_QK_COMM] ? r->comm : "");
 }
 
 static int by_field_desc(const void *x, const void *y, void *arg)
 {
 	const struct group *a = x, *b = y;
-	const enum mtd_query_field *f = arg;
+	const enum mtn_query_field *f = arg;
 	uint64_t va = a->v[*f], vb = b->v[*f];
 	int c = a->node && b->node ? strcmp(a->node, b->node) : 0, w;
 
@@ -273,7 +273,7 @@ static int by_field_desc(const void *x, const void *y, void *arg)
 	return c ? c : strcmp(a->comm, b->comm);
 }
 
-static void q_sum(struct agg *a, const struct mtd_query *q, struct mtd_buf *b)
+static void q_sum(struct agg *a, const struct mtn_query *q, struct mtn_buf *b)
 {
 	static const struct group none;
 	int64_t now = mt_mono_ms();
@@ -287,11 +287,11 @@ static void q_sum(struct agg *a, const struct mtd_query *q, struct mtd_buf *b)
 	if (!v)
 		goto oom;
 	/* no group at all: one row even when nothing matches */
-	if (!mtd_query_grouped(q) && !group_of(&gs, &none))
+	if (!mtn_query_grouped(q) && !group_of(&gs, &none))
 		goto oom;
 	for (i = 0; i < nn; i++) {
 		struct agg_node *n = v[i];
-		const char *node = q->where[MTD_QK_NODE];
+		const char *node = q->where[MTN_QK_NODE];
 
 		if (node && strcmp(node, n->name))
 			continue;
@@ -309,7 +309,7 @@ static void q_sum(struct agg *a, const struct mtd_query *q, struct mtd_buf *b)
 				pthread_mutex_unlock(&n->lock);
 				goto oom;
 			}
-			for (f = 0; f < MTD_QF_COUNT; f++)
+			for (f = 0; f < MTN_QF_COUNT; f++)
 				g->v[f] += figure(r, f);
 		}
 		pthread_mutex_unlock(&n->lock);
@@ -318,23 +318,23 @@ static void q_sum(struct agg *a, const struct mtd_query *q, struct mtd_buf *b)
 		if (gs.g[i].used)
 			gs.g[out++] = gs.g[i];
 	qsort_r(gs.g, out, sizeof(*gs.g), by_field_desc, (void *)&q->fields[0]);
-	for (k = 0; k < MTD_QK_COUNT; k++)
+	for (k = 0; k < MTN_QK_COUNT; k++)
 		if (q->by[k])
-			mtd_buf_printf(b, "%s:s\t", mtd_query_keys[k]);
+			mtn_buf_printf(b, "%s:s\t", mtn_query_keys[k]);
 	for (j = 0; j < q->nfields; j++)
-		mtd_buf_printf(b, "%s:n%c", mtd_query_fields[q->fields[j]],
+		mtn_buf_printf(b, "%s:n%c", mtn_query_fields[q->fields[j]],
 			       j + 1 < q->nfields ? '\t' : '\n');
 	/* node names stay valid: nodes are never freed */
 	for (i = 0; i < out; i++) {
 		const struct group *g = &gs.g[i];
-		const char *col[MTD_QK_COUNT] = {
+		const char *col[MTN_QK_COUNT] = {
 			g->node, g->where[AGG_NS], g->where[AGG_POD],
 			g->where[AGG_CONTAINER], g->comm,
 		};
 
-		for (k = 0; k < MTD_QK_COUNT; k++)
+		for (k = 0; k < MTN_QK_COUNT; k++)
 			if (q->by[k])
-				mtd_result_put_str(b, col[k], '\t');
+				mtn_result_put_str(b, col[k], '\t');
 		for (j = 0; j < q->nfields; j++)
 			put_num(b, g->v[q->fields[j]],
 				j + 1 < q->nfields ? '\t' : '\n');
@@ -345,7 +345,7 @@ static void q_sum(struct agg *a, const struct mtd_query *q, struct mtd_buf *b)
 oom:
 	free(gs.g);
 	free(v);
-	mtd_buf_oom(b);
+	mtn_buf_oom(b);
 }
 
 /* ---- top: a min-heap of the N largest ---- */
@@ -397,7 +397,7 @@ static int top_desc(const void *x, const void *y)
 	return c ? c : a->r.pid - b->r.pid;
 }
 
-static void q_top(struct agg *a, const struct mtd_query *q, struct mtd_buf *b)
+static void q_top(struct agg *a, const struct mtn_query *q, struct mtn_buf *b)
 {
 	int64_t now = mt_mono_ms();
 	struct top_row *h;
@@ -411,8 +411,8 @@ static void q_top(struct agg *a, const struct mtd_query *q, struct mtd_buf *b)
 	for (i = 0; i < nn; i++) {
 		struct agg_node *nd = v[i];
 
-		if (q->where[MTD_QK_NODE] &&
-		    strcmp(q->where[MTD_QK_NODE], nd->name))
+		if (q->where[MTN_QK_NODE] &&
+		    strcmp(q->where[MTN_QK_NODE], nd->name))
 			continue;
 		pthread_mutex_lock(&nd->lock);
 		for (j = 0; node_up(a, nd, now) && j < nd->snap.nprocs; j++) {
@@ -433,15 +433,15 @@ static void q_top(struct agg *a, const struct mtd_query *q, struct mtd_buf *b)
 		pthread_mutex_unlock(&nd->lock);
 	}
 	qsort(h, n, sizeof(*h), top_desc);
-	mtd_buf_printf(b, "node:s\tpid:n\tcomm:s\trss:n\tanon:n\tfile:n\t"
+	mtn_buf_printf(b, "node:s\tpid:n\tcomm:s\trss:n\tanon:n\tfile:n\t"
 		       "shmem:n\tswap:n\n");
 	for (i = 0; i < n; i++) {
 		const struct agg_row *r = &h[i].r;
 
-		mtd_result_put_str(b, h[i].node, '\t');
+		mtn_result_put_str(b, h[i].node, '\t');
 		put_num(b, r->pid, '\t');
-		mtd_result_put_str(b, r->comm, '\t');
-		put_num(b, figure(r, MTD_QF_RSS), '\t');
+		mtn_result_put_str(b, r->comm, '\t');
+		put_num(b, figure(r, MTN_QF_RSS), '\t');
 		put_num(b, r->anon, '\t');
 		put_num(b, r->file, '\t');
 		put_num(b, r->shmem, '\t');
@@ -453,28 +453,28 @@ static void q_top(struct agg *a, const struct mtd_query *q, struct mtd_buf *b)
 oom:
 	free(h);
 	free(v);
-	mtd_buf_oom(b);
+	mtn_buf_oom(b);
 }
 
-static void q_events(struct agg *a, const struct mtd_query *q, struct mtd_buf *b)
+static void q_events(struct agg *a, const struct mtn_query *q, struct mtn_buf *b)
 {
 	struct agg_node **v, *n = NULL;
 	size_t nn, i, from, size;
 
 	v = nodes_of(a, &nn);
 	if (!v) {
-		mtd_buf_oom(b);
+		mtn_buf_oom(b);
 		return;
 	}
 	for (i = 0; i < nn && !n; i++)
-		if (!strcmp(v[i]->name, q->where[MTD_QK_NODE]))
+		if (!strcmp(v[i]->name, q->where[MTN_QK_NODE]))
 			n = v[i];
 	free(v);
 	if (!n) {
-		fail(b, "events: no node \"%.255s\"", q->where[MTD_QK_NODE]);
+		fail(b, "events: no node \"%.255s\"", q->where[MTN_QK_NODE]);
 		return;
 	}
-	b->p[1] = MTD_RESULT_RECORDS;	/* after the status byte */
+	b->p[1] = MTN_RESULT_RECORDS;	/* after the status byte */
 	pthread_mutex_lock(&n->lock);
 	from = q->n && q->n < n->rec_count ? n->rec_count - q->n : 0;
 	/* the latest that fit in one RESULT */
@@ -482,7 +482,7 @@ static void q_events(struct agg *a, const struct mtd_query *q, struct mtd_buf *b
 		const struct memtrack_rec_hdr *r =
 			n->recs[(n->rec_first + i - 1) % a->cfg->records_keep];
 
-		if (size + r->size > MTD_RELAY_MAX_RESULT)
+		if (size + r->size > MTN_RELAY_MAX_RESULT)
 			break;
 		size += r->size;
 	}
@@ -490,18 +490,18 @@ static void q_events(struct agg *a, const struct mtd_query *q, struct mtd_buf *b
 		const struct memtrack_rec_hdr *r =
 			n->recs[(n->rec_first + i) % a->cfg->records_keep];
 
-		mtd_buf_append(b, r, r->size);
+		mtn_buf_append(b, r, r->size);
 	}
 	pthread_mutex_unlock(&n->lock);
 }
 
-void agg_query(struct agg *a, const char *text, size_t len, struct mtd_buf *b)
+void agg_query(struct agg *a, const char *text, size_t len, struct mtn_buf *b)
 {
 	char *q = malloc(len + 1), why[512];
-	struct mtd_query qu;
+	struct mtn_query qu;
 
 	if (!q) {
-		mtd_buf_oom(b);
+		mtn_buf_oom(b);
 		return;
 	}
 	memcpy(q, text, len);
@@ -510,30 +510,30 @@ void agg_query(struct agg *a, const char *text, size_t len, struct mtd_buf *b)
 		fail(b, "query contains a NUL byte");
 		goto out;
 	}
-	mtd_buf_append(b, "\0\0", 2);		/* ok, table: changed below */
+	mtn_buf_append(b, "\0\0", 2);		/* ok, table: changed below */
 	if (b->oom)
 		goto out;
-	if (mtd_query_parse(q, &qu, why, sizeof(why))) {
+	if (mtn_query_parse(q, &qu, why, sizeof(why))) {
 		fail(b, "%s", why);
 		goto out;
 	}
 	switch (qu.kind) {
-	case MTD_Q_NODES:
+	case MTN_Q_NODES:
 		q_nodes(a, b);
 		break;
-	case MTD_Q_SUM:
+	case MTN_Q_SUM:
 		q_sum(a, &qu, b);
 		break;
-	case MTD_Q_TOP:
+	case MTN_Q_TOP:
 		q_top(a, &qu, b);
 		break;
-	case MTD_Q_EVENTS:
+	case MTN_Q_EVENTS:
 		q_events(a, &qu, b);
 		break;
 	}
 out:
-	if (!b->oom && b->len > MTD_RELAY_MAX_RESULT)
+	if (!b->oom && b->len > MTN_RELAY_MAX_RESULT)
 		fail(b, "the result has %zu bytes, more than a RESULT holds (%u): narrow the query",
-		     b->len, MTD_RELAY_MAX_RESULT);
+		     b->len, MTN_RELAY_MAX_RESULT);
 	free(q);
 }

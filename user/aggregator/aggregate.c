@@ -30,7 +30,7 @@
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 
-#include "memtrack.h"
+#include "libmemtrack.h"
 #include "agg.h"
 #include "aggregate.h"
 #include "conn.h"
@@ -67,7 +67,7 @@ static int node_welcome(struct agg_conn *x, const char *name, uint64_t session,
 	nc->session = session;
 	nc->oldest = oldest;
 	nc->n = agg_node_find(x->a, name);
-	agg_send_ack(x, MTD_RELAY_WELCOME,
+	agg_send_ack(x, MTN_RELAY_WELCOME,
 		 nc->n ? agg_node_attach(nc->n, session, oldest) : 0, &err);
 	if (!err)
 		err = agg_loops_add(x->a->loops, nc);
@@ -90,13 +90,13 @@ static void query_loop(struct agg_conn *x)
 	struct agg *a = x->a;
 	int err = 0;
 
-	agg_send_ack(x, MTD_RELAY_WELCOME, 0, &err);
+	agg_send_ack(x, MTN_RELAY_WELCOME, 0, &err);
 	while (!err) {
-		struct mtd_buf b = { 0 };
+		struct mtn_buf b = { 0 };
 		uint8_t type, *body;
 		uint32_t len;
 
-		err = mtd_frame_read(x->c, &type, &body, &len,
+		err = mtn_frame_read(x->c, &type, &body, &len,
 				     mt_mono_ms() + a->cfg->idle_timeout_ms, 0,
 				     FRAME_MS);
 		if (err) {
@@ -104,7 +104,7 @@ static void query_loop(struct agg_conn *x)
 				agg_conn_log(x, "query client", agg_errstr(err));
 			break;
 		}
-		if (type != MTD_RELAY_QUERY) {
+		if (type != MTN_RELAY_QUERY) {
 			free(body);
 			agg_conn_log(x, "query client", "unexpected frame type");
 			break;
@@ -116,7 +116,7 @@ static void query_loop(struct agg_conn *x)
 			agg_conn_log(x, "query client", "out of memory");
 			break;
 		}
-		err = mtd_frame_write(x->c, MTD_RELAY_RESULT, b.p, b.len);
+		err = mtn_frame_write(x->c, MTN_RELAY_RESULT, b.p, b.len);
 		free(b.p);
 	}
 }
@@ -134,8 +134,8 @@ static int parse_hello(const uint8_t *b, uint32_t len, uint64_t *session,
 			return -1;
 	memcpy(name, b + 18, nlen);
 	name[nlen] = 0;
-	*session = mtd_get_be64(b);
-	*oldest = mtd_get_be64(b + 8);
+	*session = mtn_get_be64(b);
+	*oldest = mtn_get_be64(b + 8);
 	return 0;
 }
 
@@ -146,10 +146,10 @@ static int parse_hello(const uint8_t *b, uint32_t len, uint64_t *session,
  */
 static bool identity_refused(struct agg_conn *x, const char *name)
 {
-	const char *id = mtd_conn_peer_name(x->c);
+	const char *id = mtn_conn_peer_name(x->c);
 	char why[600];
 
-	if (x->a->auth == MTD_AUTH_NONE)
+	if (x->a->auth == MTN_AUTH_NONE)
 		return false;
 	if (strcmp(id, name)) {
 		snprintf(why, sizeof(why),
@@ -161,8 +161,8 @@ static bool identity_refused(struct agg_conn *x, const char *name)
 		if (x->a->cfg->require_identity_match)
 			return true;
 	}
-	mtd_log(LOG_INFO, "aggregate: peer %s: node %s authenticated as \"%s\" (%s)",
-		x->peer, name, mtd_conn_peer(x->c), mtd_conn_desc(x->c));
+	mtn_log(LOG_INFO, "aggregate: peer %s: node %s authenticated as \"%s\" (%s)",
+		x->peer, name, mtn_conn_peer(x->c), mtn_conn_desc(x->c));
 	return false;
 }
 
@@ -178,32 +178,32 @@ static void *conn_main(void *arg)
 {
 	struct agg_conn *x = arg;
 	struct agg *a = x->a;
-	char err[256], name[MTD_RELAY_MAX_NODE + 1];
+	char err[256], name[MTN_RELAY_MAX_NODE + 1];
 	uint64_t session, oldest;
 	uint8_t type, *body = NULL;
 	uint32_t len;
 	bool open = true;
 	int r;
 
-	x->c = mtd_conn_open(a->creds, x->fd, err, sizeof(err));
+	x->c = mtn_conn_open(a->creds, x->fd, err, sizeof(err));
 	if (!x->c) {
 		x->fd = -1;	/* closed with it */
 		agg_conn_log(x, "refused", err);
 		goto out;
 	}
-	if (mtd_conn_peer(x->c)[0]) {
+	if (mtn_conn_peer(x->c)[0]) {
 		size_t l = strlen(x->peer);
 
 		snprintf(x->peer + l, sizeof(x->peer) - l, " (%s)",
-			 mtd_conn_peer(x->c));
+			 mtn_conn_peer(x->c));
 	}
-	r = mtd_frame_read(x->c, &type, &body, &len, mt_mono_ms() + HELLO_MS,
+	r = mtn_frame_read(x->c, &type, &body, &len, mt_mono_ms() + HELLO_MS,
 			   mt_mono_ms() + HELLO_MS, 0);
 	if (r) {
 		agg_conn_log(x, "before HELLO", agg_errstr(r));
 		goto out;
 	}
-	if (type != MTD_RELAY_HELLO) {
+	if (type != MTN_RELAY_HELLO) {
 		agg_conn_log(x, "refused", "the first frame is not HELLO");
 		goto out;
 	}
@@ -263,7 +263,7 @@ static void accept_one(struct agg *a, int lfd, pthread_attr_t *attr)
 	fd = accept4(lfd, (struct sockaddr *)&ss, &sl, SOCK_CLOEXEC);
 	if (fd < 0) {
 		if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
-			mtd_log(LOG_WARNING, "aggregate: accept: %s",
+			mtn_log(LOG_WARNING, "aggregate: accept: %s",
 				strerror(errno));
 		if (errno == EMFILE || errno == ENFILE)
 			usleep(100000);	/* no busy loop while out of fds */
@@ -288,7 +288,7 @@ static void accept_one(struct agg *a, int lfd, pthread_attr_t *attr)
 		agg_conn_log(x, "refused", "too many connections (max_conns)");
 		goto drop;
 	}
-	mtd_set_timeouts(fd, SEND_TIMEOUT_S * 1000);
+	mtn_set_timeouts(fd, SEND_TIMEOUT_S * 1000);
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	if (pthread_create(&t, attr, conn_main, x)) {
 		agg_conn_log(x, "refused", "cannot start a thread");
@@ -320,7 +320,7 @@ static void watch_nodes(struct agg *a)
 		pthread_mutex_lock(&n->lock);
 		down = now - n->last_seen_ms > a->cfg->down_after_ms;
 		if (down != n->reported_down)
-			mtd_log(down ? LOG_WARNING : LOG_INFO,
+			mtn_log(down ? LOG_WARNING : LOG_INFO,
 				"aggregate: node %s %s", n->name,
 				down ? "down: no frame for down_after_ms" :
 				"up");
@@ -329,7 +329,7 @@ static void watch_nodes(struct agg *a)
 	}
 }
 
-int mtd_aggregate_main(const struct mtd_config *c, bool foreground)
+int mtd_aggregate_main(const struct mtn_config *c, bool foreground)
 {
 	static struct agg a = { .lock = PTHREAD_MUTEX_INITIALIZER };
 	struct pollfd pfd[1 + MAX_LISTEN];
@@ -340,35 +340,35 @@ int mtd_aggregate_main(const struct mtd_config *c, bool foreground)
 
 	a.cfg = &c->agg;
 	a.auth = c->auth.kind;
-	if (c->agg.require_identity_match && a.auth == MTD_AUTH_NONE) {
-		mtd_log(LOG_ERR, "require_identity_match needs auth = psk or cert");
+	if (c->agg.require_identity_match && a.auth == MTN_AUTH_NONE) {
+		mtn_log(LOG_ERR, "require_identity_match needs auth = psk or cert");
 		return 1;
 	}
 	a.nodes = calloc(c->agg.max_nodes, sizeof(*a.nodes));
 	if (!a.nodes) {
-		mtd_log(LOG_ERR, "out of memory");
+		mtn_log(LOG_ERR, "out of memory");
 		return 1;
 	}
 	/* a host name: each of its addresses, as memtrackd's /metrics */
-	nl = mtd_listen_all(c->agg.listen, c->agg.port, lfd, MAX_LISTEN, err,
+	nl = mtn_listen_all(c->agg.listen, c->agg.port, lfd, MAX_LISTEN, err,
 			    sizeof(err));
 	if (nl < 0) {
-		mtd_log(LOG_ERR, "%s", err);
+		mtn_log(LOG_ERR, "%s", err);
 		return 1;
 	}
 	for (i = 0; i < nl; i++)	/* a thousand nodes may come at once */
 		listen(lfd[i], LISTEN_BACKLOG);
 	/* key files may be readable by root only */
-	a.creds = mtd_creds_load(&c->auth, true, err, sizeof(err));
+	a.creds = mtn_creds_load(&c->auth, true, err, sizeof(err));
 	if (!a.creds) {
-		mtd_log(LOG_ERR, "aggregate credentials: %s", err);
+		mtn_log(LOG_ERR, "aggregate credentials: %s", err);
 		return 1;
 	}
-	if (mtd_drop_privileges(c->user, 0, err, sizeof(err))) {
-		mtd_log(LOG_ERR, "dropping privileges: %s", err);
+	if (mtn_drop_privileges(c->user, 0, err, sizeof(err))) {
+		mtn_log(LOG_ERR, "dropping privileges: %s", err);
 		return 1;
 	}
-	mtd_log_started(foreground);
+	mtn_log_started(foreground);
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGTERM);
 	sigaddset(&sigs, SIGINT);
@@ -377,7 +377,7 @@ int mtd_aggregate_main(const struct mtd_config *c, bool foreground)
 	sigprocmask(SIG_BLOCK, &sigs, NULL);
 	sigfd = signalfd(-1, &sigs, SFD_CLOEXEC);
 	if (sigfd < 0) {
-		mtd_log(LOG_ERR, "signalfd: %s", strerror(errno));
+		mtn_log(LOG_ERR, "signalfd: %s", strerror(errno));
 		return 1;
 	}
 	pthread_attr_init(&attr);
@@ -389,8 +389,8 @@ int mtd_aggregate_main(const struct mtd_config *c, bool foreground)
 		 strchr(c->agg.listen, ':') ? "[" : "", c->agg.listen,
 		 strchr(c->agg.listen, ':') ? "]" : "", c->agg.port, more,
 		 c->agg.max_nodes);
-	mtd_log(LOG_INFO, "%s", err);
-	mtd_service_ready(err);
+	mtn_log(LOG_INFO, "%s", err);
+	mtn_service_ready(err);
 	a.loops = agg_loops_start(&a, LOOPS);
 	if (!a.loops)
 		return 1;
@@ -407,12 +407,12 @@ int mtd_aggregate_main(const struct mtd_config *c, bool foreground)
 				.fd = busy ? -1 : lfd[i], .events = POLLIN };
 
 		if (poll(pfd, 1 + nl, TICK_MS) < 0 && errno != EINTR) {
-			mtd_log(LOG_ERR, "poll: %s", strerror(errno));
+			mtn_log(LOG_ERR, "poll: %s", strerror(errno));
 			return 1;
 		}
 		/* the connection threads end with the process */
-		if ((pfd[0].revents & POLLIN) && mtd_exit_signalled(sigfd)) {
-			mtd_service_stopping();
+		if ((pfd[0].revents & POLLIN) && mtn_exit_signalled(sigfd)) {
+			mtn_service_stopping();
 			return 0;
 		}
 		for (i = 0; i < nl; i++)

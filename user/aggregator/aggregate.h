@@ -11,6 +11,6 @@
 #include "config.h"
 
 /* Until SIGTERM/SIGINT: the exit status. */
-int mtd_aggregate_main(const struct mtd_config *c, bool foreground);
+int mtd_aggregate_main(const struct mtn_config *c, bool foreground);
 
 #endif /* MEMTRACK_AGGREGATOR_AGGREGATE_H */

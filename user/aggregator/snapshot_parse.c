@@ -137,9 +137,9 @@ int agg_snapshot_parse(const char *text, size_t len, struct agg_snapshot *s,
 	first[nl - text] = 0;
 	if (sscanf(first, "snapshot/%u %15s %u %u%c", &version, source, &nprogs,
 		   &nprocs, &tail) != 4 || version < 2 ||
-	    version > MTD_SNAPSHOT_VERSION) {
+	    version > MTN_SNAPSHOT_VERSION) {
 		snprintf(err, errlen, "snapshot: bad first line (version 2 to %d wanted)",
-			 MTD_SNAPSHOT_VERSION);
+			 MTN_SNAPSHOT_VERSION);
 		return -EBADMSG;
 	}
 	if ((uint64_t)nprogs + nprocs > len / MIN_ROW_LEN) {

@@ -19,7 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "memtrack.h"
+#include "libmemtrack.h"
 
 /* Deeper than any real hierarchy; each level holds one open directory. */
 #define WALK_MAX_DEPTH	64

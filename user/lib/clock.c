@@ -2,11 +2,11 @@
 /*
  * libmemtrack: the monotonic clock (CLOCK_MONOTONIC) as one number, for
  * every deadline, timeout and age the library, libmemtrack-net, memtrackd
- * and the tools compute (memtrack.h).  Not for user/preload/, which runs
+ * and the tools compute (libmemtrack.h).  Not for user/preload/, which runs
  * inside traced programs and does not link libmemtrack.
  */
 #include <time.h>
-#include "memtrack.h"
+#include "libmemtrack.h"
 
 uint64_t mt_mono_ns(void)
 {

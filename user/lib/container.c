@@ -36,7 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "memtrack.h"
+#include "libmemtrack.h"
 
 static const char *const runtime_names[] = {
 	[MT_RT_NONE] = "",

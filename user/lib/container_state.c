@@ -36,7 +36,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "memtrack.h"
+#include "libmemtrack.h"
 
 /* Runtimes' state files are a few KiB; containers.json grows with them. */
 #define STATE_MAX_BYTES		(16u << 20)

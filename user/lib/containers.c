@@ -23,7 +23,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "memtrack.h"
+#include "libmemtrack.h"
 
 struct entry {
 	uint64_t id;			/* 0: a free slot, all of it zero */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1
-/* libmemtrack: unsigned numbers in decimal, without printf (memtrack.h). */
-#include "memtrack.h"
+/* libmemtrack: unsigned numbers in decimal, without printf (libmemtrack.h). */
+#include "libmemtrack.h"
 
 size_t mt_fmt_u64(char *b, uint64_t v)
 {

@@ -22,8 +22,10 @@
 #include <gelf.h>
 #include <libelf.h>
 
-#include "memtrack.h"
+#include "libmemtrack.h"
 #include "internal.h"
+#include "grow.h"
+#include "arch.h"
 
 struct entry_point {
 	const char *name;
@@ -171,31 +173,14 @@ static int entry_point(const struct ep_table *t, const char *name)
 	return -1;
 }
 
-/*
- * How far past an entry the breakpoint can go.  x86 uprobes run most
- * instructions out of line with a second trap, but emulate jumps; endbr64
- * and test %rdi,%rdi change no register or stack slot a handler reads, so
- * a breakpoint on the jump that follows them sees what the entry would
- * (glibc's free: test %rdi,%rdi; je; libstdc++'s delete: endbr64; jmp).
- */
+/* How far past an entry the breakpoint can go: arch.h's rule. */
 static uint32_t entry_skip(int fd, uint64_t off)
 {
-	static const uint8_t endbr64[] = { 0xf3, 0x0f, 0x1e, 0xfa };
-	static const uint8_t test_rdi[] = { 0x48, 0x85, 0xff };
 	uint8_t b[16];
-	uint32_t at = 0;
 
 	if (pread(fd, b, sizeof(b), (off_t)off) != (ssize_t)sizeof(b))
 		return 0;
-	if (!memcmp(b, endbr64, sizeof(endbr64)))
-		at += sizeof(endbr64);
-	if (!memcmp(b + at, test_rdi, sizeof(test_rdi)))
-		at += sizeof(test_rdi);
-	if (b[at] == 0xeb || b[at] == 0xe9 ||			/* jmp */
-	    (b[at] >= 0x70 && b[at] <= 0x7f) ||			/* jcc rel8 */
-	    (b[at] == 0x0f && b[at + 1] >= 0x80 && b[at + 1] <= 0x8f))
-		return at;
-	return 0;
+	return mt_uprobe_entry_skip(b);
 }
 
 /* Add unless this object already has a probe at that offset. */
@@ -219,15 +204,8 @@ static int add_probe(struct probe_list *l, const char *path, uint64_t off,
 		}
 		return 0;
 	}
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? 2 * l->cap : 32;
-
-		p = realloc(l->v, cap * sizeof(*p));
-		if (!p)
-			return -ENOMEM;
-		l->v = p;
-		l->cap = cap;
-	}
+	if (mt_grow((void **)&l->v, &l->cap, l->n + 1, sizeof(*l->v), 32))
+		return -ENOMEM;
 	p = &l->v[l->n];
 	p->path = strdup(path);
 	if (!p->path)

@@ -49,9 +49,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "memtrack.h"
+#include "libmemtrack.h"
 #include "internal.h"
 #include "memtrack_preload.h"
+#include "grow.h"
 
 #ifndef MFD_EXEC
 #define MFD_EXEC	0x10U		/* Linux 6.3: executable despite vm.memfd_noexec */
@@ -141,15 +142,8 @@ static void dbg(const char *what)
 
 static int add_range(struct ranges *r, uint64_t lo, uint64_t hi)
 {
-	if (r->n == r->cap) {
-		size_t cap = r->cap ? 2 * r->cap : 64;
-		struct range *v = realloc(r->v, cap * sizeof(*v));
-
-		if (!v)
-			return mt_seterr(-ENOMEM, "out of memory");
-		r->v = v;
-		r->cap = cap;
-	}
+	if (mt_grow((void **)&r->v, &r->cap, r->n + 1, sizeof(*r->v), 64))
+		return mt_seterr(-ENOMEM, "out of memory");
 	r->v[r->n++] = (struct range){ lo, hi };
 	return 0;
 }

@@ -20,7 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "memtrack.h"
+#include "libmemtrack.h"
 #include "internal.h"
 #include "memtrack_preload.h"
 

@@ -17,7 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "memtrack.h"
+#include "libmemtrack.h"
 
 /* Where a string goes: a stream, or a buffer filled snprintf-style. */
 struct sink {

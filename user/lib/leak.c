@@ -12,8 +12,9 @@
 #include <netlink/msg.h>
 #include <netlink/genl/genl.h>
 
-#include "memtrack.h"
+#include "libmemtrack.h"
 #include "internal.h"
+#include "grow.h"
 
 int mt_leak_stack_decode(const void *data, size_t len, struct mt_leak_stack *out)
 {
@@ -176,15 +177,8 @@ static int parse_stack(struct req *r, struct nlattr **tb)
 
 	if (!a)
 		return mt_seterr(-EBADMSG, "netlink: LEAK_STACKS reply without a stack");
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? 2 * l->cap : 64;
-		struct mt_leak_stack *v = realloc(l->v, cap * sizeof(*v));
-
-		if (!v)
-			return mt_seterr(-ENOMEM, "out of memory");
-		l->v = v;
-		l->cap = cap;
-	}
+	if (mt_grow((void **)&l->v, &l->cap, l->n + 1, sizeof(*l->v), 64))
+		return mt_seterr(-ENOMEM, "out of memory");
 	if (mt_leak_stack_decode(nla_data(a), (size_t)nla_len(a), &l->v[l->n]) < 0)
 		return -EBADMSG;
 	l->n++;

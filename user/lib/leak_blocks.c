@@ -9,8 +9,9 @@
 #include <netlink/msg.h>
 #include <netlink/genl/genl.h>
 
-#include "memtrack.h"
+#include "libmemtrack.h"
 #include "internal.h"
+#include "grow.h"
 
 struct block_list {
 	struct memtrack_leak_block *v;
@@ -31,18 +32,8 @@ static int parse_blocks(struct req *r, struct nlattr **tb)
 				 "netlink: LEAK_BLOCKS of %zu bytes, not a multiple of %zu",
 				 len, sizeof(*l->v));
 	k = len / sizeof(*l->v);
-	if (l->n + k > l->cap) {
-		size_t cap = l->cap ? l->cap : 1024;
-		struct memtrack_leak_block *v;
-
-		while (cap < l->n + k)
-			cap *= 2;
-		v = realloc(l->v, cap * sizeof(*v));
-		if (!v)
-			return mt_seterr(-ENOMEM, "out of memory");
-		l->v = v;
-		l->cap = cap;
-	}
+	if (mt_grow((void **)&l->v, &l->cap, l->n + k, sizeof(*l->v), 1024))
+		return mt_seterr(-ENOMEM, "out of memory");
 	memcpy(&l->v[l->n], nla_data(a), len);
 	l->n += k;
 	return 0;

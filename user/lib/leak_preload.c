@@ -26,9 +26,10 @@
 #include <unistd.h>
 #include <linux/futex.h>
 
-#include "memtrack.h"
+#include "libmemtrack.h"
 #include "internal.h"
 #include "memtrack_preload.h"
+#include "grow.h"
 
 struct mt_preload {
 	int fd;
@@ -443,15 +444,8 @@ static struct mt_leak_stack *row_get(struct rows *r, uint32_t id, pid_t tgid)
 	if (r->first[id] && r->v[r->n - 1].stack_id != id)
 		/* rows of a stack are kept together: append is not possible */
 		return NULL;
-	if (r->n == r->cap) {
-		size_t cap = r->cap ? r->cap * 2 : 256;
-		struct mt_leak_stack *v = realloc(r->v, cap * sizeof(*v));
-
-		if (!v)
-			return NULL;
-		r->v = v;
-		r->cap = cap;
-	}
+	if (mt_grow((void **)&r->v, &r->cap, r->n + 1, sizeof(*r->v), 256))
+		return NULL;
 	row = &r->v[r->n++];
 	memset(row, 0, sizeof(*row));
 	row->stack_id = id;
@@ -523,15 +517,8 @@ static int collect_block(const struct mtp_block *b, void *arg)
 {
 	struct collect *c = arg;
 
-	if (c->n == c->cap) {
-		size_t cap = c->cap ? c->cap * 2 : 1024;
-		struct mtp_block *v = realloc(c->v, cap * sizeof(*v));
-
-		if (!v)
-			return mt_seterr(-ENOMEM, "out of memory");
-		c->v = v;
-		c->cap = cap;
-	}
+	if (mt_grow((void **)&c->v, &c->cap, c->n + 1, sizeof(*c->v), 1024))
+		return mt_seterr(-ENOMEM, "out of memory");
 	c->v[c->n++] = *b;
 	return 0;
 }

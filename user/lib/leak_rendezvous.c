@@ -27,7 +27,7 @@
 #include <gelf.h>
 #include <libelf.h>
 
-#include "memtrack.h"
+#include "libmemtrack.h"
 #include "internal.h"
 
 /* The dynamic loader's load address, from the aux vector (0: none). */

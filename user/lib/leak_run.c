@@ -13,6 +13,7 @@
  * the final report is taken.
  */
 #define _GNU_SOURCE	/* pipe2 */
+#include <err.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -29,7 +30,7 @@
 #include <gelf.h>
 #include <libelf.h>
 
-#include "memtrack.h"
+#include "libmemtrack.h"
 #include "internal.h"
 
 extern char **environ;
@@ -45,12 +46,13 @@ int mt_run_start(char *const argv[], pid_t *pid, int *status)
 		return mt_seterr(-errno, "fork: %s", strerror(errno));
 	if (!child) {
 		if (ptrace(PTRACE_TRACEME, 0, NULL, NULL)) {
-			fprintf(stderr, "memtrack-leak: ptrace: %s\n", strerror(errno));
+			warn("ptrace");
 			_exit(126);
 		}
 		execvp(argv[0], argv);
-		fprintf(stderr, "memtrack-leak: %s: %s\n", argv[0], strerror(errno));
-		_exit(errno == ENOENT ? 127 : 126);
+		st = errno;
+		warn("%s", argv[0]);
+		_exit(st == ENOENT ? 127 : 126);
 	}
 	while (waitpid(child, &st, 0) < 0)
 		if (errno != EINTR)
@@ -346,8 +348,7 @@ int mt_run_until_exit(pid_t pid, volatile sig_atomic_t *fwd,
 	}
 	/* Without it, stacks only stop short: the tables follow by resync. */
 	if (sync && mt_rdv_insert(pid, &b) < 0)
-		fprintf(stderr, "memtrack-leak: warning: loader breakpoint: %s\n",
-			mt_errmsg());
+		warnx("warning: loader breakpoint: %s", mt_errmsg());
 	/*
 	 * ESRCH here and below: the program was killed (SIGKILL) between two
 	 * of our calls.  Not an error of ours: the wait says how it ended

@@ -19,8 +19,9 @@
 #include <netlink/genl/genl.h>
 #include <netlink/genl/ctrl.h>
 
-#include "memtrack.h"
+#include "libmemtrack.h"
 #include "internal.h"
+#include "grow.h"
 
 #define MT_REQUEST_TIMEOUT_S	10
 #define MT_EVENTS_RCVBUF	(4 * 1024 * 1024)
@@ -65,6 +66,8 @@ static int nl_fail(int nlerr, const char *what)
 			 nl_geterror(nlerr));
 }
 
+static int check_abi(struct mt_handle *h);
+
 struct mt_handle *mt_open(int flags)
 {
 	struct timeval tv = { .tv_sec = MT_REQUEST_TIMEOUT_S };
@@ -108,6 +111,9 @@ struct mt_handle *mt_open(int flags)
 				       MEMTRACK_GENL_MCGRP_EVENTS);
 	if (h->grp < 0)
 		h->grp = -1;
+	err = check_abi(h);
+	if (err)
+		goto fail;
 	return h;
 fail:
 	mt_close(h);
@@ -325,6 +331,25 @@ int mt_get_summary(struct mt_handle *h, struct memtrack_summary *s)
 	return err;
 }
 
+/*
+ * A module of another release lays its structures out otherwise (ABI 2
+ * moved struct memtrack_task's counters to its end): refuse it at open,
+ * as the ring's GET_VERSION does, rather than misread its rows.
+ */
+static int check_abi(struct mt_handle *h)
+{
+	struct memtrack_summary s;
+	int err = mt_get_summary(h, &s);
+
+	if (err)
+		return err;
+	if (s.abi_version != MEMTRACK_ABI_VERSION)
+		return mt_seterr(-EPROTO,
+				 "memtrack.ko speaks ABI version %u, this program %u: load this release's (rmmod memtrack; modprobe memtrack)",
+				 s.abi_version, MEMTRACK_ABI_VERSION);
+	return 0;
+}
+
 static int parse_task(struct req *r, struct nlattr **tb)
 {
 	struct one *o = r->arg;
@@ -368,15 +393,8 @@ static int parse_task_row(struct req *r, struct nlattr **tb)
 {
 	struct task_list *l = r->arg;
 
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? 2 * l->cap : 256;
-		struct memtrack_task *v = realloc(l->v, cap * sizeof(*v));
-
-		if (!v)
-			return mt_seterr(-ENOMEM, "out of memory");
-		l->v = v;
-		l->cap = cap;
-	}
+	if (mt_grow((void **)&l->v, &l->cap, l->n + 1, sizeof(*l->v), 256))
+		return mt_seterr(-ENOMEM, "out of memory");
 	if (req_get_struct(tb[MEMTRACK_ATTR_TASK], &l->v[l->n], sizeof(*l->v),
 		       "task") < 0)
 		return -EBADMSG;

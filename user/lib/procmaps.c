@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "grow.h"
 
 #define DELETED " (deleted)"
 #define DELETED_LEN (sizeof(DELETED) - 1)
@@ -68,17 +69,10 @@ int mt_procmaps_read(pid_t pid, struct mt_procmap **out, size_t *n)
 			err = -ENOMEM;
 			break;
 		}
-		if (nr == cap) {
-			struct mt_procmap *nv;
-
-			cap = cap ? 2 * cap : 64;
-			nv = realloc(v, cap * sizeof(*v));
-			if (!nv) {
-				free(m.path);
-				err = -ENOMEM;
-				break;
-			}
-			v = nv;
+		if (mt_grow((void **)&v, &cap, nr + 1, sizeof(*v), 64)) {
+			free(m.path);
+			err = -ENOMEM;
+			break;
 		}
 		v[nr++] = m;
 	}

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "memtrack.h"
+#include "libmemtrack.h"
 #include "internal.h"
 
 static __thread char mt_errbuf[256];
@@ -212,22 +212,6 @@ const char *mt_class_name(uint32_t bit)
 	return NULL;
 }
 
-#define MEMTRACK_COUNTER(id, name) #name,
-static const char *const counter_names[MEMTRACK_NR_COUNTERS] = {
-#include <linux/memtrack_counters.h>
-};
-#undef MEMTRACK_COUNTER
-
-const char *mt_counter_name(unsigned int idx)
-{
-	return idx < MEMTRACK_NR_COUNTERS ? counter_names[idx] : NULL;
-}
-
-bool mt_counter_signed(unsigned int idx)
-{
-	return idx == MEMTRACK_CTR_MREMAP_BYTES || idx == MEMTRACK_CTR_BRK_BYTES;
-}
-
 /* ---- formatting ------------------------------------------------------------------ */
 
 struct out {
@@ -325,9 +309,9 @@ static void f_counters(struct out *o, const __u64 *c)
 
 	for (i = 0; i < MEMTRACK_NR_COUNTERS; i++) {
 		if (mt_counter_signed(i))
-			f_s64(o, counter_names[i], (int64_t)c[i]);
+			f_s64(o, mt_counters[i].name, (int64_t)c[i]);
 		else
-			f_u64(o, counter_names[i], c[i]);
+			f_u64(o, mt_counters[i].name, c[i]);
 	}
 }
 

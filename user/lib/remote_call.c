@@ -43,7 +43,7 @@
 #include <sys/uio.h>
 #include <sys/wait.h>
 
-#include "memtrack.h"
+#include "libmemtrack.h"
 #include "internal.h"
 
 int mt_remote_peek(pid_t pid, uint64_t addr, void *buf, size_t len)

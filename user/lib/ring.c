@@ -8,7 +8,7 @@
 #include <unistd.h>
 #include <sys/ioctl.h>
 
-#include "memtrack.h"
+#include "libmemtrack.h"
 #include "internal.h"
 
 #define MT_RING_READ_BYTES	(256 * 1024)

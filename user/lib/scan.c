@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "memtrack.h"
+#include "libmemtrack.h"
 
 enum { UNREACHED = -1 };
 

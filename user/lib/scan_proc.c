@@ -16,9 +16,10 @@
 #include <unistd.h>
 #include <sys/uio.h>
 
-#include "memtrack.h"
+#include "libmemtrack.h"
 #include "internal.h"
 #include "memtrack_preload.h"
+#include "grow.h"
 
 /*
  * Roots, as memcheck has them (every readable and writable mapping of the
@@ -121,15 +122,9 @@ static int add_region(struct mt_scan_snapshot *snap, size_t *cap,
 {
 	struct mt_scan_region *r;
 
-	if (snap->nregions == *cap) {
-		size_t nc = *cap ? 2 * *cap : 32;
-		struct mt_scan_region *v = realloc(snap->regions, nc * sizeof(*v));
-
-		if (!v)
-			return mt_seterr(-ENOMEM, "out of memory");
-		snap->regions = v;
-		*cap = nc;
-	}
+	if (mt_grow((void **)&snap->regions, cap, snap->nregions + 1,
+		    sizeof(*snap->regions), 32))
+		return mt_seterr(-ENOMEM, "out of memory");
 	*buf = malloc(len ? len : 1);
 	if (!*buf)
 		return mt_seterr(-ENOMEM, "out of memory (%" PRIu64 " bytes)", len);

@@ -19,7 +19,7 @@
 #include <linux/seccomp.h>
 #include <sys/ptrace.h>
 
-#include "memtrack.h"
+#include "libmemtrack.h"
 #include "internal.h"
 
 #ifndef PTRACE_SECCOMP_GET_FILTER

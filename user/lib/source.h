@@ -3,7 +3,7 @@
 #ifndef MEMTRACK_USER_LIB_SOURCE_H
 #define MEMTRACK_USER_LIB_SOURCE_H
 
-#include "memtrack.h"
+#include "libmemtrack.h"
 
 /* /proc/meminfo and /proc/vmstat into si (sum.* without the module). */
 int mt_proc_meminfo(struct mt_sysinfo *si);

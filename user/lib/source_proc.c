@@ -14,8 +14,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "memtrack.h"
+#include "libmemtrack.h"
 #include "internal.h"
+#include "grow.h"
 #include "source.h"
 
 /*
@@ -398,17 +399,8 @@ static int read_status(int dfd, struct memtrack_task *t)
 
 static struct memtrack_task *new_row(struct rows *r)
 {
-	struct memtrack_task *v;
-	size_t cap;
-
-	if (r->n == r->cap) {
-		cap = r->cap ? r->cap * 2 : 256;
-		v = realloc(r->v, cap * sizeof(*v));
-		if (!v)
-			return NULL;
-		r->v = v;
-		r->cap = cap;
-	}
+	if (mt_grow((void **)&r->v, &r->cap, r->n + 1, sizeof(*r->v), 256))
+		return NULL;
 	memset(&r->v[r->n], 0, sizeof(r->v[0]));
 	return &r->v[r->n];
 }

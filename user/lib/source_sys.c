@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
-#include "memtrack.h"
+#include "libmemtrack.h"
 #include "internal.h"
 #include "source.h"
 

@@ -32,8 +32,9 @@
 #include <sys/wait.h>
 #include <time.h>
 
-#include "memtrack.h"
+#include "libmemtrack.h"
 #include "internal.h"
+#include "grow.h"
 
 static struct mt_thread *thread_of(struct mt_world *w, pid_t tid)
 {
@@ -47,15 +48,8 @@ static struct mt_thread *thread_of(struct mt_world *w, pid_t tid)
 
 static struct mt_thread *add(struct mt_world *w, pid_t tid)
 {
-	if (w->n == w->cap) {
-		size_t cap = w->cap ? 2 * w->cap : 16;
-		struct mt_thread *v = realloc(w->v, cap * sizeof(*v));
-
-		if (!v)
-			return NULL;
-		w->v = v;
-		w->cap = cap;
-	}
+	if (mt_grow((void **)&w->v, &w->cap, w->n + 1, sizeof(*w->v), 16))
+		return NULL;
 	memset(&w->v[w->n], 0, sizeof(w->v[w->n]));
 	w->v[w->n].tid = tid;
 	return &w->v[w->n++];

@@ -15,8 +15,9 @@
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 
-#include "memtrack.h"
+#include "libmemtrack.h"
 #include "internal.h"
+#include "grow.h"
 
 extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len,
 			    int *status);
@@ -142,15 +143,8 @@ static int add_object(Dwfl_Module *mod, void **ud, const char *name,
 
 	(void)ud;
 	(void)base;
-	if (o->n == o->cap) {
-		size_t cap = o->cap ? o->cap * 2 : 32;
-		struct mt_procmap *v = realloc(o->v, cap * sizeof(*v));
-
-		if (!v)
-			return DWARF_CB_ABORT;
-		o->v = v;
-		o->cap = cap;
-	}
+	if (mt_grow((void **)&o->v, &o->cap, o->n + 1, sizeof(*o->v), 32))
+		return DWARF_CB_ABORT;
 	dwfl_module_info(mod, NULL, &lo, &hi, NULL, NULL, NULL, NULL);
 	o->v[o->n] = (struct mt_procmap){ .start = lo, .end = hi };
 	o->v[o->n].path = strdup(name ? name : "[unknown]");

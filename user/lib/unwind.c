@@ -24,9 +24,10 @@
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 
-#include "memtrack.h"
+#include "libmemtrack.h"
 #include "internal.h"
 #include "cfa.h"
+#include "grow.h"
 
 static char *debuginfo_path;
 static const Dwfl_Callbacks offline_callbacks = {
@@ -117,15 +118,9 @@ static int emit(struct builder *b, uint64_t addr,
 		t->nr--;
 	if (t->nr && same_rule(&t->rows[t->nr - 1], rule))
 		return 0;
-	if (t->nr == b->cap) {
-		size_t cap = b->cap ? 2 * b->cap : 1024;
-
-		r = realloc(t->rows, cap * sizeof(*r));
-		if (!r)
-			return mt_seterr(-ENOMEM, "out of memory");
-		t->rows = r;
-		b->cap = cap;
-	}
+	if (mt_grow((void **)&t->rows, &b->cap, t->nr + 1, sizeof(*t->rows),
+		    1024))
+		return mt_seterr(-ENOMEM, "out of memory");
 	r = &t->rows[t->nr++];
 	*r = *rule;
 	r->addr = (uint32_t)addr;
@@ -198,16 +193,10 @@ static void add_span(void *arg, uint64_t lo, uint64_t hi, struct cfa_rule r)
 
 	if (sp->err)
 		return;
-	if (sp->n == sp->cap) {
-		size_t cap = sp->cap ? 2 * sp->cap : 4096;
-		struct span *v = realloc(sp->v, cap * sizeof(*v));
-
-		if (!v) {
-			sp->err = mt_seterr(-ENOMEM, "out of memory");
-			return;
-		}
-		sp->v = v;
-		sp->cap = cap;
+	if (mt_grow((void **)&sp->v, &sp->cap, sp->n + 1, sizeof(*sp->v),
+		    4096)) {
+		sp->err = mt_seterr(-ENOMEM, "out of memory");
+		return;
 	}
 	sp->v[sp->n++] = (struct span){ lo, hi, r };
 }

@@ -25,7 +25,7 @@
 #include <netlink/msg.h>
 #include <netlink/genl/genl.h>
 
-#include "memtrack.h"
+#include "libmemtrack.h"
 #include "internal.h"
 
 struct object {

@@ -18,7 +18,7 @@
 #include <unistd.h>
 #include <sys/ptrace.h>
 
-#include "memtrack.h"
+#include "libmemtrack.h"
 #include "internal.h"
 
 struct mt_walker {

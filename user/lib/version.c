@@ -2,10 +2,25 @@
 /*
  * libmemtrack: the release every program reports with --version, from the
  * top-level VERSION file (user/Makefile passes it as MEMTRACK_VERSION), in
- * the GNU form "PROGRAM (memtrack) VERSION" that scripts parse.
+ * the GNU form "PROGRAM (memtrack) VERSION" that scripts parse; and the
+ * name every message of a program starts with.
  */
+#define _GNU_SOURCE
+#include <errno.h>
 #include <stdio.h>
-#include "memtrack.h"
+#include "libmemtrack.h"
+
+/*
+ * One prefix for every message, whatever path or link the program was run
+ * by: err(3)'s warn()/warnx()/err()/errx() print program_invocation_short_name,
+ * getopt(3) argv[0].
+ */
+void mt_set_progname(char **argv, const char *name)
+{
+	argv[0] = (char *)name;
+	program_invocation_name = (char *)name;
+	program_invocation_short_name = (char *)name;
+}
 
 const char *mt_version(void)
 {

@@ -70,7 +70,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c,
 			      size_t *upload_data_size, void **req_cls)
 {
 	struct mtd_http *h = cls;
-	struct mtd_buf b = { 0 };
+	struct mtn_buf b = { 0 };
 	struct MHD_Response *r;
 	enum MHD_Result ret;
 
@@ -135,7 +135,7 @@ static void http_log(void *cls, const char *fmt, va_list ap)
 	n = strlen(msg);
 	while (n && msg[n - 1] == '\n')
 		msg[--n] = 0;
-	mtd_log(LOG_INFO, "http: %s", msg);
+	mtn_log(LOG_INFO, "http: %s", msg);
 }
 
 struct mtd_http *mtd_http_start(const int *fds, int nfds, mtd_scrape_fn fn,

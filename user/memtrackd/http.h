@@ -10,7 +10,7 @@
 
 struct mtd_http;
 
-typedef int (*mtd_scrape_fn)(void *arg, struct mtd_buf *out);
+typedef int (*mtd_scrape_fn)(void *arg, struct mtn_buf *out);
 
 /*
  * Serve on the bound, listening sockets fds (nfds of them, at most

@@ -11,6 +11,7 @@
  * each scrape.  One mutex keeps them apart (the netlink socket and the
  * state are not shared safely otherwise).
  */
+#include <err.h>
 #include <errno.h>
 #include <getopt.h>
 #include <poll.h>
@@ -32,7 +33,7 @@
 #include "conn.h"
 #include "http.h"
 #include "log.h"
-#include "memtrack.h"
+#include "libmemtrack.h"
 #include "metrics.h"
 #include "privs.h"
 #include "relay.h"
@@ -45,11 +46,11 @@
 
 struct daemon_ctx {
 	pthread_mutex_t lock;
-	struct mtd_config cfg;
+	struct mtn_config cfg;
 	struct mtd_source *src;
 	struct mtd_state *st;
 	struct mtd_relay *relay;	/* NULL: no aggregators */
-	struct mtd_creds *creds;	/* the relay's, NULL without it */
+	struct mtn_creds *creds;	/* the relay's, NULL without it */
 	struct mtd_rw *rw;		/* NULL: no remote_write */
 	struct utsname uts;		/* memtrack_node_info's machine, release */
 };
@@ -59,7 +60,7 @@ static void usage(FILE *f)
 	fprintf(f, "usage: memtrackd [-c FILE] [-f] [--aggregate]\n"
 		"memtrack's node daemon: a Prometheus exporter of every program's\n"
 		"memory, a relay to aggregators, or (--aggregate) an aggregator.\n"
-		"  -c, --config FILE  configuration (default " MTD_DEFAULT_CONFIG ")\n"
+		"  -c, --config FILE  configuration (default " MTN_DEFAULT_CONFIG ")\n"
 		"  -f, --foreground   log to stderr, not syslog (it never forks)\n"
 		"  -a, --aggregate    be an aggregator ([aggregate] section)\n"
 		"  -h, --help         this help\n"
@@ -81,14 +82,14 @@ static int sample_locked(struct daemon_ctx *d)
 		err = mtd_state_update(d->st, &s);
 	mtd_sample_free(&s);
 	if (err)
-		mtd_log(LOG_ERR, "sampling (%s): %s", mtd_source_name(d->src),
+		mtn_log(LOG_ERR, "sampling (%s): %s", mtd_source_name(d->src),
 			strerror(-err));
 	return err;
 }
 
 /* The relay's and remote write's own families, after the rest. */
 static int own_metrics(struct daemon_ctx *d, const struct mtd_expo_opts *o,
-		       struct mtd_buf *out)
+		       struct mtn_buf *out)
 {
 	if (d->relay)
 		mtd_relay_metrics(d->relay, o, out);
@@ -105,7 +106,7 @@ static int64_t wall_ms(void)
 	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
 }
 
-static int scrape(void *arg, struct mtd_buf *out)
+static int scrape(void *arg, struct mtn_buf *out)
 {
 	struct daemon_ctx *d = arg;
 	struct mtd_expo_opts o = {
@@ -144,7 +145,7 @@ static void remote_write(struct daemon_ctx *d)
 		.containers = d->cfg.containers,
 		.sink = mtd_rw_begin(d->rw, wall_ms()),
 	};
-	struct mtd_buf scratch = { 0 };	/* HELP and TYPE lines, unused */
+	struct mtn_buf scratch = { 0 };	/* HELP and TYPE lines, unused */
 
 	if (!mtd_metrics_format(d->st, &o, &scratch))
 		own_metrics(d, &o, &scratch);
@@ -155,13 +156,13 @@ static void remote_write(struct daemon_ctx *d)
 /* The periodic sample to the aggregators; the caller holds the lock. */
 static void relay_snapshot(struct daemon_ctx *d)
 {
-	struct mtd_buf b = { 0 };
+	struct mtn_buf b = { 0 };
 	int err = mtd_snapshot_format(d->st, mtd_source_name(d->src), &b);
 
 	if (!err)
-		err = mtd_relay_push(d->relay, MTD_RELAY_SNAPSHOT, b.p, b.len);
+		err = mtd_relay_push(d->relay, MTN_RELAY_SNAPSHOT, b.p, b.len);
 	if (err)
-		mtd_log(LOG_WARNING, "relay: snapshot not queued: %s",
+		mtn_log(LOG_WARNING, "relay: snapshot not queued: %s",
 			strerror(err < 0 ? -err : ENOMEM));
 	free(b.p);
 }
@@ -173,12 +174,12 @@ static void relay_snapshot(struct daemon_ctx *d)
  */
 #define MTD_RELAY_RECORDS_MAX	(512 * 1024)
 
-static void relay_records(struct daemon_ctx *d, const struct mtd_buf *b)
+static void relay_records(struct daemon_ctx *d, const struct mtn_buf *b)
 {
 	size_t start = 0, end = 0;
 
 	if (b->oom)
-		mtd_log(LOG_WARNING, "relay: records lost: out of memory");
+		mtn_log(LOG_WARNING, "relay: records lost: out of memory");
 	if (!d->relay || b->oom)
 		return;
 	while (start < b->len) {
@@ -191,9 +192,9 @@ static void relay_records(struct daemon_ctx *d, const struct mtd_buf *b)
 				break;
 			end += h->size;
 		}
-		if (mtd_relay_push(d->relay, MTD_RELAY_RECORDS, b->p + start,
+		if (mtd_relay_push(d->relay, MTN_RELAY_RECORDS, b->p + start,
 				   end - start))
-			mtd_log(LOG_WARNING, "relay: records not queued");
+			mtn_log(LOG_WARNING, "relay: records not queued");
 		start = end;
 	}
 }
@@ -223,15 +224,15 @@ static void run(struct daemon_ctx *d, int sigfd)
 		if (poll(pfd, evfd >= 0 ? 2 : 1, timeout) < 0) {
 			if (errno == EINTR)
 				continue;
-			mtd_log(LOG_ERR, "poll: %s", strerror(errno));
+			mtn_log(LOG_ERR, "poll: %s", strerror(errno));
 			return;
 		}
-		if ((pfd[0].revents & POLLIN) && mtd_exit_signalled(sigfd))
+		if ((pfd[0].revents & POLLIN) && mtn_exit_signalled(sigfd))
 			return;
 		if (evfd >= 0 && pfd[1].revents) {
 			int err;
 
-			struct mtd_buf recs = { 0 };
+			struct mtn_buf recs = { 0 };
 
 			pthread_mutex_lock(&d->lock);
 			err = mtd_source_read_events(d->src, d->st,
@@ -241,7 +242,7 @@ static void run(struct daemon_ctx *d, int sigfd)
 			free(recs.p);
 			/* e.g. the module was unloaded: stop, do not spin */
 			if (err && err != -EINTR) {
-				mtd_log(LOG_WARNING,
+				mtn_log(LOG_WARNING,
 					"reading events: %s; no more events",
 					strerror(-err));
 				events_off = true;
@@ -277,8 +278,7 @@ int main(int argc, char **argv)
 	char err[512], status[1024];
 	sigset_t sigs;
 
-	/* getopt's messages name the program, not the path it was run by */
-	argv[0] = (char *)"memtrackd";
+	mt_set_progname(argv, "memtrackd");
 	while ((opt = getopt_long(argc, argv, "ac:fhV", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'a':
@@ -301,17 +301,18 @@ int main(int argc, char **argv)
 		}
 	}
 	if (optind != argc) {
-		fprintf(stderr, "memtrackd: unexpected argument \"%s\" (the settings are in the file -c names)\nTry 'memtrackd --help'.\n",
-			argv[optind]);
+		warnx("unexpected argument \"%s\" (the settings are in the file -c names)",
+		      argv[optind]);
+		fprintf(stderr, "Try 'memtrackd --help'.\n");
 		return 2;
 	}
-	mtd_log_init(true);
-	mtd_config_defaults(&d.cfg);
+	mtn_log_init(true);
+	mtn_config_defaults(&d.cfg);
 	/* the default file is optional; one named with -c is not */
-	if ((cfgpath || access(MTD_DEFAULT_CONFIG, F_OK) == 0) &&
-	    mtd_config_load(cfgpath ? cfgpath : MTD_DEFAULT_CONFIG, &d.cfg,
+	if ((cfgpath || access(MTN_DEFAULT_CONFIG, F_OK) == 0) &&
+	    mtn_config_load(cfgpath ? cfgpath : MTN_DEFAULT_CONFIG, &d.cfg,
 			    err, sizeof(err))) {
-		mtd_log(LOG_ERR, "%s", err);
+		mtn_log(LOG_ERR, "%s", err);
 		return 2;
 	}
 	if (aggregate)
@@ -323,16 +324,20 @@ int main(int argc, char **argv)
 	sigaddset(&sigs, SIGHUP);
 	signal(SIGPIPE, SIG_IGN);
 
-	nlfd = mtd_listen_all(d.cfg.listen, d.cfg.port, lfds,
+	nlfd = mtn_listen_all(d.cfg.listen, d.cfg.port, lfds,
 			      MTD_HTTP_MAX_SOCKETS, err, sizeof(err));
-	/* a name that does not resolve is the config's mistake (for now: 1) */
-	if ((nlfd == -ENXIO || nlfd == -ENODATA) && d.cfg.listen_line) {
-		mtd_log(LOG_ERR, "%s:%d: listen: %s", cfgpath ? cfgpath :
-			MTD_DEFAULT_CONFIG, d.cfg.listen_line, err);
-		return nlfd == -ENXIO ? 2 : 1;
+	/*
+	 * a name that does not resolve (tcp.h: -EHOSTUNREACH, no socket call
+	 * gives it when listening) is the config's mistake; -EAGAIN, the
+	 * resolver not answering now, is not (exit 1)
+	 */
+	if ((nlfd == -EHOSTUNREACH || nlfd == -EAGAIN) && d.cfg.listen_line) {
+		mtn_log(LOG_ERR, "%s:%d: listen: %s", cfgpath ? cfgpath :
+			MTN_DEFAULT_CONFIG, d.cfg.listen_line, err);
+		return nlfd == -EHOSTUNREACH ? 2 : 1;
 	}
 	if (nlfd < 0) {
-		mtd_log(LOG_ERR, "%s", err);
+		mtn_log(LOG_ERR, "%s", err);
 		return 1;
 	}
 	/* every part of libmemtrack reads the host's tree and state there */
@@ -342,12 +347,12 @@ int main(int argc, char **argv)
 				d.cfg.containers, d.cfg.rootfs, err,
 				sizeof(err));
 	if (!d.src) {
-		mtd_log(LOG_ERR, "%s", err);
+		mtn_log(LOG_ERR, "%s", err);
 		return 1;
 	}
 	d.st = mtd_state_new(d.cfg.max_programs, d.cfg.program_ttl_ms);
 	if (!d.st) {
-		mtd_log(LOG_ERR, "out of memory");
+		mtn_log(LOG_ERR, "out of memory");
 		return 1;
 	}
 	d.st->events = mtd_source_events_fd(d.src) >= 0;
@@ -356,51 +361,51 @@ int main(int argc, char **argv)
 		memset(&d.uts, 0, sizeof(d.uts));
 	/* key files may be readable by root only */
 	if (d.cfg.nr_aggregators) {
-		d.creds = mtd_creds_load(&d.cfg.auth, false, err, sizeof(err));
+		d.creds = mtn_creds_load(&d.cfg.auth, false, err, sizeof(err));
 		if (!d.creds) {
-			mtd_log(LOG_ERR, "relay credentials: %s", err);
+			mtn_log(LOG_ERR, "relay credentials: %s", err);
 			return 1;
 		}
 	}
 	if (d.cfg.rw.nr_urls) {
 		d.rw = mtd_rw_new(&d.cfg, err, sizeof(err));
 		if (!d.rw) {
-			mtd_log(LOG_ERR, "remote write: %s", err);
+			mtn_log(LOG_ERR, "remote write: %s", err);
 			return 1;
 		}
 	}
-	if (mtd_drop_privileges(d.cfg.user,
-				(d.cfg.keep_ptrace ? MTD_KEEP_PTRACE : 0) |
-				(d.cfg.containers ? MTD_KEEP_READ_SEARCH : 0),
+	if (mtn_drop_privileges(d.cfg.user,
+				(d.cfg.keep_ptrace ? MTN_KEEP_PTRACE : 0) |
+				(d.cfg.containers ? MTN_KEEP_READ_SEARCH : 0),
 				err, sizeof(err))) {
-		mtd_log(LOG_ERR, "dropping privileges: %s", err);
+		mtn_log(LOG_ERR, "dropping privileges: %s", err);
 		return 1;
 	}
 	/* fail now, not at the first scrape */
 	if (sample_locked(&d))
 		return 1;
-	mtd_log_started(foreground);
+	mtn_log_started(foreground);
 	/* before any thread starts, so that only sigfd sees them */
 	sigprocmask(SIG_BLOCK, &sigs, NULL);
 	sigfd = signalfd(-1, &sigs, SFD_CLOEXEC);
 	if (sigfd < 0) {
-		mtd_log(LOG_ERR, "signalfd: %s", strerror(errno));
+		mtn_log(LOG_ERR, "signalfd: %s", strerror(errno));
 		return 1;
 	}
 	if (d.cfg.nr_aggregators) {
 		d.relay = mtd_relay_start(&d.cfg, d.creds);
 		if (!d.relay) {
-			mtd_log(LOG_ERR, "cannot start the relay");
+			mtn_log(LOG_ERR, "cannot start the relay");
 			return 1;
 		}
 	}
 	if (d.rw && mtd_rw_start(d.rw)) {
-		mtd_log(LOG_ERR, "cannot start remote write");
+		mtn_log(LOG_ERR, "cannot start remote write");
 		return 1;
 	}
 	http = mtd_http_start(lfds, nlfd, scrape, &d);
 	if (!http) {
-		mtd_log(LOG_ERR, "cannot start the HTTP server");
+		mtn_log(LOG_ERR, "cannot start the HTTP server");
 		return 1;
 	}
 	snprintf(status, sizeof(status),
@@ -409,14 +414,14 @@ int main(int argc, char **argv)
 		 strchr(d.cfg.listen, ':') ? "[" : "", d.cfg.listen,
 		 strchr(d.cfg.listen, ':') ? "]" : "", d.cfg.port, nlfd,
 		 nlfd > 1 ? "es" : "");
-	mtd_log(LOG_INFO, "%s", status);
-	mtd_service_ready(status);
+	mtn_log(LOG_INFO, "%s", status);
+	mtn_service_ready(status);
 	run(&d, sigfd);
-	mtd_service_stopping();
+	mtn_service_stopping();
 	mtd_http_stop(http);
 	mtd_relay_stop(d.relay);
 	mtd_rw_stop(d.rw);
-	mtd_creds_free(d.creds);
+	mtn_creds_free(d.creds);
 	mtd_source_close(d.src);
 	mtd_state_free(d.st);
 	return 0;

@@ -25,7 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "memtrack.h"
+#include "libmemtrack.h"
 #include "metrics.h"
 #include "state.h"
 
@@ -33,7 +33,7 @@
  * s as valid UTF-8 (U+FFFD for each bad sequence) into b, with \ " and
  * newline escaped for the text format if escape.
  */
-static void put_utf8(struct mtd_buf *b, const char *str, size_t n, bool escape)
+static void put_utf8(struct mtn_buf *b, const char *str, size_t n, bool escape)
 {
 	const unsigned char *s = (const unsigned char *)str;
 	size_t i = 0, run;
@@ -47,43 +47,43 @@ static void put_utf8(struct mtd_buf *b, const char *str, size_t n, bool escape)
 				  s[run] == '\n')); run++)
 			;
 		if (run > i) {
-			mtd_buf_append(b, s + i, run - i);
+			mtn_buf_append(b, s + i, run - i);
 			i = run;
 			continue;
 		}
 		len = mt_utf8_seq(s + i, n - i);
 		if (len < 0) {
-			mtd_buf_append(b, "\xef\xbf\xbd", 3);	/* U+FFFD */
+			mtn_buf_append(b, "\xef\xbf\xbd", 3);	/* U+FFFD */
 			i -= len;
 		} else if (escape && s[i] == '\\') {
-			mtd_buf_append(b, "\\\\", 2);
+			mtn_buf_append(b, "\\\\", 2);
 			i++;
 		} else if (escape && s[i] == '"') {
-			mtd_buf_append(b, "\\\"", 2);
+			mtn_buf_append(b, "\\\"", 2);
 			i++;
 		} else if (escape && s[i] == '\n') {
-			mtd_buf_append(b, "\\n", 2);
+			mtn_buf_append(b, "\\n", 2);
 			i++;
 		} else {
-			mtd_buf_append(b, s + i, len);
+			mtn_buf_append(b, s + i, len);
 			i += len;
 		}
 	}
 }
 
-void mtd_buf_label(struct mtd_buf *b, const char *s, size_t n)
+void mtd_buf_label(struct mtn_buf *b, const char *s, size_t n)
 {
 	put_utf8(b, s, n, true);
 }
 
-void mtd_family(struct mtd_buf *b, const char *name, const char *type,
+void mtd_family(struct mtn_buf *b, const char *name, const char *type,
 		const char *help)
 {
-	mtd_buf_printf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name,
+	mtn_buf_printf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name,
 		       type);
 }
 
-void mtd_peer_families(struct mtd_buf *b, const struct mtd_expo_opts *o,
+void mtd_peer_families(struct mtn_buf *b, const struct mtd_expo_opts *o,
 		       const struct mtd_family_doc *fam, unsigned int nfam,
 		       const char *key, unsigned int npeers,
 		       mtd_peer_value peer, const void *arg)
@@ -104,7 +104,7 @@ void mtd_peer_families(struct mtd_buf *b, const struct mtd_expo_opts *o,
 	}
 }
 
-void mtd_series_begin(struct mtd_series *s, struct mtd_buf *b,
+void mtd_series_begin(struct mtd_series *s, struct mtn_buf *b,
 		      const char *name, const struct mtd_expo_opts *o)
 {
 	s->b = b;
@@ -115,7 +115,7 @@ void mtd_series_begin(struct mtd_series *s, struct mtd_buf *b,
 	if (s->sink)
 		mtd_series_label(s, "__name__", name, strlen(name));
 	else
-		mtd_buf_append(b, name, strlen(name));
+		mtn_buf_append(b, name, strlen(name));
 	if (o->node)
 		mtd_series_label(s, "node", o->node, strlen(o->node));
 }
@@ -128,14 +128,14 @@ void mtd_series_begin(struct mtd_series *s, struct mtd_buf *b,
 static void sink_label(struct mtd_series *s, const char *key, const char *v,
 		       size_t len)
 {
-	struct mtd_buf tmp = { 0 };
+	struct mtn_buf tmp = { 0 };
 	size_t i;
 
 	/* ASCII, the usual case, as it is */
 	for (i = 0; i < len && v[i] && !(v[i] & 0x80); i++)
 		;
 	if (i == len || !v[i])
-		mtd_buf_append(&tmp, v, i);
+		mtn_buf_append(&tmp, v, i);
 	else
 		put_utf8(&tmp, v, len, false);
 	if (s->nlab < MTD_SERIES_MAX_LABELS && !tmp.oom &&
@@ -156,11 +156,11 @@ void mtd_series_label(struct mtd_series *s, const char *key, const char *v,
 		sink_label(s, key, v, len);
 		return;
 	}
-	mtd_buf_append(s->b, s->labels ? "," : "{", 1);
-	mtd_buf_append(s->b, key, strlen(key));
-	mtd_buf_append(s->b, "=\"", 2);
+	mtn_buf_append(s->b, s->labels ? "," : "{", 1);
+	mtn_buf_append(s->b, key, strlen(key));
+	mtn_buf_append(s->b, "=\"", 2);
 	mtd_buf_label(s->b, v, len);
-	mtd_buf_append(s->b, "\"", 1);
+	mtn_buf_append(s->b, "\"", 1);
 	s->labels = true;
 }
 
@@ -168,7 +168,7 @@ void mtd_series_label(struct mtd_series *s, const char *key, const char *v,
  * The value and the line's end.  Digits by hand: a scrape of a node of pods
  * writes thousands of lines, and vsnprintf() was a good part of each.
  */
-void mtd_series_value(struct mtd_series *s, uint64_t v, bool ns)
+static void series_put(struct mtd_series *s, uint64_t v, bool ns, bool neg)
 {
 	char line[48];
 	size_t i, k = 0;
@@ -177,12 +177,14 @@ void mtd_series_value(struct mtd_series *s, uint64_t v, bool ns)
 		for (i = 0; i < s->nlab; i++)
 			s->lab[i].value = s->vals + s->voff[i];
 		s->sink->put(s->sink, s->lab, s->nlab,
-			     ns ? (double)v / 1e9 : (double)v);
+			     (neg ? -1 : 1) * (ns ? (double)v / 1e9 : (double)v));
 		return;
 	}
 	if (s->labels)
 		line[k++] = '}';
 	line[k++] = ' ';
+	if (neg)
+		line[k++] = '-';
 	if (ns) {
 		k += mt_fmt_u64(line + k, v / 1000000000ULL);
 		line[k++] = '.';
@@ -194,12 +196,23 @@ void mtd_series_value(struct mtd_series *s, uint64_t v, bool ns)
 		k += mt_fmt_u64(line + k, v);
 	}
 	line[k++] = '\n';
-	mtd_buf_append(s->b, line, k);
+	mtn_buf_append(s->b, line, k);
+}
+
+void mtd_series_value(struct mtd_series *s, uint64_t v, bool ns)
+{
+	series_put(s, v, ns, false);
+}
+
+/* A value that may be negative (two's complement: a net growth). */
+void mtd_series_signed(struct mtd_series *s, int64_t v)
+{
+	series_put(s, v < 0 ? -(uint64_t)v : (uint64_t)v, false, v < 0);
 }
 
 /*
  * Labels written once a scrape for series that repeat them: a program has
- * a series in every family (16 with the module), a container in 5, with
+ * a series in every family (28 with the module), a container in 5, with
  * the same labels each time, and escaping them anew for each series was
  * most of a scrape of a node of pods (200 containers: 4,200 series).
  * Entry i is ",k=\"v\",..." from off[i] to off[i + 1] of text.  Text output
@@ -207,7 +220,7 @@ void mtd_series_value(struct mtd_series *s, uint64_t v, bool ns)
  * memory ran out: then each series writes its own).
  */
 struct label_texts {
-	struct mtd_buf text;
+	struct mtn_buf text;
 	size_t *off;
 };
 
@@ -250,11 +263,11 @@ static void series_texts(struct mtd_series *s, const struct label_texts *lt,
 	if (!len)
 		return;
 	if (!s->labels) {
-		mtd_buf_append(s->b, "{", 1);
+		mtn_buf_append(s->b, "{", 1);
 		t++;			/* the comma */
 		len--;
 	}
-	mtd_buf_append(s->b, t, len);
+	mtn_buf_append(s->b, t, len);
 	s->labels = true;
 }
 
@@ -317,7 +330,7 @@ static void proc_labels(struct mtd_series *s, const struct mtd_proc *p)
 }
 
 /* A series with no label but the node's. */
-static void plain(struct mtd_buf *b, const char *name,
+static void plain(struct mtn_buf *b, const char *name,
 		  const struct mtd_expo_opts *o, uint64_t v, bool ns)
 {
 	struct mtd_series s;
@@ -361,32 +374,23 @@ static uint64_t proc_size(const struct mtd_proc *p, enum size z)
 	}
 }
 
+/*
+ * A family per per-task counter, built from the ABI's list
+ * (linux/memtrack_counters.h: the family's name after "memtrack_program_",
+ * its help and unit), then memtrackd's own.
+ */
 static const struct {
 	const char *name, *help;
-	bool ns;			/* nanoseconds, exported in seconds */
+	enum memtrack_counter_unit unit;
 } prog_ctrs[MTD_NR_CTR] = {
-	[MTD_C_MIN_FLT] = { "memtrack_program_minor_page_faults_total",
-			    "Minor page faults of the program's processes." },
-	[MTD_C_MAJ_FLT] = { "memtrack_program_major_page_faults_total",
-			    "Major page faults of the program's processes." },
-	[MTD_C_PG_ALLOC] = { "memtrack_program_pages_allocated_total",
-			     "Pages allocated in the context of the program's processes (2^order per allocation)." },
-	[MTD_C_PG_FREE] = { "memtrack_program_pages_freed_total",
-			    "Pages freed in the context of the program's processes (2^order per free)." },
-	[MTD_C_KMALLOC] = { "memtrack_program_kmalloc_calls_total",
-			    "Kernel heap allocations made on behalf of the program." },
-	[MTD_C_KMALLOC_BYTES] = { "memtrack_program_kmalloc_bytes_total",
-				  "Kernel heap bytes allocated on behalf of the program." },
-	[MTD_C_KFREE] = { "memtrack_program_kfree_calls_total",
-			  "Kernel heap frees made on behalf of the program." },
-	[MTD_C_PG_ALLOC_FAIL] = { "memtrack_program_page_alloc_failures_total",
-				  "Failed page allocations of the program's processes." },
-	[MTD_C_RECLAIM_STALLS] = { "memtrack_program_reclaim_stalls_total",
-				   "Direct-reclaim stalls of the program's processes." },
-	[MTD_C_RECLAIM_NS] = { "memtrack_program_reclaim_stall_seconds_total",
-			       "Time the program's processes spent in direct reclaim.", true },
+#define MEMTRACK_COUNTER(id, name, unit, metric, title, help)		\
+	[MEMTRACK_CTR_##id] = { "memtrack_program_" metric, help,	\
+				MEMTRACK_UNIT_##unit },
+#include <linux/memtrack_counters.h>
+#undef MEMTRACK_COUNTER
 	[MTD_C_OOM_KILLS] = { "memtrack_program_oom_kills_total",
-			      "Processes of the program chosen by the OOM killer." },
+			      "Processes of the program chosen by the OOM killer.",
+			      MEMTRACK_UNIT_COUNT },
 };
 
 /* The system's memory, a family per /proc/meminfo field. */
@@ -452,7 +456,7 @@ static const struct {
 };
 
 static void programs(const struct mtd_state *st, const struct mtd_expo_opts *o,
-		     const struct label_texts *lt, struct mtd_buf *b)
+		     const struct label_texts *lt, struct mtn_buf *b)
 {
 	struct mtd_series s;
 	char name[64], help[160];
@@ -489,16 +493,23 @@ static void programs(const struct mtd_state *st, const struct mtd_expo_opts *o,
 	}
 	/* counters: every program remembered, processes or not */
 	for (c = 0; c < MTD_NR_CTR; c++) {
-		if (!(st->cur.ctr_have & (1U << c)))
+		enum memtrack_counter_unit unit = prog_ctrs[c].unit;
+
+		if (!(st->cur.ctr_have & (1ULL << c)))
 			continue;
-		mtd_family(b, prog_ctrs[c].name, "counter", prog_ctrs[c].help);
+		mtd_family(b, prog_ctrs[c].name,
+			   unit == MEMTRACK_UNIT_NET_BYTES ? "gauge" : "counter",
+			   prog_ctrs[c].help);
 		for (i = 0; i < st->nprogs; i++) {
 			const struct mtd_program *pr = &st->progs[st->order[i]];
+			uint64_t v = pr->retired[c] + pr->live[c];
 
 			mtd_series_begin(&s, b, prog_ctrs[c].name, o);
 			prog_series(&s, st, lt, st->order[i]);
-			mtd_series_value(&s, pr->retired[c] + pr->live[c],
-					 prog_ctrs[c].ns);
+			if (unit == MEMTRACK_UNIT_NET_BYTES)
+				mtd_series_signed(&s, (int64_t)v);
+			else
+				mtd_series_value(&s, v, unit == MEMTRACK_UNIT_NS);
 		}
 	}
 }
@@ -517,7 +528,7 @@ static int cmp_rss_desc(const void *a, const void *b)
 
 /* The top-N processes by RSS, one series each: bounded by N. */
 static int top_pids(const struct mtd_state *st, const struct mtd_expo_opts *o,
-		    struct mtd_buf *b)
+		    struct mtn_buf *b)
 {
 	const struct mtd_proc **v;
 	struct mtd_series s;
@@ -646,7 +657,7 @@ static void container_labels(struct mtd_series *s, const struct mt_container *c)
 
 /* memtrack_container_processes and sizes: bounded by the live containers. */
 static int containers(const struct mtd_state *st,
-		      const struct mtd_expo_opts *o, struct mtd_buf *b)
+		      const struct mtd_expo_opts *o, struct mtn_buf *b)
 {
 	struct label_texts lt;
 	struct mtd_series s;
@@ -704,7 +715,7 @@ static int containers(const struct mtd_state *st,
  * node label has the same name as nodename.  Where the figures come from
  * is the running daemon's state, not its build's.
  */
-static void node_info(struct mtd_buf *b, const struct mtd_expo_opts *o)
+static void node_info(struct mtn_buf *b, const struct mtd_expo_opts *o)
 {
 	const struct mtd_label l[] = {
 		{ "nodename", o->nodename }, { "machine", o->machine },
@@ -723,7 +734,7 @@ static void node_info(struct mtd_buf *b, const struct mtd_expo_opts *o)
 }
 
 int mtd_metrics_format(const struct mtd_state *st,
-		       const struct mtd_expo_opts *o, struct mtd_buf *b)
+		       const struct mtd_expo_opts *o, struct mtn_buf *b)
 {
 	const struct mtd_sample *smp = &st->cur;
 	struct label_texts lt;

@@ -41,10 +41,10 @@ struct mtd_expo_opts {
 };
 
 /* A label value with \ " and newline escaped, invalid UTF-8 as U+FFFD. */
-void mtd_buf_label(struct mtd_buf *b, const char *s, size_t len);
+void mtd_buf_label(struct mtn_buf *b, const char *s, size_t len);
 
 /* A family's HELP and TYPE lines (with a sink, the caller's scratch). */
-void mtd_family(struct mtd_buf *b, const char *name, const char *type,
+void mtd_family(struct mtn_buf *b, const char *name, const char *type,
 		const char *help);
 
 /*
@@ -54,7 +54,7 @@ void mtd_family(struct mtd_buf *b, const char *name, const char *type,
 #define MTD_SERIES_MAX_LABELS	8
 
 struct mtd_series {
-	struct mtd_buf *b;
+	struct mtn_buf *b;
 	bool labels;			/* a label written: braces to close */
 	/* with a sink: the labels so far, their values in vals */
 	struct mtd_series_sink *sink;
@@ -64,11 +64,13 @@ struct mtd_series {
 	char vals[1024];
 };
 
-void mtd_series_begin(struct mtd_series *s, struct mtd_buf *b,
+void mtd_series_begin(struct mtd_series *s, struct mtn_buf *b,
 		      const char *name, const struct mtd_expo_opts *o);
 void mtd_series_label(struct mtd_series *s, const char *key, const char *v,
 		      size_t len);
 void mtd_series_value(struct mtd_series *s, uint64_t v, bool ns);
+/* The same for a signed value (a net growth, two's complement). */
+void mtd_series_signed(struct mtd_series *s, int64_t v);
 
 /*
  * Families with a series per peer, for the daemon's own figures (the
@@ -82,13 +84,13 @@ struct mtd_family_doc {
 
 typedef uint64_t (*mtd_peer_value)(const void *arg, unsigned int i,
 				   unsigned int f, const char **name);
-void mtd_peer_families(struct mtd_buf *b, const struct mtd_expo_opts *o,
+void mtd_peer_families(struct mtn_buf *b, const struct mtd_expo_opts *o,
 		       const struct mtd_family_doc *fam, unsigned int nfam,
 		       const char *key, unsigned int npeers,
 		       mtd_peer_value peer, const void *arg);
 
 /* The whole /metrics text; 0 or -ENOMEM. */
 int mtd_metrics_format(const struct mtd_state *st,
-		       const struct mtd_expo_opts *o, struct mtd_buf *b);
+		       const struct mtd_expo_opts *o, struct mtn_buf *b);
 
 #endif /* MEMTRACKD_METRICS_H */

@@ -35,7 +35,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "memtrack.h"
+#include "libmemtrack.h"
+#include "grow.h"
 #include "frame_io.h"
 #include "state.h"
 
@@ -72,15 +73,8 @@ struct mtd_proc *mtd_sample_add(struct mtd_sample *s)
 {
 	struct mtd_proc *p;
 
-	if (s->nr == s->cap) {
-		size_t cap = s->cap ? 2 * s->cap : 1024;
-
-		p = realloc(s->procs, cap * sizeof(*p));
-		if (!p)
-			return NULL;
-		s->procs = p;
-		s->cap = cap;
-	}
+	if (mt_grow((void **)&s->procs, &s->cap, s->nr + 1, sizeof(*p), 1024))
+		return NULL;
 	p = &s->procs[s->nr++];
 	memset(p, 0, sizeof(*p));
 	return p;
@@ -146,8 +140,6 @@ static int program_of(struct mtd_state *st, const char *comm,
 		      const struct mtd_where *w)
 {
 	static const struct mtd_where host;
-	struct mtd_program *progs;
-	uint32_t *order;
 	bool found;
 	size_t pos;
 
@@ -160,17 +152,15 @@ static int program_of(struct mtd_state *st, const char *comm,
 	    (cmp_comm(comm, MTD_OTHER_COMM) || w != &host))
 		return program_of(st, MTD_OTHER_COMM, NULL);
 	if (st->nprogs == st->progs_cap) {
-		size_t cap = st->progs_cap ? 2 * st->progs_cap : 256;
+		/* two arrays of one capacity: the smaller if one grew alone */
+		size_t pc = st->progs_cap, oc = st->progs_cap;
 
-		progs = realloc(st->progs, cap * sizeof(*progs));
-		if (!progs)
+		if (mt_grow((void **)&st->progs, &pc, st->nprogs + 1,
+			    sizeof(*st->progs), 256) ||
+		    mt_grow((void **)&st->order, &oc, st->nprogs + 1,
+			    sizeof(*st->order), 256))
 			return -ENOMEM;
-		st->progs = progs;
-		order = realloc(st->order, cap * sizeof(*order));
-		if (!order)
-			return -ENOMEM;
-		st->order = order;
-		st->progs_cap = cap;
+		st->progs_cap = pc < oc ? pc : oc;
 	}
 	memset(&st->progs[st->nprogs], 0, sizeof(st->progs[0]));
 	strncpy(st->progs[st->nprogs].comm, comm, MEMTRACK_COMM_LEN - 1);
@@ -206,15 +196,17 @@ static int cmp_proc(const void *a, const void *b)
 
 /* Can row p be the same process as entry e, seen a sample ago? */
 static bool same_process(const struct mtd_state *st, const struct mtd_pid *e,
-			 const struct mtd_proc *p, uint32_t have)
+			 const struct mtd_proc *p, uint64_t have)
 {
 	int i;
 
 	(void)st;
 	if (e->start != p->start || (e->exited && !p->exited))
 		return false;
+	/* a count that went down is another process's; a net size may */
 	for (i = 0; i < MTD_NR_CTR; i++)
-		if ((have & (1U << i)) && p->ctr[i] < e->last[i])
+		if ((have & (1ULL << i)) && p->ctr[i] < e->last[i] &&
+		    !mt_counter_signed(i))
 			return false;
 	return true;
 }

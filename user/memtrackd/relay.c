@@ -25,7 +25,7 @@
 #include <unistd.h>
 #include <sys/random.h>
 
-#include "memtrack.h"
+#include "libmemtrack.h"
 #include "conn.h"
 #include "log.h"
 #include "relay.h"
@@ -69,7 +69,7 @@ struct mtd_relay {
 	uint64_t next_seq;	/* of the next message pushed */
 	struct relay_peer *peers;
 	unsigned int npeers;
-	struct mtd_creds *creds;
+	struct mtn_creds *creds;
 	bool stop;		/* __atomic: read by the threads */
 };
 
@@ -121,19 +121,19 @@ static void wake(struct relay_peer *p)
 	char c = 1;
 
 	if (write(p->wake[1], &c, 1) < 0 && errno != EAGAIN)
-		mtd_log(LOG_WARNING, "relay: waking a sender: %s",
+		mtn_log(LOG_WARNING, "relay: waking a sender: %s",
 			strerror(errno));
 }
 
 int mtd_relay_push(struct mtd_relay *r, uint8_t kind, const void *data,
 		   size_t len)
 {
-	size_t flen = MTD_RELAY_HDR_LEN + 9 + len;
+	size_t flen = MTN_RELAY_HDR_LEN + 9 + len;
 	struct relay_msg *m;
 	uint8_t *f;
 	unsigned int i;
 
-	if (9 + len > MTD_RELAY_MAX_BODY || flen > r->max_bytes)
+	if (9 + len > MTN_RELAY_MAX_BODY || flen > r->max_bytes)
 		return -EMSGSIZE;
 	f = malloc(flen);
 	if (!f)
@@ -141,10 +141,10 @@ int mtd_relay_push(struct mtd_relay *r, uint8_t kind, const void *data,
 	pthread_mutex_lock(&r->lock);
 	while (r->count && (r->count == r->cap || r->bytes + flen > r->max_bytes))
 		drop_oldest(r, true);
-	mtd_relay_hdr(f, MTD_RELAY_DATA, 9 + len);
-	mtd_put_be64(f + MTD_RELAY_HDR_LEN, r->next_seq);
-	f[MTD_RELAY_HDR_LEN + 8] = kind;
-	memcpy(f + MTD_RELAY_HDR_LEN + 9, data, len);
+	mtn_relay_hdr(f, MTN_RELAY_DATA, 9 + len);
+	mtn_put_be64(f + MTN_RELAY_HDR_LEN, r->next_seq);
+	f[MTN_RELAY_HDR_LEN + 8] = kind;
+	memcpy(f + MTN_RELAY_HDR_LEN + 9, data, len);
 	m = msg_at(r, r->count++);
 	m->seq = r->next_seq++;
 	m->len = flen;
@@ -169,11 +169,11 @@ static bool nap(struct relay_peer *p, int ms)
 }
 
 /* HELLO, WELCOME: returns the seq to send next, or -errno. */
-static int64_t handshake(struct relay_peer *p, struct mtd_conn *c)
+static int64_t handshake(struct relay_peer *p, struct mtn_conn *c)
 {
 	struct mtd_relay *r = p->r;
 	size_t nlen = strlen(r->node);
-	uint8_t f[MTD_RELAY_HDR_LEN + 18 + MTD_RELAY_MAX_NODE], in[20];
+	uint8_t f[MTN_RELAY_HDR_LEN + 18 + MTN_RELAY_MAX_NODE], in[20];
 	uint64_t oldest, want, next;
 	uint32_t len;
 	uint8_t type;
@@ -182,32 +182,32 @@ static int64_t handshake(struct relay_peer *p, struct mtd_conn *c)
 	pthread_mutex_lock(&r->lock);
 	oldest = oldest_seq(r);
 	pthread_mutex_unlock(&r->lock);
-	mtd_relay_hdr(f, MTD_RELAY_HELLO, 18 + nlen);
-	mtd_put_be64(f + MTD_RELAY_HDR_LEN, r->session);
-	mtd_put_be64(f + MTD_RELAY_HDR_LEN + 8, oldest);
-	f[MTD_RELAY_HDR_LEN + 16] = nlen >> 8;
-	f[MTD_RELAY_HDR_LEN + 17] = nlen & 0xff;
-	memcpy(f + MTD_RELAY_HDR_LEN + 18, r->node, nlen);
-	err = mtd_conn_write(c, f, MTD_RELAY_HDR_LEN + 18 + nlen);
+	mtn_relay_hdr(f, MTN_RELAY_HELLO, 18 + nlen);
+	mtn_put_be64(f + MTN_RELAY_HDR_LEN, r->session);
+	mtn_put_be64(f + MTN_RELAY_HDR_LEN + 8, oldest);
+	f[MTN_RELAY_HDR_LEN + 16] = nlen >> 8;
+	f[MTN_RELAY_HDR_LEN + 17] = nlen & 0xff;
+	memcpy(f + MTN_RELAY_HDR_LEN + 18, r->node, nlen);
+	err = mtn_conn_write(c, f, MTN_RELAY_HDR_LEN + 18 + nlen);
 	if (!err)
-		err = mtd_conn_read(c, in, 5);
+		err = mtn_conn_read(c, in, 5);
 	/*
 	 * A TLS record (alert, handshake) where a frame should be: a TLS
 	 * aggregator refusing our plain TCP, an authentication failure.
 	 */
 	if (!err && (in[0] == 0x15 || in[0] == 0x16) && in[1] == 3) {
-		mtd_log(LOG_WARNING,
+		mtn_log(LOG_WARNING,
 			"relay: %s port %u: the aggregator answered in TLS: it wants auth = psk or cert",
 			p->addr, p->port);
 		return -EACCES;
 	}
 	if (!err)
-		err = mtd_conn_read(c, in + 5, MTD_RELAY_HDR_LEN + 8 - 5);
+		err = mtn_conn_read(c, in + 5, MTN_RELAY_HDR_LEN + 8 - 5);
 	if (err)
 		return err;
-	if (mtd_relay_parse_hdr(in, &type, &len) || type != MTD_RELAY_WELCOME)
+	if (mtn_relay_parse_hdr(in, &type, &len) || type != MTN_RELAY_WELCOME)
 		return -EBADMSG;
-	want = mtd_get_be64(in + MTD_RELAY_HDR_LEN);
+	want = mtn_get_be64(in + MTN_RELAY_HDR_LEN);
 	pthread_mutex_lock(&r->lock);
 	if (want > r->next_seq) {
 		pthread_mutex_unlock(&r->lock);
@@ -225,12 +225,12 @@ static int64_t handshake(struct relay_peer *p, struct mtd_conn *c)
  * Read the ACKs waiting (non-blocking); a partial frame is kept in *in.
  * -errno on a malformed one or a closed connection.
  */
-static int read_acks(struct relay_peer *p, struct mtd_conn *c, uint8_t *in,
+static int read_acks(struct relay_peer *p, struct mtn_conn *c, uint8_t *in,
 		     size_t *have, uint64_t sent_upto)
 {
 	for (;;) {
-		ssize_t n = mtd_conn_read_some(c, in + *have,
-					       MTD_RELAY_HDR_LEN + 8 - *have);
+		ssize_t n = mtn_conn_read_some(c, in + *have,
+					       MTN_RELAY_HDR_LEN + 8 - *have);
 		uint8_t type;
 		uint32_t len;
 		uint64_t seq;
@@ -238,14 +238,14 @@ static int read_acks(struct relay_peer *p, struct mtd_conn *c, uint8_t *in,
 		if (n <= 0)
 			return n;
 		*have += n;
-		if (*have >= MTD_RELAY_HDR_LEN &&
-		    (mtd_relay_parse_hdr(in, &type, &len) ||
-		     type != MTD_RELAY_ACK))
+		if (*have >= MTN_RELAY_HDR_LEN &&
+		    (mtn_relay_parse_hdr(in, &type, &len) ||
+		     type != MTN_RELAY_ACK))
 			return -EBADMSG;
-		if (*have < MTD_RELAY_HDR_LEN + 8)
+		if (*have < MTN_RELAY_HDR_LEN + 8)
 			continue;
 		*have = 0;
-		seq = mtd_get_be64(in + MTD_RELAY_HDR_LEN);
+		seq = mtn_get_be64(in + MTN_RELAY_HDR_LEN);
 		pthread_mutex_lock(&p->r->lock);
 		if (seq > sent_upto || seq < p->acked) {
 			pthread_mutex_unlock(&p->r->lock);
@@ -280,22 +280,22 @@ static int frame_of(struct mtd_relay *r, uint64_t *seq, uint8_t *buf,
 }
 
 /* One connection, until it fails or the relay stops. */
-static int session(struct relay_peer *p, struct mtd_conn *c, uint64_t next,
+static int session(struct relay_peer *p, struct mtn_conn *c, uint64_t next,
 		   uint8_t *buf)
 {
-	uint8_t hb[MTD_RELAY_HDR_LEN], in[MTD_RELAY_HDR_LEN + 8];
+	uint8_t hb[MTN_RELAY_HDR_LEN], in[MTN_RELAY_HDR_LEN + 8];
 	size_t have = 0, len;
 	int err;
 
 	for (;;) {
 		struct pollfd pfd[2] = {
-			{ .fd = mtd_conn_fd(c), .events = POLLIN },
+			{ .fd = mtn_conn_fd(c), .events = POLLIN },
 			{ .fd = p->wake[0], .events = POLLIN },
 		};
 		int sent = 0;
 
 		while (!stopping(p->r) && frame_of(p->r, &next, buf, &len)) {
-			err = mtd_conn_write(c, buf, len);
+			err = mtn_conn_write(c, buf, len);
 			if (err)
 				return err;
 			pthread_mutex_lock(&p->r->lock);
@@ -309,7 +309,7 @@ static int session(struct relay_peer *p, struct mtd_conn *c, uint64_t next,
 		}
 		if (stopping(p->r))
 			return 0;
-		if (mtd_conn_pending(c))
+		if (mtn_conn_pending(c))
 			pfd[0].revents = POLLIN;
 		else if (poll(pfd, 2, HEARTBEAT_MS) < 0 && errno != EINTR)
 			return -errno;
@@ -321,8 +321,8 @@ static int session(struct relay_peer *p, struct mtd_conn *c, uint64_t next,
 				return err;
 		}
 		if (!sent && !pfd[0].revents && !pfd[1].revents) {
-			mtd_relay_hdr(hb, MTD_RELAY_HEARTBEAT, 0);
-			err = mtd_conn_write(c, hb, sizeof(hb));
+			mtn_relay_hdr(hb, MTN_RELAY_HEARTBEAT, 0);
+			err = mtn_conn_write(c, hb, sizeof(hb));
 			if (err)
 				return err;
 		}
@@ -332,22 +332,23 @@ static int session(struct relay_peer *p, struct mtd_conn *c, uint64_t next,
 static void *peer_thread(void *arg)
 {
 	struct relay_peer *p = arg;
-	uint8_t *buf = malloc(MTD_RELAY_HDR_LEN + MTD_RELAY_MAX_BODY);
+	uint8_t *buf = malloc(MTN_RELAY_HDR_LEN + MTN_RELAY_MAX_BODY);
 	int backoff = BACKOFF_MIN_MS;
 
 	if (!buf) {
-		mtd_log(LOG_ERR, "relay: out of memory");
+		mtn_log(LOG_ERR, "relay: out of memory");
 		return NULL;
 	}
 	while (!stopping(p->r)) {
-		struct mtd_conn *c;
-		char why[256];
+		struct mtn_conn *c;
+		char why[320];
 		int64_t next;
-		int fd = mtd_dial(p->addr, p->port, CONNECT_TIMEOUT_MS), err;
+		int fd = mtn_dial(p->addr, p->port, CONNECT_TIMEOUT_MS, why,
+				  sizeof(why)), err;
 
 		/* blocking from here, with timeouts: one aggregator's thread */
 		if (fd >= 0) {
-			err = mtd_set_timeouts(fd, IO_TIMEOUT_MS);
+			err = mtn_set_timeouts(fd, IO_TIMEOUT_MS);
 			if (err) {
 				close(fd);
 				fd = err;
@@ -357,9 +358,9 @@ static void *peer_thread(void *arg)
 			err = fd;
 			goto retry;
 		}
-		c = mtd_conn_open(p->r->creds, fd, why, sizeof(why));
+		c = mtn_conn_open(p->r->creds, fd, why, sizeof(why));
 		if (!c) {
-			mtd_log(LOG_WARNING, "relay: %s port %u: %s", p->addr,
+			mtn_log(LOG_WARNING, "relay: %s port %u: %s", p->addr,
 				p->port, why);
 			err = -EACCES;
 			goto auth_failed;
@@ -368,10 +369,10 @@ static void *peer_thread(void *arg)
 		if (next < 0) {
 			err = next;
 			/* TLS 1.3: a refused certificate shows up here */
-			if (*mtd_conn_error(c))
-				mtd_log(LOG_WARNING, "relay: %s port %u: %s",
-					p->addr, p->port, mtd_conn_error(c));
-			mtd_conn_close(c);
+			if (*mtn_conn_error(c))
+				mtn_log(LOG_WARNING, "relay: %s port %u: %s",
+					p->addr, p->port, mtn_conn_error(c));
+			mtn_conn_close(c);
 			if (err == -EACCES)
 				goto auth_failed;
 			goto retry;
@@ -380,11 +381,11 @@ static void *peer_thread(void *arg)
 		p->connected = true;
 		p->connects++;
 		pthread_mutex_unlock(&p->r->lock);
-		mtd_log(LOG_INFO, "relay: connected to %s port %u, from seq %lld",
+		mtn_log(LOG_INFO, "relay: connected to %s port %u, from seq %lld",
 			p->addr, p->port, (long long)next);
 		backoff = BACKOFF_MIN_MS;
 		err = session(p, c, next, buf);
-		mtd_conn_close(c);
+		mtn_conn_close(c);
 		pthread_mutex_lock(&p->r->lock);
 		p->connected = false;
 		pthread_mutex_unlock(&p->r->lock);
@@ -396,8 +397,10 @@ auth_failed:
 		p->auth_failures++;
 		pthread_mutex_unlock(&p->r->lock);
 retry:
-		mtd_log(LOG_WARNING, "relay: %s port %u: %s; again in %d ms",
-			p->addr, p->port, mtd_net_strerror(err), backoff);
+		/* the resolver's sentence when the name did not resolve */
+		mtn_log(LOG_WARNING, "relay: %s port %u: %s; again in %d ms",
+			p->addr, p->port, fd < 0 && *why ? why : strerror(-err),
+			backoff);
 		if (nap(p, backoff))
 			break;
 		backoff = backoff * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : backoff * 2;
@@ -406,8 +409,8 @@ retry:
 	return NULL;
 }
 
-struct mtd_relay *mtd_relay_start(const struct mtd_config *c,
-				  struct mtd_creds *creds)
+struct mtd_relay *mtd_relay_start(const struct mtn_config *c,
+				  struct mtn_creds *creds)
 {
 	struct mtd_relay *r = calloc(1, sizeof(*r));
 	unsigned int i;
@@ -448,7 +451,7 @@ struct mtd_relay *mtd_relay_start(const struct mtd_config *c,
 			mtd_relay_stop(r);
 			return NULL;
 		}
-	mtd_log(LOG_INFO, "relay: session %016llx, %u aggregator(s)",
+	mtn_log(LOG_INFO, "relay: session %016llx, %u aggregator(s)",
 		(unsigned long long)r->session, r->npeers);
 	return r;
 fail:
@@ -492,7 +495,7 @@ static uint64_t peer_value(const void *arg, unsigned int i, unsigned int f,
 }
 
 void mtd_relay_metrics(struct mtd_relay *r, const struct mtd_expo_opts *o,
-		       struct mtd_buf *b)
+		       struct mtn_buf *b)
 {
 	static const struct mtd_family_doc fam[] = {
 		{ "memtrack_relay_connected", "gauge",

@@ -17,17 +17,17 @@
 #include "metrics.h"
 
 struct mtd_relay;
-struct mtd_creds;
+struct mtn_creds;
 
 /* creds: client credentials (conn.h), kept by the caller until stopped. */
-struct mtd_relay *mtd_relay_start(const struct mtd_config *c,
-				  struct mtd_creds *creds);
+struct mtd_relay *mtd_relay_start(const struct mtn_config *c,
+				  struct mtn_creds *creds);
 void mtd_relay_stop(struct mtd_relay *r);
 /* Queue one message (a DATA body after seq: kind, payload). */
 int mtd_relay_push(struct mtd_relay *r, uint8_t kind, const void *data,
 		   size_t len);
 /* memtrack_relay_* families into b. */
 void mtd_relay_metrics(struct mtd_relay *r, const struct mtd_expo_opts *o,
-		       struct mtd_buf *b);
+		       struct mtn_buf *b);
 
 #endif /* MEMTRACKD_RELAY_H */

@@ -33,8 +33,9 @@
 
 #include <curl/curl.h>
 
+#include "grow.h"
 #include "log.h"
-#include "memtrack.h"
+#include "libmemtrack.h"
 #include "remote_write.h"
 #include "rw_request.h"
 #include "secret.h"
@@ -92,7 +93,7 @@ struct mtd_rw {
 	unsigned int batch, queue, timeout_ms;
 	unsigned int nep;
 	bool curl_ready, started;
-	struct rw_endpoint ep[MTD_MAX_REMOTE_WRITES];
+	struct rw_endpoint ep[MTN_MAX_REMOTE_WRITES];
 	char node_label[64], node[256];
 	/* credentials, read at start */
 	char *ca, *cert, *key, *password, *token;
@@ -100,7 +101,7 @@ struct mtd_rw {
 	/* the sample being built (the daemon's main thread only) */
 	struct mtd_series_sink sink;
 	int64_t ts_ms;
-	struct mtd_buf arena;
+	struct mtn_buf arena;
 	struct rw_built *built;
 	size_t nbuilt, built_cap;
 	bool oom;
@@ -190,7 +191,7 @@ static void *sender(void *arg)
 
 	batch = malloc(rw->batch * sizeof(*batch));
 	if (!batch) {
-		mtd_log(LOG_ERR, "remote write %s: out of memory; not sending",
+		mtn_log(LOG_ERR, "remote write %s: out of memory; not sending",
 			ep->url);
 		return NULL;
 	}
@@ -211,7 +212,7 @@ static void *sender(void *arg)
 		if (r == RW_RETRY) {
 			ep->retries++;
 			if (!backoff)
-				mtd_log(LOG_WARNING,
+				mtn_log(LOG_WARNING,
 					"remote write %s: %s; retrying (%zu samples queued)",
 					ep->url, why, ep->pending);
 			if (rw->stop)
@@ -226,7 +227,7 @@ static void *sender(void *arg)
 				if (retry_after > RETRY_AFTER_MAX_S)
 					retry_after = RETRY_AFTER_MAX_S;
 				wait_ms = retry_after * 1000;
-				mtd_log(LOG_INFO,
+				mtn_log(LOG_INFO,
 					"remote write %s: retrying after %lu s, as the receiver asked",
 					ep->url, retry_after);
 			}
@@ -238,14 +239,14 @@ static void *sender(void *arg)
 			continue;
 		}
 		if (backoff)
-			mtd_log(LOG_INFO, "remote write %s: sending again",
+			mtn_log(LOG_INFO, "remote write %s: sending again",
 				ep->url);
 		backoff = 0;
 		if (r == RW_SENT) {
 			ep->sent += n;
 		} else {
 			ep->failed += n;
-			mtd_log(LOG_WARNING,
+			mtn_log(LOG_WARNING,
 				"remote write %s: %s; %zu samples lost",
 				ep->url, why, n);
 		}
@@ -282,24 +283,18 @@ static void put(struct mtd_series_sink *k, const struct mtd_label *l,
 		all[j] = x;
 		m++;
 	}
-	if (rw->nbuilt == rw->built_cap) {
-		size_t cap = rw->built_cap ? rw->built_cap * 2 : 1024;
-
-		bt = realloc(rw->built, cap * sizeof(*bt));
-		if (!bt) {
-			rw->oom = true;
-			return;
-		}
-		rw->built = bt;
-		rw->built_cap = cap;
+	if (mt_grow((void **)&rw->built, &rw->built_cap, rw->nbuilt + 1,
+		    sizeof(*rw->built), 1024)) {
+		rw->oom = true;
+		return;
 	}
 	bt = &rw->built[rw->nbuilt++];
 	bt->off = rw->arena.len;
 	bt->nlab = m;
 	bt->value = v;
 	for (i = 0; i < m; i++) {
-		mtd_buf_append(&rw->arena, all[i].name, strlen(all[i].name) + 1);
-		mtd_buf_append(&rw->arena, all[i].value,
+		mtn_buf_append(&rw->arena, all[i].name, strlen(all[i].name) + 1);
+		mtn_buf_append(&rw->arena, all[i].value,
 			       strlen(all[i].value) + 1);
 	}
 }
@@ -420,15 +415,9 @@ static void mark_stale(struct mtd_rw *rw)
 		}
 		if (found)
 			continue;
-		if (rw->nbuilt == rw->built_cap) {
-			size_t c = rw->built_cap * 2;
-
-			bt = realloc(rw->built, c * sizeof(*bt));
-			if (!bt)
-				break;
-			rw->built = bt;
-			rw->built_cap = c;
-		}
+		if (mt_grow((void **)&rw->built, &rw->built_cap, rw->nbuilt + 1,
+			    sizeof(*rw->built), 1024))
+			break;
 		/* its labels as they were: name and value pairs */
 		for (p = key; p < key + klen; p += strlen(p) + 1)
 			nlab++;
@@ -436,7 +425,7 @@ static void mark_stale(struct mtd_rw *rw)
 		bt->off = rw->arena.len;
 		bt->nlab = nlab / 2;
 		bt->value = stale;
-		mtd_buf_append(&rw->arena, key, klen);
+		mtn_buf_append(&rw->arena, key, klen);
 	}
 	free(set);
 	free(rw->last);
@@ -449,8 +438,8 @@ static void mark_stale(struct mtd_rw *rw)
 
 void mtd_rw_commit(struct mtd_rw *rw)
 {
-	char news[MTD_MAX_REMOTE_WRITES][768];
-	bool drops[MTD_MAX_REMOTE_WRITES] = { false };
+	char news[MTN_MAX_REMOTE_WRITES][768];
+	bool drops[MTN_MAX_REMOTE_WRITES] = { false };
 	struct rw_block *b;
 	size_t i;
 
@@ -464,7 +453,7 @@ void mtd_rw_commit(struct mtd_rw *rw)
 		b->s = malloc(rw->nbuilt * sizeof(*b->s));
 	if (!b || !b->s || rw->oom || rw->arena.oom) {
 		/* not even a sample to count: say so */
-		mtd_log(LOG_WARNING, "remote write: out of memory; a sample of %zu series lost",
+		mtn_log(LOG_WARNING, "remote write: out of memory; a sample of %zu series lost",
 			rw->nbuilt);
 		if (b)
 			free(b->s);
@@ -509,7 +498,7 @@ void mtd_rw_commit(struct mtd_rw *rw)
 	pthread_mutex_unlock(&rw->lock);
 	for (i = 0; i < rw->nep; i++)
 		if (drops[i])
-			mtd_log(LOG_WARNING, "%s", news[i]);
+			mtn_log(LOG_WARNING, "%s", news[i]);
 }
 
 /* An endpoint's figures in mtd_rw_metrics()'s families, in order. */
@@ -525,7 +514,7 @@ static uint64_t ep_value(const void *arg, unsigned int i, unsigned int f,
 }
 
 void mtd_rw_metrics(struct mtd_rw *rw, const struct mtd_expo_opts *o,
-		    struct mtd_buf *b)
+		    struct mtn_buf *b)
 {
 	static const struct mtd_family_doc fam[] = {
 		{ "memtrack_remote_write_samples_in_total", "counter",
@@ -554,7 +543,7 @@ void mtd_rw_metrics(struct mtd_rw *rw, const struct mtd_expo_opts *o,
 static int read_first_line(const char *key, const char *path, char **out,
 			   char *err, size_t errlen)
 {
-	if (mtd_read_secret(key, path, out, err, errlen))
+	if (mtn_read_secret(key, path, out, err, errlen))
 		return -1;
 	(*out)[strcspn(*out, "\r\n")] = '\0';
 	if (!(*out)[0]) {
@@ -564,10 +553,10 @@ static int read_first_line(const char *key, const char *path, char **out,
 	return 0;
 }
 
-struct mtd_rw *mtd_rw_new(const struct mtd_config *c, char *err,
+struct mtd_rw *mtd_rw_new(const struct mtn_config *c, char *err,
 			  size_t errlen)
 {
-	const struct mtd_rw_config *rc = &c->rw;
+	const struct mtn_rw_config *rc = &c->rw;
 	struct rw_client_opts o = { .timeout_ms = rc->timeout_ms };
 	pthread_condattr_t ca;
 	struct mtd_rw *rw;
@@ -591,13 +580,13 @@ struct mtd_rw *mtd_rw_new(const struct mtd_config *c, char *err,
 	snprintf(rw->node, sizeof(rw->node), "%s", c->node);
 	snprintf(rw->user, sizeof(rw->user), "%s", rc->user);
 	if ((rc->ca_file[0] &&
-	     mtd_read_public("remote_write_ca_file", rc->ca_file, &rw->ca,
+	     mtn_read_public("remote_write_ca_file", rc->ca_file, &rw->ca,
 			     err, errlen)) ||
 	    (rc->cert_file[0] &&
-	     mtd_read_public("remote_write_cert_file", rc->cert_file,
+	     mtn_read_public("remote_write_cert_file", rc->cert_file,
 			     &rw->cert, err, errlen)) ||
 	    (rc->key_file[0] &&
-	     mtd_read_secret("remote_write_key_file", rc->key_file, &rw->key,
+	     mtn_read_secret("remote_write_key_file", rc->key_file, &rw->key,
 			     err, errlen)) ||
 	    (rc->password_file[0] &&
 	     read_first_line("remote_write_password_file", rc->password_file,
@@ -672,7 +661,7 @@ void mtd_rw_stop(struct mtd_rw *rw)
 			pthread_join(ep->thread, NULL);
 		/* the whole account, for whoever checks it after the end */
 		if (rw->started)
-			mtd_log(LOG_INFO,
+			mtn_log(LOG_INFO,
 				"remote write %s: samples in %llu, sent %llu, failed %llu, dropped %llu, not sent %zu",
 				ep->url, (unsigned long long)ep->in,
 				(unsigned long long)ep->sent,
@@ -684,9 +673,9 @@ void mtd_rw_stop(struct mtd_rw *rw)
 	}
 	if (rw->curl_ready)
 		curl_global_cleanup();
-	mtd_free_secret(rw->key);
-	mtd_free_secret(rw->password);
-	mtd_free_secret(rw->token);
+	mtn_free_secret(rw->key);
+	mtn_free_secret(rw->password);
+	mtn_free_secret(rw->token);
 	free(rw->ca);
 	free(rw->cert);
 	free(rw->arena.p);

@@ -18,7 +18,7 @@ struct mtd_rw;
  * Read the credentials (as root: before the privileges go) and set up the
  * endpoints of c->rw; nothing sent yet.  NULL with err set on failure.
  */
-struct mtd_rw *mtd_rw_new(const struct mtd_config *c, char *err,
+struct mtd_rw *mtd_rw_new(const struct mtn_config *c, char *err,
 			  size_t errlen);
 /* Start the senders (after the privileges went): 0, or -errno. */
 int mtd_rw_start(struct mtd_rw *rw);
@@ -31,7 +31,7 @@ struct mtd_series_sink *mtd_rw_begin(struct mtd_rw *rw, int64_t ts_ms);
 void mtd_rw_commit(struct mtd_rw *rw);
 /* memtrack_remote_write_* families, per URL */
 void mtd_rw_metrics(struct mtd_rw *rw, const struct mtd_expo_opts *o,
-		    struct mtd_buf *b);
+		    struct mtn_buf *b);
 /* Send what is queued for up to one request timeout, stop, free. */
 void mtd_rw_stop(struct mtd_rw *rw);
 

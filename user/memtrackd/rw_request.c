@@ -17,7 +17,7 @@
 #include <curl/curl.h>
 #include <snappy-c.h>
 
-#include "memtrack.h"
+#include "libmemtrack.h"
 #include "remote_write.pb-c.h"
 #include "rw_request.h"
 

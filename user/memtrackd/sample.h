@@ -17,21 +17,14 @@
 
 struct mt_container;
 
-/* Per-process counters; those a source cannot give stay unset in `have`. */
-enum mtd_ctr {
-	MTD_C_MIN_FLT,
-	MTD_C_MAJ_FLT,
-	MTD_C_PG_ALLOC,
-	MTD_C_PG_FREE,
-	MTD_C_KMALLOC,
-	MTD_C_KMALLOC_BYTES,
-	MTD_C_KFREE,
-	MTD_C_PG_ALLOC_FAIL,
-	MTD_C_RECLAIM_STALLS,
-	MTD_C_RECLAIM_NS,
-	MTD_C_OOM_KILLS,
-	MTD_NR_CTR
-};
+/*
+ * Per-process counters: the ABI's per-task counters by their index
+ * (MEMTRACK_CTR_*, linux/memtrack_counters.h), then one of memtrackd's own;
+ * those a source cannot give stay unset in `have`.
+ */
+#define MTD_C_OOM_KILLS	MEMTRACK_NR_COUNTERS	/* 1 once chosen by the OOM killer */
+#define MTD_NR_CTR	(MEMTRACK_NR_COUNTERS + 1)
+_Static_assert(MTD_NR_CTR <= 64, "ctr_have is a 64-bit mask");
 
 struct mtd_proc {
 	int32_t pid;
@@ -70,7 +63,7 @@ enum mtd_sysctr {
 struct mtd_sample {
 	struct mtd_proc *procs;
 	size_t nr, cap;
-	uint32_t ctr_have;		/* 1 << MTD_C_* */
+	uint64_t ctr_have;		/* 1 << a counter's index */
 	uint64_t mem[MTD_NR_MEM];
 	uint32_t mem_have;
 	uint64_t sys[MTD_NR_SYSCTR];
@@ -84,7 +77,7 @@ struct mtd_proc *mtd_sample_add(struct mtd_sample *s);
 /* ---- source.c ---- */
 struct mtd_source;
 struct mtd_state;
-struct mtd_buf;
+struct mtn_buf;
 
 /*
  * Opens what it needs now, before privileges are dropped; NULL, err set.
@@ -92,7 +85,7 @@ struct mtd_buf;
  * every row's container and pod, the runtimes' state read under rootfs
  * ("": $MEMTRACK_ROOTFS or /).
  */
-struct mtd_source *mtd_source_open(enum mtd_source_kind kind, bool kthreads,
+struct mtd_source *mtd_source_open(enum mtn_source_kind kind, bool kthreads,
 				   bool containers, const char *rootfs,
 				   char *err, size_t errlen);
 void mtd_source_close(struct mtd_source *src);
@@ -105,6 +98,6 @@ int mtd_source_sample(struct mtd_source *src, struct mtd_sample *out);
  */
 int mtd_source_events_fd(struct mtd_source *src);
 int mtd_source_read_events(struct mtd_source *src, struct mtd_state *st,
-			   struct mtd_buf *records);
+			   struct mtn_buf *records);
 
 #endif /* MEMTRACKD_SAMPLE_H */

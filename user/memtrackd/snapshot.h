@@ -10,8 +10,8 @@
 
 struct mtd_state;
 
-/* The snapshot sent as MTD_RELAY_SNAPSHOT, of source ("module", "proc"). */
+/* The snapshot sent as MTN_RELAY_SNAPSHOT, of source ("module", "proc"). */
 int mtd_snapshot_format(const struct mtd_state *st, const char *source,
-			struct mtd_buf *b);
+			struct mtn_buf *b);
 
 #endif /* MEMTRACKD_SNAPSHOT_H */

@@ -38,7 +38,7 @@
 #include <syslog.h>
 #include <unistd.h>
 
-#include "memtrack.h"
+#include "libmemtrack.h"
 #include "buf.h"
 #include "log.h"
 #include "sample.h"
@@ -50,26 +50,13 @@ struct mtd_source {
 	bool kthreads;			/* keep kernel threads' rows */
 	bool events;			/* subscribed to its events */
 	uint64_t overruns;
+	unsigned int reopened;		/* mt_source_reopened() last seen */
 	struct mt_containers *containers;	/* NULL: none looked up */
 };
 
 static void fill_proc(struct mtd_proc *p, const struct memtrack_task *t,
 		      bool module)
 {
-	static const struct {
-		int from, to;
-	} map[] = {
-		{ MEMTRACK_CTR_MIN_FLT, MTD_C_MIN_FLT },
-		{ MEMTRACK_CTR_MAJ_FLT, MTD_C_MAJ_FLT },
-		{ MEMTRACK_CTR_PG_ALLOC, MTD_C_PG_ALLOC },
-		{ MEMTRACK_CTR_PG_FREE, MTD_C_PG_FREE },
-		{ MEMTRACK_CTR_KMALLOC_CALLS, MTD_C_KMALLOC },
-		{ MEMTRACK_CTR_KMALLOC_ALLOC, MTD_C_KMALLOC_BYTES },
-		{ MEMTRACK_CTR_KFREE_CALLS, MTD_C_KFREE },
-		{ MEMTRACK_CTR_PG_ALLOC_FAIL, MTD_C_PG_ALLOC_FAIL },
-		{ MEMTRACK_CTR_RECLAIM_STALLS, MTD_C_RECLAIM_STALLS },
-		{ MEMTRACK_CTR_RECLAIM_NS, MTD_C_RECLAIM_NS },
-	};
 	size_t i;
 
 	p->pid = t->tgid;
@@ -82,8 +69,8 @@ static void fill_proc(struct mtd_proc *p, const struct memtrack_task *t,
 	p->rss_file = t->mm.rss_file;
 	p->rss_shmem = t->mm.rss_shmem;
 	p->swap = t->mm.swap;
-	for (i = 0; i < MT_ARRAY_SIZE(map); i++)
-		p->ctr[map[i].to] = t->counters[map[i].from];
+	for (i = 0; i < MEMTRACK_NR_COUNTERS; i++)
+		p->ctr[i] = t->counters[i];
 	p->ctr[MTD_C_OOM_KILLS] = t->oom_victim ? 1 : 0;
 }
 
@@ -167,23 +154,22 @@ static void fill_system(struct mtd_sample *s, const struct mt_sysinfo *si,
 }
 
 /*
- * The module was reloaded (a new family id) or unloaded: a new request
- * socket needs no privilege, so reconnect.  Its events need CAP_SYS_ADMIN
- * to join again: growth alerts stop until memtrackd restarts.
+ * The source opened the module anew (reloaded under us: libmemtrack's
+ * source recovers): say so once, and whether growth alerts survived
+ * (joining its records again needs CAP_SYS_ADMIN, dropped by then).
  */
-static int reconnect(struct mtd_source *src)
+static void note_reopen(struct mtd_source *src)
 {
-	struct mt_source *s = mt_source_open(MT_SOURCE_MODULE);
+	unsigned int n = mt_source_reopened(src->s);
 
-	if (!s)
-		return -ENOENT;
-	mtd_log(LOG_WARNING, "memtrack.ko reloaded: reconnected%s",
-		src->events ? "; no more RSS growth alerts until restarted" : "");
-	mt_source_close(src->s);
-	src->s = s;
-	src->events = false;
+	if (n == src->reopened)
+		return;
+	src->reopened = n;
 	src->overruns = 0;
-	return 0;
+	mtn_log(LOG_WARNING, "memtrack.ko reloaded: reconnected%s",
+		src->events && !mt_source_subscribed(src->s) ?
+		"; no more RSS growth alerts until restarted" : "");
+	src->events = mt_source_subscribed(src->s);
 }
 
 int mtd_source_sample(struct mtd_source *src, struct mtd_sample *s)
@@ -194,11 +180,9 @@ int mtd_source_sample(struct mtd_source *src, struct mtd_sample *s)
 	int err;
 
 	err = mt_source_sysinfo(src->s, &si);
-	if (err && src->module && !reconnect(src))
-		err = mt_source_sysinfo(src->s, &si);
-	if (err)
-		return err;
-	err = mt_source_tasks(src->s, &tasks, &n);
+	if (!err)
+		err = mt_source_tasks(src->s, &tasks, &n);
+	note_reopen(src);
 	if (err)
 		return err;
 	mt_containers_next(src->containers);
@@ -216,21 +200,24 @@ int mtd_source_sample(struct mtd_source *src, struct mtd_sample *s)
 						   tasks[i].cgroup_id);
 	}
 	free(tasks);
-	s->ctr_have = src->module ? (1U << MTD_NR_CTR) - 1 :
-		      1U << MTD_C_MIN_FLT | 1U << MTD_C_MAJ_FLT;
+	s->ctr_have = 0;
+	for (i = 0; i < MTD_NR_CTR; i++)
+		if (src->module ||
+		    (i < MEMTRACK_NR_COUNTERS && !mt_counter_needs_module(i)))
+			s->ctr_have |= 1ULL << i;
 	fill_system(s, &si, src->module);
 	return 0;
 }
 
 int mtd_source_events_fd(struct mtd_source *src)
 {
-	return src->events ? mt_events_fd(mt_source_handle(src->s)) : -1;
+	return mt_source_events_fd(src->s);
 }
 
 struct event_ctx {
 	struct mt_handle *h;
 	struct mtd_state *st;
-	struct mtd_buf *records;
+	struct mtn_buf *records;
 };
 
 static int on_record(const struct memtrack_rec_hdr *rec, void *arg)
@@ -239,7 +226,7 @@ static int on_record(const struct memtrack_rec_hdr *rec, void *arg)
 	struct memtrack_task t;
 
 	if (x->records)
-		mtd_buf_append(x->records, rec, rec->size);
+		mtn_buf_append(x->records, rec, rec->size);
 	if (rec->type != MEMTRACK_REC_RSS_GROWTH)
 		return 0;
 	/* a process born since the last sample: ask for its comm */
@@ -256,7 +243,7 @@ static int on_record(const struct memtrack_rec_hdr *rec, void *arg)
 }
 
 int mtd_source_read_events(struct mtd_source *src, struct mtd_state *st,
-			   struct mtd_buf *records)
+			   struct mtn_buf *records)
 {
 	struct event_ctx x = { mt_source_handle(src->s), st, records };
 	uint64_t ov;
@@ -264,7 +251,7 @@ int mtd_source_read_events(struct mtd_source *src, struct mtd_state *st,
 
 	if (!src->events)
 		return 0;
-	n = mt_read_events(x.h, on_record, &x);
+	n = mt_source_read_events(src->s, on_record, &x);
 	ov = mt_events_overruns(x.h);
 	mtd_state_add_overruns(st, ov - src->overruns);
 	src->overruns = ov;
@@ -286,12 +273,12 @@ void mtd_source_close(struct mtd_source *src)
 }
 
 static const int source_flags[] = {
-	[MTD_SOURCE_AUTO] = MT_SOURCE_NO_CGROUP,
-	[MTD_SOURCE_MODULE] = MT_SOURCE_MODULE,
-	[MTD_SOURCE_PROC] = MT_SOURCE_PROC | MT_SOURCE_NO_CGROUP,
+	[MTN_SOURCE_AUTO] = MT_SOURCE_NO_CGROUP,
+	[MTN_SOURCE_MODULE] = MT_SOURCE_MODULE,
+	[MTN_SOURCE_PROC] = MT_SOURCE_PROC | MT_SOURCE_NO_CGROUP,
 };
 
-struct mtd_source *mtd_source_open(enum mtd_source_kind kind, bool kthreads,
+struct mtd_source *mtd_source_open(enum mtn_source_kind kind, bool kthreads,
 				   bool containers, const char *rootfs,
 				   char *err, size_t errlen)
 {
@@ -326,13 +313,13 @@ struct mtd_source *mtd_source_open(enum mtd_source_kind kind, bool kthreads,
 	src->module = mt_source_is_module(src->s);
 	src->kthreads = kthreads;
 	/* the module in auto mode: why not, from mt_source_open() */
-	if (!src->module && kind == MTD_SOURCE_AUTO)
-		mtd_log(LOG_INFO, "memtrack.ko: %s; reading /proc instead",
+	if (!src->module && kind == MTN_SOURCE_AUTO)
+		mtn_log(LOG_INFO, "memtrack.ko: %s; reading /proc instead",
 			mt_errmsg());
 	if (src->module) {
-		e = mt_subscribe(mt_source_handle(src->s));
+		e = mt_source_subscribe(src->s);
 		if (e)
-			mtd_log(LOG_WARNING, "no RSS growth alerts: %s",
+			mtn_log(LOG_WARNING, "no RSS growth alerts: %s",
 				mt_errmsg());
 		src->events = !e;
 	}

@@ -9,32 +9,23 @@
 #include <string.h>
 
 #include "buf.h"
+#include "grow.h"
 
-void mtd_buf_oom(struct mtd_buf *b)
+void mtn_buf_oom(struct mtn_buf *b)
 {
 	b->oom = true;
 	b->cap = b->len;
 }
 
 /* Room for len more bytes; false (and b->oom) if there is none. */
-static bool reserve(struct mtd_buf *b, size_t len)
+static bool reserve(struct mtn_buf *b, size_t len)
 {
-	size_t cap = b->cap ? b->cap : 65536;
-	char *p;
-
 	if (b->oom)
 		return false;
-	if (b->cap - b->len > len)
-		return true;
-	while (cap - b->len <= len)
-		cap *= 2;
-	p = realloc(b->p, cap);
-	if (!p) {
-		mtd_buf_oom(b);
+	if (mt_grow((void **)&b->p, &b->cap, b->len + len + 1, 1, 65536)) {
+		mtn_buf_oom(b);
 		return false;
 	}
-	b->p = p;
-	b->cap = cap;
 	return true;
 }
 
@@ -43,7 +34,7 @@ static bool reserve(struct mtd_buf *b, size_t len)
  * formatted again once the buffer grew (a scrape formats thousands of
  * short series: measuring each first cost a second vsnprintf every time).
  */
-void mtd_buf_printf(struct mtd_buf *b, const char *fmt, ...)
+void mtn_buf_printf(struct mtn_buf *b, const char *fmt, ...)
 {
 	size_t room = b->oom ? 0 : b->cap - b->len;
 	va_list ap;
@@ -53,7 +44,7 @@ void mtd_buf_printf(struct mtd_buf *b, const char *fmt, ...)
 	n = vsnprintf(room ? b->p + b->len : NULL, room, fmt, ap);
 	va_end(ap);
 	if (n < 0) {
-		mtd_buf_oom(b);
+		mtn_buf_oom(b);
 		return;
 	}
 	if ((size_t)n >= room) {
@@ -66,7 +57,7 @@ void mtd_buf_printf(struct mtd_buf *b, const char *fmt, ...)
 	b->len += n;
 }
 
-void mtd_buf_append_slow(struct mtd_buf *b, const void *data, size_t len)
+void mtn_buf_append_slow(struct mtn_buf *b, const void *data, size_t len)
 {
 	if (!reserve(b, len))
 		return;

@@ -12,23 +12,23 @@
 #include <stddef.h>
 #include <string.h>
 
-struct mtd_buf {
+struct mtn_buf {
 	char *p;
 	size_t len, cap;
 	bool oom;
 };
 
-void mtd_buf_printf(struct mtd_buf *b, const char *fmt, ...)
+void mtn_buf_printf(struct mtn_buf *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
-void mtd_buf_append_slow(struct mtd_buf *b, const void *data, size_t len);
+void mtn_buf_append_slow(struct mtn_buf *b, const void *data, size_t len);
 /* Memory ran out (here or in the caller): no append does anything more. */
-void mtd_buf_oom(struct mtd_buf *b);
+void mtn_buf_oom(struct mtn_buf *b);
 
 /*
  * Inline while the room is there: a scrape of a node of pods appends a few
  * times per series, thousands of series, and the calls were a part of it.
  */
-static inline void mtd_buf_append(struct mtd_buf *b, const void *data,
+static inline void mtn_buf_append(struct mtn_buf *b, const void *data,
 				  size_t len)
 {
 	if (b->cap - b->len > len) {	/* an oom buffer has cap == len */
@@ -36,7 +36,7 @@ static inline void mtd_buf_append(struct mtd_buf *b, const void *data,
 		b->len += len;
 		return;
 	}
-	mtd_buf_append_slow(b, data, len);
+	mtn_buf_append_slow(b, data, len);
 }
 
 #endif /* MEMTRACK_NET_BUF_H */

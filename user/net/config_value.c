@@ -13,25 +13,25 @@
 #include <arpa/inet.h>
 
 #include "config.h"
-#include "memtrack.h"
+#include "libmemtrack.h"
 
-int mtd_parse_uint(const char *v, unsigned long min, unsigned long max,
+int mtn_parse_uint(const char *v, unsigned long min, unsigned long max,
 		   unsigned int *out)
 {
 	unsigned long n;
 	char *end;
 
 	if (*v < '0' || *v > '9')
-		return -1;
+		return -EINVAL;
 	errno = 0;
 	n = strtoul(v, &end, 10);
 	if (errno || *end || n < min || n > max)
-		return -1;
+		return -EINVAL;
 	*out = n;
 	return 0;
 }
 
-int mtd_parse_duration_ms(const char *v, unsigned long min_ms,
+int mtn_parse_duration_ms(const char *v, unsigned long min_ms,
 			  unsigned long max_ms, unsigned int *out)
 {
 	static const struct {
@@ -44,11 +44,11 @@ int mtd_parse_duration_ms(const char *v, unsigned long min_ms,
 	char *end;
 
 	if (*v < '0' || *v > '9')
-		return -1;
+		return -EINVAL;
 	errno = 0;
 	n = strtoull(v, &end, 10);
 	if (errno)
-		return -1;
+		return -EINVAL;
 	/* 0 is 0 in any unit */
 	if (!*end && n == 0 && min_ms == 0) {
 		*out = 0;
@@ -58,21 +58,21 @@ int mtd_parse_duration_ms(const char *v, unsigned long min_ms,
 		if (strcmp(end, units[i].unit))
 			continue;
 		if (n > max_ms / units[i].ms || n * units[i].ms < min_ms)
-			return -1;
+			return -EINVAL;
 		*out = n * units[i].ms;
 		return 0;
 	}
-	return -1;
+	return -EINVAL;
 }
 
-int mtd_parse_bool(const char *v, bool *out)
+int mtn_parse_bool(const char *v, bool *out)
 {
 	if (!strcmp(v, "yes") || !strcmp(v, "true") || !strcmp(v, "1"))
 		*out = true;
 	else if (!strcmp(v, "no") || !strcmp(v, "false") || !strcmp(v, "0"))
 		*out = false;
 	else
-		return -1;
+		return -EINVAL;
 	return 0;
 }
 
@@ -117,12 +117,12 @@ static bool valid_host_name(const char *v)
 	return !digits;
 }
 
-bool mtd_valid_host(const char *v)
+bool mtn_valid_host(const char *v)
 {
 	return valid_address(v) || valid_host_name(v);
 }
 
-int mtd_parse_hostport(const char *s, char *addr, size_t alen,
+int mtn_parse_hostport(const char *s, char *addr, size_t alen,
 		       unsigned int *port)
 {
 	const char *colon = strrchr(s, ':');
@@ -130,36 +130,36 @@ int mtd_parse_hostport(const char *s, char *addr, size_t alen,
 	size_t n;
 
 	if (!colon)
-		return -1;
+		return -EINVAL;
 	n = colon - s;
 	if (bracketed) {
 		if (n < 3 || s[n - 1] != ']')
-			return -1;
+			return -EINVAL;
 		s++;
 		n -= 2;
 	} else if (memchr(s, ':', n)) {
-		return -1;	/* IPv6 needs brackets */
+		return -EINVAL;	/* IPv6 needs brackets */
 	}
 	if (!n || n >= alen)
-		return -1;
+		return -EINVAL;
 	memcpy(addr, s, n);
 	addr[n] = 0;
 	/* in brackets a numeric address, else an IPv4 address or a name */
-	if (bracketed ? !valid_address(addr) : !mtd_valid_host(addr))
-		return -1;
-	return mtd_parse_uint(colon + 1, 1, 65535, port);
+	if (bracketed ? !valid_address(addr) : !mtn_valid_host(addr))
+		return -EINVAL;
+	return mtn_parse_uint(colon + 1, 1, 65535, port);
 }
 
-int mtd_parse_listen(const char *v, char *host, size_t hlen,
+int mtn_parse_listen(const char *v, char *host, size_t hlen,
 		     unsigned int *port)
 {
 	const char *colon = strchr(v, ':');
 
 	if (*v == '[' || (colon && !strchr(colon + 1, ':')))
-		return mtd_parse_hostport(v, host, hlen, port);
+		return mtn_parse_hostport(v, host, hlen, port);
 	*port = 0;
-	if (strlen(v) >= hlen || !mtd_valid_host(v))
-		return -1;
+	if (strlen(v) >= hlen || !mtn_valid_host(v))
+		return -EINVAL;
 	strcpy(host, v);
 	return 0;
 }

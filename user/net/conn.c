@@ -13,61 +13,67 @@
 
 #include "conn_int.h"
 
-struct mtd_conn *mtd_conn_open(struct mtd_creds *c, int fd,
+struct mtn_conn *mtn_conn_open(struct mtn_creds *c, int fd,
 			       char *err, size_t errlen)
 {
-	struct mtd_conn *conn = calloc(1, sizeof(*conn));
+	struct mtn_conn *conn = calloc(1, sizeof(*conn));
+	int e;
 
 	if (!conn) {
 		snprintf(err, errlen, "out of memory");
 		close(fd);
+		errno = ENOMEM;
 		return NULL;
 	}
 	conn->fd = fd;
 	conn->creds = c;
-	if (c->kind != MTD_AUTH_NONE && mtd_tls_open(conn, err, errlen)) {
-		mtd_conn_close(conn);
-		return NULL;
+	if (c->kind != MTN_AUTH_NONE) {
+		e = mtn_tls_open(conn, err, errlen);
+		if (e) {
+			mtn_conn_close(conn);
+			errno = -e;
+			return NULL;
+		}
 	}
 	return conn;
 }
 
-void mtd_conn_close(struct mtd_conn *c)
+void mtn_conn_close(struct mtn_conn *c)
 {
 	if (!c)
 		return;
-	mtd_tls_close(c);
+	mtn_tls_close(c);
 	close(c->fd);
 	free(c);
 }
 
-int mtd_conn_fd(const struct mtd_conn *c)
+int mtn_conn_fd(const struct mtn_conn *c)
 {
 	return c->fd;
 }
 
-const char *mtd_conn_peer(const struct mtd_conn *c)
+const char *mtn_conn_peer(const struct mtn_conn *c)
 {
 	return c->peer;
 }
 
-const char *mtd_conn_peer_name(const struct mtd_conn *c)
+const char *mtn_conn_peer_name(const struct mtn_conn *c)
 {
 	return c->peer_name;
 }
 
-const char *mtd_conn_desc(const struct mtd_conn *c)
+const char *mtn_conn_desc(const struct mtn_conn *c)
 {
 	return c->desc;
 }
 
-const char *mtd_conn_error(const struct mtd_conn *c)
+const char *mtn_conn_error(const struct mtn_conn *c)
 {
 	return c->error;
 }
 
-int mtd_conn_all(struct mtd_conn *c, void *buf, size_t len,
-		 mtd_conn_step step)
+int mtn_conn_all(struct mtn_conn *c, void *buf, size_t len,
+		 mtn_conn_step step)
 {
 	char *p = buf;
 
@@ -84,7 +90,7 @@ int mtd_conn_all(struct mtd_conn *c, void *buf, size_t len,
 	return 0;
 }
 
-static ssize_t plain_send(struct mtd_conn *c, void *p, size_t len)
+static ssize_t plain_send(struct mtn_conn *c, void *p, size_t len)
 {
 	ssize_t n;
 
@@ -94,7 +100,7 @@ static ssize_t plain_send(struct mtd_conn *c, void *p, size_t len)
 	return n < 0 ? -errno : n;
 }
 
-static ssize_t plain_recv(struct mtd_conn *c, void *p, size_t len)
+static ssize_t plain_recv(struct mtn_conn *c, void *p, size_t len)
 {
 	ssize_t n;
 
@@ -104,24 +110,24 @@ static ssize_t plain_recv(struct mtd_conn *c, void *p, size_t len)
 	return n < 0 ? -errno : n;
 }
 
-int mtd_conn_write(struct mtd_conn *c, const void *buf, size_t len)
+int mtn_conn_write(struct mtn_conn *c, const void *buf, size_t len)
 {
 	/* the steps only read a write's bytes */
-	return mtd_conn_all(c, (void *)buf, len,
-			    c->tls ? mtd_tls_send : plain_send);
+	return mtn_conn_all(c, (void *)buf, len,
+			    c->tls ? mtn_tls_send : plain_send);
 }
 
-int mtd_conn_read(struct mtd_conn *c, void *buf, size_t len)
+int mtn_conn_read(struct mtn_conn *c, void *buf, size_t len)
 {
-	return mtd_conn_all(c, buf, len, c->tls ? mtd_tls_recv : plain_recv);
+	return mtn_conn_all(c, buf, len, c->tls ? mtn_tls_recv : plain_recv);
 }
 
-ssize_t mtd_conn_read_some(struct mtd_conn *c, void *buf, size_t len)
+ssize_t mtn_conn_read_some(struct mtn_conn *c, void *buf, size_t len)
 {
 	ssize_t n;
 
 	if (c->tls)
-		return mtd_tls_read_some(c, buf, len);
+		return mtn_tls_read_some(c, buf, len);
 	do
 		n = recv(c->fd, buf, len, MSG_DONTWAIT);
 	while (n < 0 && errno == EINTR);
@@ -130,7 +136,7 @@ ssize_t mtd_conn_read_some(struct mtd_conn *c, void *buf, size_t len)
 	return n ? n : -ECONNRESET;
 }
 
-bool mtd_conn_pending(const struct mtd_conn *c)
+bool mtn_conn_pending(const struct mtn_conn *c)
 {
-	return c->tls && mtd_tls_pending(c);
+	return c->tls && mtn_tls_pending(c);
 }

@@ -9,20 +9,22 @@
  *  - psk: both sides prove they hold the same key, and the handshake adds
  *    an (EC)DHE exchange (forward secrecy).  psk_file is psktool's format,
  *    IDENTITY:HEXKEY per line: a server accepts every identity of its
- *    file, a client uses the first line.  mtd_conn_peer() is the identity.
+ *    file, a client uses the first line.  mtn_conn_peer() is the identity.
  *  - cert: each side sends its certificate and verifies the other's chain
  *    against ca_file, the dates, and the extended key usage when present
  *    (TLS client for a node, TLS server for an aggregator).  Peers are
  *    dialled by numeric address, so no name is matched: any certificate
- *    the CA signed is accepted, and mtd_conn_peer() is its subject DN.
+ *    the CA signed is accepted, and mtn_conn_peer() is its subject DN.
  *  The PSK file and the private key must be readable by their owner only.
  *
  * The sockets come from tcp.h, blocking with SO_RCVTIMEO/SO_SNDTIMEO set by
- * the caller (mtd_set_timeouts()), so
+ * the caller (mtn_set_timeouts()), so
  * every call below returns within the socket's timeout (the whole TLS
  * handshake within the receive timeout).  TLS keeps
- * decrypted bytes of its own: poll() on mtd_conn_fd() misses them, so ask
- * mtd_conn_pending() before sleeping in poll().
+ * decrypted bytes of its own: poll() on mtn_conn_fd() misses them, so ask
+ * mtn_conn_pending() before sleeping in poll().
+ *
+ * Errors: net's one convention (tcp.h's top comment).
  */
 #ifndef MEMTRACK_NET_CONN_H
 #define MEMTRACK_NET_CONN_H
@@ -31,14 +33,14 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-enum mtd_auth_kind {
-	MTD_AUTH_NONE,		/* plain TCP: trusted networks only */
-	MTD_AUTH_PSK,		/* TLS, pre-shared key */
-	MTD_AUTH_CERT,		/* TLS, X.509 certificates both ways */
+enum mtn_auth_kind {
+	MTN_AUTH_NONE,		/* plain TCP: trusted networks only */
+	MTN_AUTH_PSK,		/* TLS, pre-shared key */
+	MTN_AUTH_CERT,		/* TLS, X.509 certificates both ways */
 };
 
-struct mtd_auth_config {
-	enum mtd_auth_kind kind;
+struct mtn_auth_config {
+	enum mtn_auth_kind kind;
 	char psk_file[256];	/* PSK: the key file (see conn.c) */
 	char ca_file[256];	/* CERT: CA that signs every peer */
 	char cert_file[256];	/* CERT: this side's certificate... */
@@ -46,47 +48,53 @@ struct mtd_auth_config {
 };
 
 /* Credentials, loaded once (before privileges are dropped), shared. */
-struct mtd_creds;
+struct mtn_creds;
 
-/* server: accepts peers (aggregator); else connects (node, query). */
-struct mtd_creds *mtd_creds_load(const struct mtd_auth_config *a,
+/*
+ * server: accepts peers (aggregator); else connects (node, query).  NULL
+ * on failure, errno set (a file's: ENOENT, EACCES, ...; EINVAL: not a
+ * usable key or certificate; ENOMEM) and err saying why.
+ */
+struct mtn_creds *mtn_creds_load(const struct mtn_auth_config *a,
 				 bool server, char *err, size_t errlen);
-void mtd_creds_free(struct mtd_creds *c);
+void mtn_creds_free(struct mtn_creds *c);
 
-struct mtd_conn;
+struct mtn_conn;
 
 /*
  * Take over the connected socket fd and authenticate (TLS handshake); on
- * failure NULL, err says why, fd is closed.
+ * failure NULL with errno set (EACCES: credentials refused, one side or
+ * the other; ECONNRESET, ETIMEDOUT, EPROTO: not TLS or nothing in common;
+ * ENOMEM), err says why, fd is closed.
  */
-struct mtd_conn *mtd_conn_open(struct mtd_creds *c, int fd,
+struct mtn_conn *mtn_conn_open(struct mtn_creds *c, int fd,
 			       char *err, size_t errlen);
-void mtd_conn_close(struct mtd_conn *c);
-int mtd_conn_fd(const struct mtd_conn *c);
+void mtn_conn_close(struct mtn_conn *c);
+int mtn_conn_fd(const struct mtn_conn *c);
 /* Who the peer proved to be (PSK identity, certificate DN); "" if none. */
-const char *mtd_conn_peer(const struct mtd_conn *c);
+const char *mtn_conn_peer(const struct mtn_conn *c);
 /*
  * The name the peer proved, to compare with the one it claims: its PSK
  * identity, or its certificate's common name; "" if none.
  */
-const char *mtd_conn_peer_name(const struct mtd_conn *c);
+const char *mtn_conn_peer_name(const struct mtn_conn *c);
 /* The TLS version and algorithms agreed, for logs; "" for plain TCP. */
-const char *mtd_conn_desc(const struct mtd_conn *c);
+const char *mtn_conn_desc(const struct mtn_conn *c);
 /*
  * Why the last call failed in TLS terms, "" if it did not: with TLS 1.3 a
  * client whose certificate the server refuses learns it at its first read
- * after the handshake (mtd_conn_read() -EACCES).
+ * after the handshake (mtn_conn_read() -EACCES).
  */
-const char *mtd_conn_error(const struct mtd_conn *c);
+const char *mtn_conn_error(const struct mtn_conn *c);
 
 /* All of buf: 0 or -errno. */
-int mtd_conn_write(struct mtd_conn *c, const void *buf, size_t len);
+int mtn_conn_write(struct mtn_conn *c, const void *buf, size_t len);
 /* Exactly len bytes: 0, -ECONNRESET at end of stream, or -errno. */
-int mtd_conn_read(struct mtd_conn *c, void *buf, size_t len);
+int mtn_conn_read(struct mtn_conn *c, void *buf, size_t len);
 /* What is there now, without waiting: > 0 bytes, 0 none yet, or -errno
  * (-ECONNRESET at end of stream). */
-ssize_t mtd_conn_read_some(struct mtd_conn *c, void *buf, size_t len);
+ssize_t mtn_conn_read_some(struct mtn_conn *c, void *buf, size_t len);
 /* Bytes already received and decoded that poll() would not report. */
-bool mtd_conn_pending(const struct mtd_conn *c);
+bool mtn_conn_pending(const struct mtn_conn *c);
 
 #endif /* MEMTRACK_NET_CONN_H */

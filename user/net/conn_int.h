@@ -10,21 +10,21 @@
 
 #include "conn.h"
 
-#define MTD_PSK_MAX_ID	128
-#define MTD_PSK_MIN_KEY	16	/* bytes: 128 bits, psktool makes 32 */
-#define MTD_PSK_MAX_KEY	64
+#define MTN_PSK_MAX_ID	128
+#define MTN_PSK_MIN_KEY	16	/* bytes: 128 bits, psktool makes 32 */
+#define MTN_PSK_MAX_KEY	64
 
-struct mtd_psk {
-	char id[MTD_PSK_MAX_ID + 1];
-	unsigned char key[MTD_PSK_MAX_KEY];
+struct mtn_psk {
+	char id[MTN_PSK_MAX_ID + 1];
+	unsigned char key[MTN_PSK_MAX_KEY];
 	unsigned int keylen;
 };
 
-struct mtd_creds {
-	enum mtd_auth_kind kind;
+struct mtn_creds {
+	enum mtn_auth_kind kind;
 	bool server;
 	/* PSK: a server knows every key of its file, a client the first */
-	struct mtd_psk *psk;
+	struct mtn_psk *psk;
 	unsigned int npsk;
 	gnutls_psk_server_credentials_t psk_server;
 	gnutls_psk_client_credentials_t psk_client;
@@ -33,9 +33,9 @@ struct mtd_creds {
 	gnutls_priority_t prio;
 };
 
-struct mtd_conn {
+struct mtn_conn {
 	int fd;
-	struct mtd_creds *creds;
+	struct mtn_creds *creds;
 	gnutls_session_t tls;		/* NULL: plain TCP */
 	bool up;			/* the handshake succeeded */
 	bool dontwait;			/* the next recv must not wait */
@@ -49,25 +49,29 @@ struct mtd_conn {
 };
 
 /* The key of a PSK identity, or NULL. */
-const struct mtd_psk *mtd_psk_find(const struct mtd_creds *c,
+const struct mtn_psk *mtn_psk_find(const struct mtn_creds *c,
 				   const char *id, size_t idlen);
 
-/* TLS handshake on c->fd: 0, or -1 with err saying what failed. */
-int mtd_tls_open(struct mtd_conn *c, char *err, size_t errlen);
-void mtd_tls_close(struct mtd_conn *c);
+/*
+ * TLS handshake on c->fd: 0, or a negative errno (-EACCES credentials
+ * refused, -ECONNRESET, -ETIMEDOUT, -EPROTO, -ENOMEM, -EINVAL) with err
+ * saying what failed.
+ */
+int mtn_tls_open(struct mtn_conn *c, char *err, size_t errlen);
+void mtn_tls_close(struct mtn_conn *c);
 
 /*
  * One send or receive of at most len bytes at p, plain (conn.c) or TLS
- * (mtd_tls_send/recv): how many went, 0 at the end of the stream, or a
- * negative errno.  mtd_conn_all() repeats step until exactly len bytes
+ * (mtn_tls_send/recv): how many went, 0 at the end of the stream, or a
+ * negative errno.  mtn_conn_all() repeats step until exactly len bytes
  * went: 0, -ECONNRESET at the end of the stream, or step's errno.
  */
-typedef ssize_t (*mtd_conn_step)(struct mtd_conn *c, void *p, size_t len);
-int mtd_conn_all(struct mtd_conn *c, void *buf, size_t len,
-		 mtd_conn_step step);
-ssize_t mtd_tls_send(struct mtd_conn *c, void *p, size_t len);
-ssize_t mtd_tls_recv(struct mtd_conn *c, void *p, size_t len);
-ssize_t mtd_tls_read_some(struct mtd_conn *c, void *buf, size_t len);
-bool mtd_tls_pending(const struct mtd_conn *c);
+typedef ssize_t (*mtn_conn_step)(struct mtn_conn *c, void *p, size_t len);
+int mtn_conn_all(struct mtn_conn *c, void *buf, size_t len,
+		 mtn_conn_step step);
+ssize_t mtn_tls_send(struct mtn_conn *c, void *p, size_t len);
+ssize_t mtn_tls_recv(struct mtn_conn *c, void *p, size_t len);
+ssize_t mtn_tls_read_some(struct mtn_conn *c, void *buf, size_t len);
+bool mtn_tls_pending(const struct mtn_conn *c);
 
 #endif /* MEMTRACK_NET_CONN_INT_H */

@@ -6,7 +6,7 @@
  *
  * The socket's timeouts bound every wait; the whole handshake is bounded
  * by its receive timeout too, so that a peer trickling bytes cannot hold
- * it.  mtd_conn_read_some() must not wait: its recv() alone uses
+ * it.  mtn_conn_read_some() must not wait: its recv() alone uses
  * MSG_DONTWAIT, and GnuTLS keeps a partial record for the next call.
  */
 #define _GNU_SOURCE
@@ -26,7 +26,7 @@
 
 static ssize_t tls_push(gnutls_transport_ptr_t p, const void *buf, size_t len)
 {
-	struct mtd_conn *c = p;
+	struct mtn_conn *c = p;
 	ssize_t n = send(c->fd, buf, len, MSG_NOSIGNAL);
 
 	if (n < 0) {
@@ -38,7 +38,7 @@ static ssize_t tls_push(gnutls_transport_ptr_t p, const void *buf, size_t len)
 
 static ssize_t tls_pull(gnutls_transport_ptr_t p, void *buf, size_t len)
 {
-	struct mtd_conn *c = p;
+	struct mtn_conn *c = p;
 	ssize_t n = recv(c->fd, buf, len, c->dontwait ? MSG_DONTWAIT : 0);
 
 	if (n < 0) {
@@ -52,7 +52,7 @@ static ssize_t tls_pull(gnutls_transport_ptr_t p, void *buf, size_t len)
 /* Only the handshake asks this (it has a timeout of its own). */
 static int tls_pull_timeout(gnutls_transport_ptr_t p, unsigned int ms)
 {
-	struct mtd_conn *c = p;
+	struct mtn_conn *c = p;
 	struct pollfd pfd = { .fd = c->fd, .events = POLLIN };
 	int n = poll(&pfd, 1, ms == GNUTLS_INDEFINITE_TIMEOUT ? -1 : (int)ms);
 
@@ -88,7 +88,7 @@ static void copy_printable(char *out, size_t outlen, const unsigned char *s,
  * The first certificate the peer sent: its RFC 4514 DN into dn and, if cn
  * is not NULL, its (first) common name into cn.
  */
-static void peer_dn(struct mtd_conn *c, char *dn, size_t dnlen, char *cn,
+static void peer_dn(struct mtn_conn *c, char *dn, size_t dnlen, char *cn,
 		    size_t cnlen)
 {
 	const gnutls_datum_t *certs;
@@ -144,7 +144,7 @@ static const char *alert_hint(gnutls_alert_description_t a, bool psk)
 }
 
 /* The connection ended (or broke) under the handshake. */
-static bool peer_closed(const struct mtd_conn *c, int ret)
+static bool peer_closed(const struct mtn_conn *c, int ret)
 {
 	/* GnuTLS may say GNUTLS_E_AGAIN when the stream ends in a record */
 	return c->eof || ret == GNUTLS_E_PREMATURE_TERMINATION ||
@@ -152,7 +152,7 @@ static bool peer_closed(const struct mtd_conn *c, int ret)
 	       ret == GNUTLS_E_PUSH_ERROR;
 }
 
-static void describe_cert(struct mtd_conn *c, char *err, size_t errlen)
+static void describe_cert(struct mtn_conn *c, char *err, size_t errlen)
 {
 	gnutls_datum_t status;
 	char dn[256];
@@ -171,10 +171,10 @@ static void describe_cert(struct mtd_conn *c, char *err, size_t errlen)
 }
 
 /* What failed, for the log: err gets the reason for ret. */
-static void describe(struct mtd_conn *c, int ret, unsigned int ms, char *err,
+static void describe(struct mtn_conn *c, int ret, unsigned int ms, char *err,
 		     size_t errlen)
 {
-	bool psk = c->creds->kind == MTD_AUTH_PSK;
+	bool psk = c->creds->kind == MTN_AUTH_PSK;
 	gnutls_alert_description_t a;
 
 	if (peer_closed(c, ret)) {
@@ -245,9 +245,9 @@ static gnutls_typed_vdata_st server_purpose = {
 	GNUTLS_DT_KEY_PURPOSE_OID, (unsigned char *)GNUTLS_KP_TLS_WWW_SERVER, 0
 };
 
-static int setup(struct mtd_conn *c, unsigned int ms)
+static int setup(struct mtn_conn *c, unsigned int ms)
 {
-	struct mtd_creds *cr = c->creds;
+	struct mtn_creds *cr = c->creds;
 	int ret;
 
 	ret = gnutls_init(&c->tls, (cr->server ? GNUTLS_SERVER : GNUTLS_CLIENT) |
@@ -265,7 +265,7 @@ static int setup(struct mtd_conn *c, unsigned int ms)
 	ret = gnutls_priority_set(c->tls, cr->prio);
 	if (ret < 0)
 		return ret;
-	if (cr->kind == MTD_AUTH_PSK)
+	if (cr->kind == MTN_AUTH_PSK)
 		return gnutls_credentials_set(c->tls, GNUTLS_CRD_PSK,
 					      cr->server ? (void *)cr->psk_server :
 					      (void *)cr->psk_client);
@@ -292,18 +292,18 @@ static const char *or_dash(const char *s)
 	return s ? s : "-";
 }
 
-static void identify(struct mtd_conn *c)
+static void identify(struct mtn_conn *c)
 {
 	gnutls_datum_t id;
 
-	if (c->creds->kind == MTD_AUTH_CERT)
+	if (c->creds->kind == MTN_AUTH_CERT)
 		peer_dn(c, c->peer, sizeof(c->peer), c->peer_name,
 			sizeof(c->peer_name));
 	else if (!c->creds->server)
 		snprintf(c->peer, sizeof(c->peer), "%s", c->creds->psk[0].id);
 	else if (gnutls_psk_server_get_username2(c->tls, &id) >= 0)
 		copy_printable(c->peer, sizeof(c->peer), id.data, id.size);
-	if (c->creds->kind == MTD_AUTH_PSK)
+	if (c->creds->kind == MTN_AUTH_PSK)
 		strcpy(c->peer_name, c->peer);
 	snprintf(c->desc, sizeof(c->desc), "%s %s %s %s",
 		 or_dash(gnutls_protocol_get_name(gnutls_protocol_get_version(c->tls))),
@@ -313,7 +313,7 @@ static void identify(struct mtd_conn *c)
 }
 
 /* Tell the peer why, unless the link itself failed. */
-static void refuse(struct mtd_conn *c, int ret)
+static void refuse(struct mtn_conn *c, int ret)
 {
 	if (c->eof)
 		return;
@@ -342,14 +342,40 @@ static void refuse(struct mtd_conn *c, int ret)
 		;
 }
 
-int mtd_tls_open(struct mtd_conn *c, char *err, size_t errlen)
+/*
+ * The errno of a failed handshake (describe() says what in words):
+ * -ECONNRESET the peer closed, -ETIMEDOUT, -EPROTO not TLS or nothing in
+ * common, -EACCES the peer or we refused the other's credentials.
+ */
+static int handshake_errno(const struct mtn_conn *c, int ret)
+{
+	if (peer_closed(c, ret))
+		return -ECONNRESET;
+	switch (ret) {
+	case GNUTLS_E_TIMEDOUT:
+	case GNUTLS_E_AGAIN:
+		return -ETIMEDOUT;
+	case GNUTLS_E_MEMORY_ERROR:
+		return -ENOMEM;
+	case GNUTLS_E_FATAL_ALERT_RECEIVED:
+	case GNUTLS_E_CERTIFICATE_VERIFICATION_ERROR:
+	case GNUTLS_E_CERTIFICATE_REQUIRED:
+	case GNUTLS_E_NO_CERTIFICATE_FOUND:
+	case GNUTLS_E_RECEIVED_ILLEGAL_PARAMETER:
+	case GNUTLS_E_DECRYPTION_FAILED:
+		return -EACCES;
+	}
+	return c->unknown_id ? -EACCES : -EPROTO;
+}
+
+int mtn_tls_open(struct mtn_conn *c, char *err, size_t errlen)
 {
 	unsigned int ms = handshake_ms(c->fd);
 	int ret = setup(c, ms);
 
 	if (ret < 0) {
 		snprintf(err, errlen, "TLS session: %s", gnutls_strerror(ret));
-		return -1;
+		return ret == GNUTLS_E_MEMORY_ERROR ? -ENOMEM : -EINVAL;
 	}
 	do {
 		c->wouldblock = false;
@@ -361,14 +387,14 @@ int mtd_tls_open(struct mtd_conn *c, char *err, size_t errlen)
 		describe(c, ret, ms, err, errlen);
 		snprintf(c->error, sizeof(c->error), "%s", err);
 		refuse(c, ret);
-		return -1;
+		return handshake_errno(c, ret);
 	}
 	c->up = true;
 	identify(c);
 	return 0;
 }
 
-void mtd_tls_close(struct mtd_conn *c)
+void mtn_tls_close(struct mtn_conn *c)
 {
 	if (!c->tls)
 		return;
@@ -380,7 +406,7 @@ void mtd_tls_close(struct mtd_conn *c)
 }
 
 /* -errno for ret, and what GnuTLS said into c->error. */
-static int to_errno(struct mtd_conn *c, int ret)
+static int to_errno(struct mtn_conn *c, int ret)
 {
 	gnutls_alert_description_t a;
 
@@ -389,7 +415,7 @@ static int to_errno(struct mtd_conn *c, int ret)
 		a = gnutls_alert_get(c->tls);
 		snprintf(c->error, sizeof(c->error), "TLS: the peer refused: %s%s",
 			 gnutls_alert_get_name(a),
-			 alert_hint(a, c->creds->kind == MTD_AUTH_PSK));
+			 alert_hint(a, c->creds->kind == MTN_AUTH_PSK));
 		return -EACCES;
 	}
 	if (ret != GNUTLS_E_AGAIN)
@@ -414,7 +440,7 @@ static int to_errno(struct mtd_conn *c, int ret)
  * only if the socket said so: GnuTLS also returns it after a record that
  * carried no data (a TLS 1.3 session ticket, a key update).
  */
-static ssize_t retry_send(struct mtd_conn *c, const void *buf, size_t len)
+static ssize_t retry_send(struct mtn_conn *c, const void *buf, size_t len)
 {
 	ssize_t n;
 
@@ -426,7 +452,7 @@ static ssize_t retry_send(struct mtd_conn *c, const void *buf, size_t len)
 	return n;
 }
 
-static ssize_t retry_recv(struct mtd_conn *c, void *buf, size_t len)
+static ssize_t retry_recv(struct mtn_conn *c, void *buf, size_t len)
 {
 	ssize_t n;
 
@@ -438,7 +464,7 @@ static ssize_t retry_recv(struct mtd_conn *c, void *buf, size_t len)
 	return n;
 }
 
-ssize_t mtd_tls_send(struct mtd_conn *c, void *p, size_t len)
+ssize_t mtn_tls_send(struct mtn_conn *c, void *p, size_t len)
 {
 	ssize_t n = retry_send(c, p, len);
 
@@ -455,14 +481,14 @@ ssize_t mtd_tls_send(struct mtd_conn *c, void *p, size_t len)
 	return n < 0 ? to_errno(c, n) : n;
 }
 
-ssize_t mtd_tls_recv(struct mtd_conn *c, void *p, size_t len)
+ssize_t mtn_tls_recv(struct mtn_conn *c, void *p, size_t len)
 {
 	ssize_t n = retry_recv(c, p, len);
 
 	return n < 0 ? to_errno(c, n) : n;
 }
 
-ssize_t mtd_tls_read_some(struct mtd_conn *c, void *buf, size_t len)
+ssize_t mtn_tls_read_some(struct mtn_conn *c, void *buf, size_t len)
 {
 	ssize_t n;
 
@@ -476,7 +502,7 @@ ssize_t mtd_tls_read_some(struct mtd_conn *c, void *buf, size_t len)
 	return n ? n : -ECONNRESET;
 }
 
-bool mtd_tls_pending(const struct mtd_conn *c)
+bool mtn_tls_pending(const struct mtn_conn *c)
 {
 	return gnutls_record_check_pending(c->tls) > 0;
 }

@@ -5,12 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "memtrack.h"
+#include "libmemtrack.h"
 #include "conn.h"
 #include "frame_io.h"
 #include "relay_proto.h"
 
-int mtd_conn_read_by(struct mtd_conn *c, void *buf, size_t len,
+int mtn_conn_read_by(struct mtn_conn *c, void *buf, size_t len,
 		     int64_t deadline)
 {
 	uint8_t *p = buf;
@@ -19,8 +19,8 @@ int mtd_conn_read_by(struct mtd_conn *c, void *buf, size_t len,
 		ssize_t n;
 
 		/* TLS may hold decoded bytes that poll() cannot see */
-		if (!mtd_conn_pending(c)) {
-			struct pollfd pfd = { .fd = mtd_conn_fd(c),
+		if (!mtn_conn_pending(c)) {
+			struct pollfd pfd = { .fd = mtn_conn_fd(c),
 					      .events = POLLIN };
 			int64_t left = deadline - mt_mono_ms();
 			int r;
@@ -33,7 +33,7 @@ int mtd_conn_read_by(struct mtd_conn *c, void *buf, size_t len,
 			if (r <= 0)
 				continue;
 		}
-		n = mtd_conn_read_some(c, p, len);
+		n = mtn_conn_read_some(c, p, len);
 		if (n < 0)
 			return n;
 		p += n;
@@ -42,18 +42,18 @@ int mtd_conn_read_by(struct mtd_conn *c, void *buf, size_t len,
 	return 0;
 }
 
-int mtd_frame_read(struct mtd_conn *c, uint8_t *type, uint8_t **body,
+int mtn_frame_read(struct mtn_conn *c, uint8_t *type, uint8_t **body,
 		   uint32_t *len, int64_t head_deadline, int64_t body_deadline,
 		   int body_ms)
 {
-	uint8_t hdr[MTD_RELAY_HDR_LEN];
+	uint8_t hdr[MTN_RELAY_HDR_LEN];
 	int err;
 
 	*body = NULL;
-	err = mtd_conn_read_by(c, hdr, sizeof(hdr), head_deadline);
+	err = mtn_conn_read_by(c, hdr, sizeof(hdr), head_deadline);
 	if (err)
 		return err;
-	if (mtd_relay_parse_hdr(hdr, type, len))
+	if (mtn_relay_parse_hdr(hdr, type, len))
 		return -EBADMSG;
 	if (!*len)
 		return 0;
@@ -62,7 +62,7 @@ int mtd_frame_read(struct mtd_conn *c, uint8_t *type, uint8_t **body,
 		return -ENOMEM;
 	if (!body_deadline)
 		body_deadline = mt_mono_ms() + body_ms;
-	err = mtd_conn_read_by(c, *body, *len, body_deadline);
+	err = mtn_conn_read_by(c, *body, *len, body_deadline);
 	if (err) {
 		free(*body);
 		*body = NULL;
@@ -70,18 +70,18 @@ int mtd_frame_read(struct mtd_conn *c, uint8_t *type, uint8_t **body,
 	return err;
 }
 
-int mtd_frame_write(struct mtd_conn *c, uint8_t type, const void *body,
+int mtn_frame_write(struct mtn_conn *c, uint8_t type, const void *body,
 		    size_t len)
 {
-	uint8_t *f = malloc(MTD_RELAY_HDR_LEN + len);
+	uint8_t *f = malloc(MTN_RELAY_HDR_LEN + len);
 	int err;
 
 	if (!f)
 		return -ENOMEM;
-	mtd_relay_hdr(f, type, len);
+	mtn_relay_hdr(f, type, len);
 	if (len)
-		memcpy(f + MTD_RELAY_HDR_LEN, body, len);
-	err = mtd_conn_write(c, f, MTD_RELAY_HDR_LEN + len);
+		memcpy(f + MTN_RELAY_HDR_LEN, body, len);
+	err = mtn_conn_write(c, f, MTN_RELAY_HDR_LEN + len);
 	free(f);
 	return err;
 }

@@ -1,5 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
-/* memtrackd's messages (log.h): stderr with -f, else syslog once started. */
+/*
+ * A daemon's messages (log.h): stderr with -f, else syslog once started;
+ * named as the program named itself (mt_set_progname()), as every program's
+ * messages are.
+ */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -13,20 +18,20 @@
 
 static bool log_stderr = true;
 
-void mtd_log_init(bool to_stderr)
+void mtn_log_init(bool to_stderr)
 {
 	log_stderr = to_stderr;
 	if (!to_stderr)
-		openlog("memtrackd", LOG_PID, LOG_DAEMON);
+		openlog(program_invocation_short_name, LOG_PID, LOG_DAEMON);
 }
 
-void mtd_log(int prio, const char *fmt, ...)
+void mtn_log(int prio, const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
 	if (log_stderr) {
-		fputs("memtrackd: ", stderr);
+		fprintf(stderr, "%s: ", program_invocation_short_name);
 		vfprintf(stderr, fmt, ap);
 		fputc('\n', stderr);
 	} else {
@@ -35,18 +40,18 @@ void mtd_log(int prio, const char *fmt, ...)
 	va_end(ap);
 }
 
-void mtd_log_started(bool foreground)
+void mtn_log_started(bool foreground)
 {
 	if (!foreground)
-		mtd_log_init(false);
+		mtn_log_init(false);
 }
 
-bool mtd_exit_signalled(int sigfd)
+bool mtn_exit_signalled(int sigfd)
 {
 	struct signalfd_siginfo si;
 
 	if (read(sigfd, &si, sizeof(si)) != sizeof(si) || si.ssi_signo == SIGHUP)
 		return false;
-	mtd_log(LOG_INFO, "signal %u: exiting", si.ssi_signo);
+	mtn_log(LOG_INFO, "signal %u: exiting", si.ssi_signo);
 	return true;
 }

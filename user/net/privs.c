@@ -26,68 +26,72 @@ static int keep_only(unsigned int keep, char *err, size_t errlen)
 {
 	cap_value_t v[2];
 	cap_t caps = cap_init();
-	int n = 0, ret = -1;
+	int n = 0, ret = 0;
 
-	if (keep & MTD_KEEP_PTRACE)
+	if (keep & MTN_KEEP_PTRACE)
 		v[n++] = CAP_SYS_PTRACE;
-	if (keep & MTD_KEEP_READ_SEARCH)
+	if (keep & MTN_KEEP_READ_SEARCH)
 		v[n++] = CAP_DAC_READ_SEARCH;
-	if (!caps)
-		goto out;
-	if (cap_set_flag(caps, CAP_PERMITTED, n, v, CAP_SET) ||
+	if (!caps ||
+	    cap_set_flag(caps, CAP_PERMITTED, n, v, CAP_SET) ||
 	    cap_set_flag(caps, CAP_EFFECTIVE, n, v, CAP_SET) ||
-	    cap_set_proc(caps))
-		goto out;
-	ret = 0;
-out:
-	if (ret)
+	    cap_set_proc(caps)) {
+		ret = errno ? -errno : -EPERM;
 		snprintf(err, errlen, "keeping %s%s%s: %s",
-			 keep & MTD_KEEP_PTRACE ? "CAP_SYS_PTRACE" : "",
+			 keep & MTN_KEEP_PTRACE ? "CAP_SYS_PTRACE" : "",
 			 n == 2 ? " and " : "",
-			 keep & MTD_KEEP_READ_SEARCH ? "CAP_DAC_READ_SEARCH" : "",
-			 strerror(errno));
+			 keep & MTN_KEEP_READ_SEARCH ? "CAP_DAC_READ_SEARCH" : "",
+			 strerror(-ret));
+	}
 	if (caps)
 		cap_free(caps);
 	return ret;
 }
 
-int mtd_drop_privileges(const char *user, unsigned int keep,
+int mtn_drop_privileges(const char *user, unsigned int keep,
 			char *err, size_t errlen)
 {
 	struct passwd *pw;
+	int e;
 
 	if (geteuid() != 0)
 		return 0;	/* started unprivileged: nothing to drop */
 	errno = 0;
 	pw = getpwnam(user);
 	if (!pw) {
+		e = errno;
 		snprintf(err, errlen, "user \"%s\": %s", user,
-			 errno ? strerror(errno) : "no such user");
-		return -1;
+			 e ? strerror(e) : "no such user");
+		return e ? -e : -ENOENT;
 	}
 	if (pw->pw_uid == 0)
 		return 0;	/* configured to stay root */
 	if (keep && prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0)) {
-		snprintf(err, errlen, "PR_SET_KEEPCAPS: %s", strerror(errno));
-		return -1;
+		e = errno;
+		snprintf(err, errlen, "PR_SET_KEEPCAPS: %s", strerror(e));
+		return -e;
 	}
 	if (setgroups(1, &pw->pw_gid) || setresgid(pw->pw_gid, pw->pw_gid,
 						   pw->pw_gid) ||
 	    setresuid(pw->pw_uid, pw->pw_uid, pw->pw_uid)) {
-		snprintf(err, errlen, "switching to %s: %s", user,
-			 strerror(errno));
-		return -1;
+		e = errno;
+		snprintf(err, errlen, "switching to %s: %s", user, strerror(e));
+		return -e;
 	}
-	if (keep && keep_only(keep, err, errlen))
-		return -1;
+	if (keep) {
+		e = keep_only(keep, err, errlen);
+		if (e)
+			return e;
+	}
 	/* Prove it cannot come back. */
 	if (setuid(0) == 0) {
 		snprintf(err, errlen, "still able to become root");
-		return -1;
+		return -EPERM;
 	}
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)) {
-		snprintf(err, errlen, "PR_SET_NO_NEW_PRIVS: %s", strerror(errno));
-		return -1;
+		e = errno;
+		snprintf(err, errlen, "PR_SET_NO_NEW_PRIVS: %s", strerror(e));
+		return -e;
 	}
 	return 0;
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Dropping root (privs.c), for the node daemon and the aggregator alike,
- * once what needs it is open.
+ * once what needs it is open.  Errors: net's one convention (tcp.h's top
+ * comment).
  */
 #ifndef MEMTRACK_NET_PRIVS_H
 #define MEMTRACK_NET_PRIVS_H
@@ -10,11 +11,15 @@
 #include <stddef.h>
 
 /* Capabilities that may stay once root is dropped. */
-#define MTD_KEEP_PTRACE		(1U << 0)	/* CAP_SYS_PTRACE */
-#define MTD_KEEP_READ_SEARCH	(1U << 1)	/* CAP_DAC_READ_SEARCH */
+#define MTN_KEEP_PTRACE		(1U << 0)	/* CAP_SYS_PTRACE */
+#define MTN_KEEP_READ_SEARCH	(1U << 1)	/* CAP_DAC_READ_SEARCH */
 
-/* To user, keeping the MTD_KEEP_* in keep.  0, or -1 with err set. */
-int mtd_drop_privileges(const char *user, unsigned int keep,
+/*
+ * To user, keeping the MTN_KEEP_* in keep.  0, or a negative errno with
+ * err set: the failing call's (getpwnam, setresuid, ...), -ENOENT for no
+ * such user, -EPERM if root could still be taken back.
+ */
+int mtn_drop_privileges(const char *user, unsigned int keep,
 			char *err, size_t errlen);
 
 #endif /* MEMTRACK_NET_PRIVS_H */

@@ -6,71 +6,78 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "memtrack.h"
+#include "libmemtrack.h"
 #include "conn.h"
 #include "tcp.h"
 #include "frame_io.h"
 #include "query_client.h"
 #include "relay_proto.h"
+#include "grow.h"
 
 #define CLIENT_NAME	"memtrack-query"
 
-struct mtd_query_client {
-	struct mtd_conn *c;
+struct mtn_query_client {
+	struct mtn_conn *c;
 };
 
-struct mtd_query_client *mtd_query_connect(const char *addr, unsigned int port,
-					   struct mtd_creds *creds,
+struct mtn_query_client *mtn_query_connect(const char *addr, unsigned int port,
+					   struct mtn_creds *creds,
 					   int timeout_ms, char *err,
 					   size_t errlen)
 {
 	int64_t deadline = mt_mono_ms() + timeout_ms;
 	uint8_t hello[18 + sizeof(CLIENT_NAME) - 1] = { 0 }, *body;
-	struct mtd_query_client *q;
+	struct mtn_query_client *q;
 	uint32_t len;
 	uint8_t type;
+	char why[320];
 	int fd, r;
 
-	fd = mtd_dial(addr, port, timeout_ms);
+	fd = mtn_dial(addr, port, timeout_ms, why, sizeof(why));
 	/* the socket's timeouts bound what conn.c does without a deadline */
 	if (fd >= 0) {
-		r = mtd_set_timeouts(fd, (int)(deadline - mt_mono_ms()));
+		r = mtn_set_timeouts(fd, (int)(deadline - mt_mono_ms()));
 		if (r) {
 			close(fd);
 			fd = r;
 		}
 	}
 	if (fd < 0) {
+		/* the resolver's sentence, else the errno's */
 		snprintf(err, errlen, "connecting to %s port %u: %s", addr, port,
-			 mtd_net_strerror(fd));
+			 *why ? why : strerror(-fd));
+		errno = -fd;
 		return NULL;
 	}
 	q = calloc(1, sizeof(*q));
 	if (!q) {
 		close(fd);
 		snprintf(err, errlen, "out of memory");
+		errno = ENOMEM;
 		return NULL;
 	}
-	q->c = mtd_conn_open(creds, fd, err, errlen);
+	q->c = mtn_conn_open(creds, fd, err, errlen);
 	if (!q->c) {
+		r = errno;
 		free(q);
+		errno = r;
 		return NULL;
 	}
 	/* session 0: a query client, not a node */
 	hello[17] = sizeof(CLIENT_NAME) - 1;
 	memcpy(hello + 18, CLIENT_NAME, sizeof(CLIENT_NAME) - 1);
-	r = mtd_frame_write(q->c, MTD_RELAY_HELLO, hello, sizeof(hello));
+	r = mtn_frame_write(q->c, MTN_RELAY_HELLO, hello, sizeof(hello));
 	if (!r)
-		r = mtd_frame_read(q->c, &type, &body, &len, deadline, deadline,
+		r = mtn_frame_read(q->c, &type, &body, &len, deadline, deadline,
 				   0);
 	if (!r) {
 		free(body);
-		if (type != MTD_RELAY_WELCOME)
+		if (type != MTN_RELAY_WELCOME)
 			r = -EPROTO;
 	}
 	if (r) {
 		/* TLS 1.3: a refused certificate shows up at the first read */
-		const char *tls = mtd_conn_error(q->c);
+		const char *tls = mtn_conn_error(q->c);
 
 		if (*tls)
 			snprintf(err, errlen, "%s port %u: %s", addr, port, tls);
@@ -79,21 +86,22 @@ struct mtd_query_client *mtd_query_connect(const char *addr, unsigned int port,
 				 addr, port, r == -EBADMSG ? "malformed frame" :
 				 strerror(-r), r == -EBADMSG || r == -ECONNRESET ?
 				 " (does the aggregator use another auth?)" : "");
-		mtd_query_close(q);
+		mtn_query_close(q);
+		errno = -r;
 		return NULL;
 	}
 	return q;
 }
 
-void mtd_query_close(struct mtd_query_client *q)
+void mtn_query_close(struct mtn_query_client *q)
 {
 	if (!q)
 		return;
-	mtd_conn_close(q->c);
+	mtn_conn_close(q->c);
 	free(q);
 }
 
-void mtd_query_result_free(struct mtd_query_result *res)
+void mtn_query_result_free(struct mtn_query_result *res)
 {
 	size_t i;
 
@@ -136,7 +144,7 @@ static char *field(const char **p, const char *end, bool *last)
 }
 
 static int parse_table(const char *p, const char *end,
-		       struct mtd_query_result *res)
+		       struct mtn_query_result *res)
 {
 	size_t cap = 0;
 	bool last = false;
@@ -165,15 +173,9 @@ static int parse_table(const char *p, const char *end,
 	while (p < end) {
 		size_t i;
 
-		if (res->nrows == cap) {
-			void *n;
-
-			cap = cap ? cap * 2 : 64;
-			n = realloc(res->cells, cap * res->ncols * sizeof(char *));
-			if (!n)
-				return -ENOMEM;
-			res->cells = n;
-		}
+		if (mt_grow((void **)&res->cells, &cap, res->nrows + 1,
+			    res->ncols * sizeof(char *), 64))
+			return -ENOMEM;
 		for (i = 0; i < res->ncols; i++) {
 			char *c = field(&p, end, &last);
 
@@ -191,8 +193,8 @@ static int parse_table(const char *p, const char *end,
 	return 0;
 }
 
-int mtd_query_result_table(const char *body, size_t len,
-			   struct mtd_query_result *res)
+int mtn_query_result_table(const char *body, size_t len,
+			   struct mtn_query_result *res)
 {
 	int r;
 
@@ -200,12 +202,12 @@ int mtd_query_result_table(const char *body, size_t len,
 	res->ok = true;
 	r = parse_table(body, body + len, res);
 	if (r)
-		mtd_query_result_free(res);
+		mtn_query_result_free(res);
 	return r;
 }
 
-int mtd_query_run(struct mtd_query_client *q, const char *query,
-		  int timeout_ms, struct mtd_query_result *res, char *err,
+int mtn_query_run(struct mtn_query_client *q, const char *query,
+		  int timeout_ms, struct mtn_query_result *res, char *err,
 		  size_t errlen)
 {
 	int64_t deadline = mt_mono_ms() + timeout_ms;
@@ -215,19 +217,19 @@ int mtd_query_run(struct mtd_query_client *q, const char *query,
 	int r;
 
 	memset(res, 0, sizeof(*res));
-	if (!qlen || qlen > MTD_RELAY_MAX_QUERY) {
+	if (!qlen || qlen > MTN_RELAY_MAX_QUERY) {
 		res->ok = false;
 		snprintf(res->error, sizeof(res->error),
-			 "a query has 1..%d bytes", MTD_RELAY_MAX_QUERY);
+			 "a query has 1..%d bytes", MTN_RELAY_MAX_QUERY);
 		return 0;
 	}
-	r = mtd_set_timeouts(mtd_conn_fd(q->c), timeout_ms);
+	r = mtn_set_timeouts(mtn_conn_fd(q->c), timeout_ms);
 	if (!r)
-		r = mtd_frame_write(q->c, MTD_RELAY_QUERY, query, qlen);
+		r = mtn_frame_write(q->c, MTN_RELAY_QUERY, query, qlen);
 	if (!r)
-		r = mtd_frame_read(q->c, &type, &body, &len, deadline, deadline,
+		r = mtn_frame_read(q->c, &type, &body, &len, deadline, deadline,
 				   0);
-	if (!r && type != MTD_RELAY_RESULT)
+	if (!r && type != MTN_RELAY_RESULT)
 		r = -EPROTO;
 	if (r) {
 		snprintf(err, errlen, "query: %s", r == -EBADMSG ?
@@ -238,7 +240,7 @@ int mtd_query_run(struct mtd_query_client *q, const char *query,
 	if (body[0]) {
 		snprintf(res->error, sizeof(res->error), "%.*s",
 			 (int)(len - 2), (const char *)body + 2);
-	} else if (body[1] == MTD_RESULT_RECORDS) {
+	} else if (body[1] == MTN_RESULT_RECORDS) {
 		res->ok = res->records = true;
 		res->recs_len = len - 2;
 		res->recs = malloc(len - 2 + 1);
@@ -255,12 +257,12 @@ int mtd_query_run(struct mtd_query_client *q, const char *query,
 	if (r) {
 		snprintf(err, errlen, "query: %s", r == -EBADMSG ?
 			 "malformed result" : strerror(-r));
-		mtd_query_result_free(res);
+		mtn_query_result_free(res);
 	}
 	return r;
 }
 
-const char *mtd_query_cell(const struct mtd_query_result *res, size_t row,
+const char *mtn_query_cell(const struct mtn_query_result *res, size_t row,
 			   const char *col)
 {
 	size_t i;

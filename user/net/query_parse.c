@@ -13,7 +13,7 @@
 
 #define MAX_TOKENS	32
 
-const char *const mtd_query_fields[MTD_QF_COUNT] = {
+const char *const mtn_query_fields[MTN_QF_COUNT] = {
 	"rss", "anon", "file", "shmem", "swap", "nproc"
 };
 
@@ -39,10 +39,10 @@ static int field_of(const char *s, bool nproc_ok)
 {
 	int i;
 
-	for (i = 0; i < MTD_QF_COUNT; i++)
-		if (!strcmp(s, mtd_query_fields[i]))
-			return i == MTD_QF_NPROC && !nproc_ok ? -1 : i;
-	return -1;
+	for (i = 0; i < MTN_QF_COUNT; i++)
+		if (!strcmp(s, mtn_query_fields[i]))
+			return i == MTN_QF_NPROC && !nproc_ok ? -ENOENT : i;
+	return -ENOENT;
 }
 
 static int parse_number(const char *s, unsigned long max, unsigned long *out)
@@ -50,41 +50,41 @@ static int parse_number(const char *s, unsigned long max, unsigned long *out)
 	char *end;
 
 	if (*s < '0' || *s > '9')
-		return -1;
+		return -EINVAL;
 	errno = 0;
 	*out = strtoul(s, &end, 10);
-	return errno || *end || *out > max ? -1 : 0;
+	return errno || *end || *out > max ? -EINVAL : 0;
 }
 
-const char *const mtd_query_keys[MTD_QK_COUNT] = {
+const char *const mtn_query_keys[MTN_QK_COUNT] = {
 	"node", "namespace", "pod", "container", "comm"
 };
 
-bool mtd_query_grouped(const struct mtd_query *q)
+bool mtn_query_grouped(const struct mtn_query *q)
 {
 	int k;
 
-	for (k = 0; k < MTD_QK_COUNT; k++)
+	for (k = 0; k < MTN_QK_COUNT; k++)
 		if (q->by[k])
 			return true;
 	return false;
 }
 
-/* The key s starts with (its length in *len, up to '=' or ','), or -1. */
+/* The key s starts with (its length in *len, up to '=' or ','), or -ENOENT. */
 static int key_of(const char *s, size_t *len)
 {
 	int i;
 
 	*len = strcspn(s, "=,");
-	for (i = 0; i < MTD_QK_COUNT; i++)
-		if (strlen(mtd_query_keys[i]) == *len &&
-		    !strncmp(s, mtd_query_keys[i], *len))
+	for (i = 0; i < MTN_QK_COUNT; i++)
+		if (strlen(mtn_query_keys[i]) == *len &&
+		    !strncmp(s, mtn_query_keys[i], *len))
 			return i;
-	return -1;
+	return -ENOENT;
 }
 
 /* by KEY[,KEY...]: each once. */
-static int parse_by(const char *s, struct mtd_query *q, struct perr *b)
+static int parse_by(const char *s, struct mtn_query *q, struct perr *b)
 {
 	size_t len;
 
@@ -94,12 +94,12 @@ static int parse_by(const char *s, struct mtd_query *q, struct perr *b)
 		if (k < 0 || (s[len] && s[len] != ',') ||
 		    (s[len] == ',' && !s[len + 1])) {
 			fail(b, "sum: by node, namespace, pod, container or comm (several with commas)");
-			return -1;
+			return -EINVAL;
 		}
 		if (q->by[k]) {
 			fail(b, "sum: \"%s\" given twice after by",
-			     mtd_query_keys[k]);
-			return -1;
+			     mtn_query_keys[k]);
+			return -EINVAL;
 		}
 		q->by[k] = true;
 		s += len + (s[len] == ',');
@@ -108,14 +108,14 @@ static int parse_by(const char *s, struct mtd_query *q, struct perr *b)
 }
 
 /* where COND [and COND]...: tokens from t[i]. */
-static int parse_where(char **t, int nt, int i, struct mtd_query *q,
+static int parse_where(char **t, int nt, int i, struct mtn_query *q,
 		       struct perr *b)
 {
 	if (i == nt)
 		return 0;
 	if (strcmp(t[i], "where") || i + 1 == nt) {
 		fail(b, "expected \"where COND\" at \"%s\"", t[i]);
-		return -1;
+		return -EINVAL;
 	}
 	for (i++; i < nt; i++) {
 		const char **dst;
@@ -125,74 +125,74 @@ static int parse_where(char **t, int nt, int i, struct mtd_query *q,
 		if (k < 0 || t[i][len] != '=') {
 			fail(b, "bad condition \"%s\" (node, namespace, pod, container or comm=VALUE)",
 			     t[i]);
-			return -1;
+			return -EINVAL;
 		}
 		dst = &q->where[k];
 		if (*dst || !t[i][len + 1]) {
 			fail(b, "\"%s\": empty or given twice", t[i]);
-			return -1;
+			return -EINVAL;
 		}
 		*dst = t[i] + len + 1;
 		if (i + 1 < nt && (strcmp(t[i + 1], "and") || i + 2 == nt)) {
 			fail(b, "expected \"and COND\" at \"%s\"", t[i + 1]);
-			return -1;
+			return -EINVAL;
 		}
 		i++;
 	}
 	return 0;
 }
 
-static int parse_sum(char **t, int nt, struct mtd_query *q, struct perr *b)
+static int parse_sum(char **t, int nt, struct mtn_query *q, struct perr *b)
 {
 	char *save = NULL, *f;
 	int i = 2;
 
 	if (nt < 2) {
 		fail(b, "sum: which field? (rss anon file shmem swap nproc)");
-		return -1;
+		return -EINVAL;
 	}
 	for (f = strtok_r(t[1], ",", &save); f; f = strtok_r(NULL, ",", &save)) {
 		int k = field_of(f, true);
 
-		if (k < 0 || q->nfields == MTD_QUERY_MAX_FIELDS) {
+		if (k < 0 || q->nfields == MTN_QUERY_MAX_FIELDS) {
 			fail(b, "sum: unknown field \"%s\" (rss anon file shmem swap nproc)",
 			     f);
-			return -1;
+			return -EINVAL;
 		}
 		q->fields[q->nfields++] = k;
 	}
 	if (!q->nfields) {
 		fail(b, "sum: which field?");
-		return -1;
+		return -EINVAL;
 	}
 	if (i < nt && !strcmp(t[i], "by")) {
 		if (i + 1 == nt) {
 			fail(b, "sum: by node, namespace, pod, container or comm (several with commas)");
-			return -1;
+			return -EINVAL;
 		}
 		if (parse_by(t[i + 1], q, b))
-			return -1;
+			return -EINVAL;
 		i += 2;
 	}
 	return parse_where(t, nt, i, q, b);
 }
 
-static int parse_top(char **t, int nt, struct mtd_query *q, struct perr *b)
+static int parse_top(char **t, int nt, struct mtn_query *q, struct perr *b)
 {
 	int i = 2;
 
-	if (nt < 2 || parse_number(t[1], MTD_QUERY_MAX_TOP, &q->n) || !q->n) {
-		fail(b, "top: N must be 1..%d", MTD_QUERY_MAX_TOP);
-		return -1;
+	if (nt < 2 || parse_number(t[1], MTN_QUERY_MAX_TOP, &q->n) || !q->n) {
+		fail(b, "top: N must be 1..%d", MTN_QUERY_MAX_TOP);
+		return -EINVAL;
 	}
-	q->fields[0] = MTD_QF_RSS;
+	q->fields[0] = MTN_QF_RSS;
 	q->nfields = 1;
 	if (i < nt && !strcmp(t[i], "by")) {
-		int k = i + 1 < nt ? field_of(t[i + 1], false) : -1;
+		int k = i + 1 < nt ? field_of(t[i + 1], false) : -ENOENT;
 
 		if (k < 0) {
 			fail(b, "top: by rss, anon, file, shmem or swap");
-			return -1;
+			return -EINVAL;
 		}
 		q->fields[0] = k;
 		i += 2;
@@ -200,7 +200,7 @@ static int parse_top(char **t, int nt, struct mtd_query *q, struct perr *b)
 	return parse_where(t, nt, i, q, b);
 }
 
-static int parse(char *text, struct mtd_query *q, struct perr *b)
+static int parse(char *text, struct mtn_query *q, struct perr *b)
 {
 	char *t[MAX_TOKENS], *save = NULL, *tok;
 	int nt = 0;
@@ -210,44 +210,44 @@ static int parse(char *text, struct mtd_query *q, struct perr *b)
 	     tok = strtok_r(NULL, " \t\n", &save)) {
 		if (nt == MAX_TOKENS) {
 			fail(b, "query too long (%d words at most)", MAX_TOKENS);
-			return -1;
+			return -EINVAL;
 		}
 		t[nt++] = tok;
 	}
 	if (!nt) {
 		fail(b, "empty query");
-		return -1;
+		return -EINVAL;
 	}
 	if (!strcmp(t[0], "nodes")) {
-		q->kind = MTD_Q_NODES;
+		q->kind = MTN_Q_NODES;
 		if (nt == 1)
 			return 0;
 		fail(b, "nodes takes nothing more");
-		return -1;
+		return -EINVAL;
 	}
 	if (!strcmp(t[0], "sum")) {
-		q->kind = MTD_Q_SUM;
+		q->kind = MTN_Q_SUM;
 		return parse_sum(t, nt, q, b);
 	}
 	if (!strcmp(t[0], "top")) {
-		q->kind = MTD_Q_TOP;
+		q->kind = MTN_Q_TOP;
 		return parse_top(t, nt, q, b);
 	}
 	if (!strcmp(t[0], "events")) {
-		q->kind = MTD_Q_EVENTS;
+		q->kind = MTN_Q_EVENTS;
 		if (nt >= 2 && nt <= 3 &&
 		    (nt == 2 || !parse_number(t[2], 1000000, &q->n))) {
-			q->where[MTD_QK_NODE] = t[1];
+			q->where[MTN_QK_NODE] = t[1];
 			return 0;
 		}
 		fail(b, "usage: events NODE [LAST]");
-		return -1;
+		return -EINVAL;
 	}
 	fail(b, "unknown query \"%.64s\" (nodes, sum, top, events)", t[0]);
-	return -1;
+	return -EINVAL;
 }
 
-int mtd_query_parse(char *text, struct mtd_query *q, char *err,
+int mtn_query_parse(char *text, struct mtn_query *q, char *err,
 		    size_t errlen)
 {
 	struct perr b = { err, errlen };

@@ -13,7 +13,8 @@
  * FIELD: rss anon file shmem swap (bytes; rss = anon + file + shmem),
  * nproc (sum only); KEY: node namespace pod container comm (each once, the
  * result's columns in that order); COND: KEY=VALUE.  A program outside a
- * container has namespace, pod and container "".
+ * container has namespace, pod and container "".  Errors: net's one
+ * convention (tcp.h's top comment).
  */
 #ifndef MEMTRACK_NET_QUERY_PARSE_H
 #define MEMTRACK_NET_QUERY_PARSE_H
@@ -21,43 +22,43 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define MTD_QUERY_MAX_TOP	10000
-#define MTD_QUERY_MAX_FIELDS	6
+#define MTN_QUERY_MAX_TOP	10000
+#define MTN_QUERY_MAX_FIELDS	6
 
-enum mtd_query_field {
-	MTD_QF_RSS, MTD_QF_ANON, MTD_QF_FILE, MTD_QF_SHMEM, MTD_QF_SWAP,
-	MTD_QF_NPROC, MTD_QF_COUNT
+enum mtn_query_field {
+	MTN_QF_RSS, MTN_QF_ANON, MTN_QF_FILE, MTN_QF_SHMEM, MTN_QF_SWAP,
+	MTN_QF_NPROC, MTN_QF_COUNT
 };
 
-extern const char *const mtd_query_fields[MTD_QF_COUNT];
+extern const char *const mtn_query_fields[MTN_QF_COUNT];
 
 /* What a sum groups by and a condition names, in the result's order. */
-enum mtd_query_key {
-	MTD_QK_NODE, MTD_QK_NS, MTD_QK_POD, MTD_QK_CONTAINER, MTD_QK_COMM,
-	MTD_QK_COUNT
+enum mtn_query_key {
+	MTN_QK_NODE, MTN_QK_NS, MTN_QK_POD, MTN_QK_CONTAINER, MTN_QK_COMM,
+	MTN_QK_COUNT
 };
 
 /* "node", "namespace", "pod", "container", "comm": the labels' names */
-extern const char *const mtd_query_keys[MTD_QK_COUNT];
+extern const char *const mtn_query_keys[MTN_QK_COUNT];
 
-struct mtd_query {
-	enum { MTD_Q_NODES, MTD_Q_SUM, MTD_Q_TOP, MTD_Q_EVENTS } kind;
-	enum mtd_query_field fields[MTD_QUERY_MAX_FIELDS];
+struct mtn_query {
+	enum { MTN_Q_NODES, MTN_Q_SUM, MTN_Q_TOP, MTN_Q_EVENTS } kind;
+	enum mtn_query_field fields[MTN_QUERY_MAX_FIELDS];
 	unsigned int nfields;
-	bool by[MTD_QK_COUNT];		/* sum's groups */
+	bool by[MTN_QK_COUNT];		/* sum's groups */
 	unsigned long n;		/* top N, events LAST (0: all) */
 	/* where KEY=VALUE, NULL: any (point into text); events' node */
-	const char *where[MTD_QK_COUNT];
+	const char *where[MTN_QK_COUNT];
 };
 
 /* Grouped by any key, or by none (one row)? */
-bool mtd_query_grouped(const struct mtd_query *q);
+bool mtn_query_grouped(const struct mtn_query *q);
 
 /*
- * Parse text (cut into words in place: q points into it): 0, or -1 with
- * what is wrong in err.
+ * Parse text (cut into words in place: q points into it): 0, or -EINVAL
+ * with what is wrong in err.
  */
-int mtd_query_parse(char *text, struct mtd_query *q, char *err,
+int mtn_query_parse(char *text, struct mtn_query *q, char *err,
 		    size_t errlen);
 
 #endif /* MEMTRACK_NET_QUERY_PARSE_H */

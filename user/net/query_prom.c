@@ -39,7 +39,8 @@
 #include <jansson.h>
 
 #include "buf.h"
-#include "memtrack.h"
+#include "grow.h"
+#include "libmemtrack.h"
 #include "query_client.h"
 #include "query_parse.h"
 #include "query_prom.h"
@@ -47,7 +48,7 @@
 
 #define ANSWER_MAX	(64 << 20)
 
-struct mtd_prom {
+struct mtn_prom {
 	CURL *curl;
 	char url[1024];			/* .../api/v1/query */
 	unsigned int down_after_ms;
@@ -55,26 +56,29 @@ struct mtd_prom {
 	char err[1536];
 };
 
-struct mtd_prom *mtd_prom_new(const char *url, unsigned int down_after_ms,
+struct mtn_prom *mtn_prom_new(const char *url, unsigned int down_after_ms,
 			      char *err, size_t errlen)
 {
-	struct mtd_prom *p;
+	struct mtn_prom *p;
 	size_t n = strlen(url);
 
 	if (strncasecmp(url, "http://", 7) && strncasecmp(url, "https://", 8)) {
 		snprintf(err, errlen, "%s: not an http:// or https:// URL", url);
+		errno = EINVAL;
 		return NULL;
 	}
 	while (n && url[n - 1] == '/')
 		n--;
 	if (n + sizeof("/api/v1/query") > sizeof(p->url)) {
 		snprintf(err, errlen, "URL too long");
+		errno = EINVAL;
 		return NULL;
 	}
 	p = calloc(1, sizeof(*p));
 	if (!p || curl_global_init(CURL_GLOBAL_DEFAULT)) {
 		snprintf(err, errlen, "out of memory");
 		free(p);
+		errno = ENOMEM;
 		return NULL;
 	}
 	p->curl = curl_easy_init();
@@ -82,6 +86,7 @@ struct mtd_prom *mtd_prom_new(const char *url, unsigned int down_after_ms,
 		snprintf(err, errlen, "out of memory");
 		curl_global_cleanup();
 		free(p);
+		errno = ENOMEM;
 		return NULL;
 	}
 	snprintf(p->url, sizeof(p->url), "%.*s/api/v1/query", (int)n, url);
@@ -89,7 +94,7 @@ struct mtd_prom *mtd_prom_new(const char *url, unsigned int down_after_ms,
 	return p;
 }
 
-void mtd_prom_free(struct mtd_prom *p)
+void mtn_prom_free(struct mtn_prom *p)
 {
 	if (!p)
 		return;
@@ -100,11 +105,11 @@ void mtd_prom_free(struct mtd_prom *p)
 
 static size_t keep(char *d, size_t size, size_t n, void *arg)
 {
-	struct mtd_buf *b = arg;
+	struct mtn_buf *b = arg;
 
 	if (b->len + size * n > ANSWER_MAX)
 		return 0;		/* curl fails the transfer */
-	mtd_buf_append(b, d, size * n);
+	mtn_buf_append(b, d, size * n);
 	return b->oom ? 0 : size * n;
 }
 
@@ -112,9 +117,9 @@ static size_t keep(char *d, size_t size, size_t n, void *arg)
  * One PromQL instant query at p->now: its result vector (a new
  * reference), or NULL with p->err set.
  */
-static json_t *instant(struct mtd_prom *p, const char *promql, int timeout_ms)
+static json_t *instant(struct mtn_prom *p, const char *promql, int timeout_ms)
 {
-	struct mtd_buf ans = { 0 }, form = { 0 };
+	struct mtn_buf ans = { 0 }, form = { 0 };
 	json_t *root = NULL, *res = NULL;
 	char *esc = NULL;
 	long code = 0;
@@ -125,7 +130,7 @@ static json_t *instant(struct mtd_prom *p, const char *promql, int timeout_ms)
 		snprintf(p->err, sizeof(p->err), "out of memory");
 		return NULL;
 	}
-	mtd_buf_printf(&form, "query=%s&time=%.3f", esc, p->now);
+	mtn_buf_printf(&form, "query=%s&time=%.3f", esc, p->now);
 	curl_free(esc);
 	curl_easy_setopt(p->curl, CURLOPT_URL, p->url);
 	curl_easy_setopt(p->curl, CURLOPT_POSTFIELDS, form.p);
@@ -191,18 +196,18 @@ static unsigned long long number(json_t *el)
 }
 
 /* A PromQL string literal of s: quotes and backslashes escaped. */
-static void promql_str(struct mtd_buf *b, const char *s)
+static void promql_str(struct mtn_buf *b, const char *s)
 {
-	mtd_buf_append(b, "\"", 1);
+	mtn_buf_append(b, "\"", 1);
 	for (; *s; s++) {
 		if (*s == '"' || *s == '\\')
-			mtd_buf_append(b, "\\", 1);
+			mtn_buf_append(b, "\\", 1);
 		if (*s == '\n')
-			mtd_buf_append(b, "\\n", 2);
+			mtn_buf_append(b, "\\n", 2);
 		else
-			mtd_buf_append(b, s, 1);
+			mtn_buf_append(b, s, 1);
 	}
-	mtd_buf_append(b, "\"", 1);
+	mtn_buf_append(b, "\"", 1);
 }
 
 /*
@@ -212,26 +217,26 @@ static void promql_str(struct mtd_buf *b, const char *s)
  * is not among them: a scraped node's series have only instance, and
  * up_only() picks the node.
  */
-static void matchers(struct mtd_buf *b, const struct mtd_query *q)
+static void matchers(struct mtn_buf *b, const struct mtn_query *q)
 {
 	bool first = true;
 	int k;
 
-	for (k = 0; k < MTD_QK_COUNT; k++) {
-		if (!q->where[k] || k == MTD_QK_NODE)
+	for (k = 0; k < MTN_QK_COUNT; k++) {
+		if (!q->where[k] || k == MTN_QK_NODE)
 			continue;
-		mtd_buf_printf(b, "%s%s=", first ? "{" : ",",
-			       mtd_query_keys[k]);
+		mtn_buf_printf(b, "%s%s=", first ? "{" : ",",
+			       mtn_query_keys[k]);
 		promql_str(b, q->where[k]);
 		first = false;
 	}
 	if (!first)
-		mtd_buf_append(b, "}", 1);
+		mtn_buf_append(b, "}", 1);
 }
 
-static const char *const family[MTD_QF_COUNT] = {
-	[MTD_QF_ANON] = "rss_anon_bytes", [MTD_QF_FILE] = "rss_file_bytes",
-	[MTD_QF_SHMEM] = "rss_shmem_bytes", [MTD_QF_SWAP] = "swap_bytes",
+static const char *const family[MTN_QF_COUNT] = {
+	[MTN_QF_ANON] = "rss_anon_bytes", [MTN_QF_FILE] = "rss_file_bytes",
+	[MTN_QF_SHMEM] = "rss_shmem_bytes", [MTN_QF_SWAP] = "swap_bytes",
 };
 
 /*
@@ -241,34 +246,34 @@ static const char *const family[MTD_QF_COUNT] = {
  * keeps the first that is not (neither has a ';': a host name, an
  * address:port).  Every other label stays, so no two series become one.
  */
-static void node_open(struct mtd_buf *b)
+static void node_open(struct mtn_buf *b)
 {
-	mtd_buf_printf(b, "label_replace(label_join(");
+	mtn_buf_printf(b, "label_replace(label_join(");
 }
 
-static void node_close(struct mtd_buf *b)
+static void node_close(struct mtn_buf *b)
 {
-	mtd_buf_printf(b, ", \"node\", \";\", \"node\", \"instance\"), \"node\", \"$1\", \"node\", \";?([^;]*).*\")");
+	mtn_buf_printf(b, ", \"node\", \";\", \"node\", \"instance\"), \"node\", \"$1\", \"node\", \";?([^;]*).*\")");
 }
 
 /* A field of programs (level "program") or processes ("process"). */
-static void field_expr(struct mtd_buf *b, const char *level,
-		       enum mtd_query_field f, const struct mtd_query *q)
+static void field_expr(struct mtn_buf *b, const char *level,
+		       enum mtn_query_field f, const struct mtn_query *q)
 {
-	if (f == MTD_QF_RSS) {
-		mtd_buf_printf(b, "(");
-		field_expr(b, level, MTD_QF_ANON, q);
-		mtd_buf_printf(b, " + ");
-		field_expr(b, level, MTD_QF_FILE, q);
-		mtd_buf_printf(b, " + ");
-		field_expr(b, level, MTD_QF_SHMEM, q);
-		mtd_buf_printf(b, ")");
+	if (f == MTN_QF_RSS) {
+		mtn_buf_printf(b, "(");
+		field_expr(b, level, MTN_QF_ANON, q);
+		mtn_buf_printf(b, " + ");
+		field_expr(b, level, MTN_QF_FILE, q);
+		mtn_buf_printf(b, " + ");
+		field_expr(b, level, MTN_QF_SHMEM, q);
+		mtn_buf_printf(b, ")");
 		return;
 	}
-	if (f == MTD_QF_NPROC)
-		mtd_buf_printf(b, "memtrack_program_processes");
+	if (f == MTN_QF_NPROC)
+		mtn_buf_printf(b, "memtrack_program_processes");
 	else
-		mtd_buf_printf(b, "memtrack_%s_%s", level, family[f]);
+		mtn_buf_printf(b, "memtrack_%s_%s", level, family[f]);
 	matchers(b, q);
 }
 
@@ -277,33 +282,33 @@ static void field_expr(struct mtd_buf *b, const char *level,
  * only node X with where node=X: its series with node="X" (remote write)
  * or, having no node label, instance="X" (scraped).
  */
-static void up_only(struct mtd_buf *b, const struct mtd_prom *p,
-		    const struct mtd_query *q)
+static void up_only(struct mtn_buf *b, const struct mtn_prom *p,
+		    const struct mtn_query *q)
 {
-	const char *x = q->where[MTD_QK_NODE];
+	const char *x = q->where[MTN_QK_NODE];
 
-	mtd_buf_printf(b, " and on (node) ");
+	mtn_buf_printf(b, " and on (node) ");
 	node_open(b);
-	mtd_buf_printf(b, "time() - ");
+	mtn_buf_printf(b, "time() - ");
 	if (x) {
-		mtd_buf_printf(b, "(timestamp(memtrack_build_info{node=");
+		mtn_buf_printf(b, "(timestamp(memtrack_build_info{node=");
 		promql_str(b, x);
-		mtd_buf_printf(b, "}) or timestamp(memtrack_build_info{node=\"\",instance=");
+		mtn_buf_printf(b, "}) or timestamp(memtrack_build_info{node=\"\",instance=");
 		promql_str(b, x);
-		mtd_buf_printf(b, "}))");
+		mtn_buf_printf(b, "}))");
 	} else {
-		mtd_buf_printf(b, "timestamp(memtrack_build_info)");
+		mtn_buf_printf(b, "timestamp(memtrack_build_info)");
 	}
-	mtd_buf_printf(b, " <= %.3f", p->down_after_ms / 1000.0);
+	mtn_buf_printf(b, " <= %.3f", p->down_after_ms / 1000.0);
 	node_close(b);
 }
 
 /* ---- sum ---- */
 
 struct row {
-	char key[MTD_QK_COUNT][256];	/* node, namespace, ... ("" none) */
+	char key[MTN_QK_COUNT][256];	/* node, namespace, ... ("" none) */
 	int pid;
-	unsigned long long v[MTD_QF_COUNT];
+	unsigned long long v[MTN_QF_COUNT];
 	unsigned long long sort;
 };
 
@@ -316,13 +321,13 @@ static bool same_key(const struct row *r, const char *const *key, int pid)
 {
 	int k;
 
-	for (k = 0; k < MTD_QK_COUNT; k++)
+	for (k = 0; k < MTN_QK_COUNT; k++)
 		if (strcmp(r->key[k], key[k]))
 			return false;
 	return r->pid == pid;
 }
 
-/* The row of key (a value per mtd_query_key, "" for none) and pid. */
+/* The row of key (a value per mtn_query_key, "" for none) and pid. */
 static struct row *row_of(struct rows *rs, const char *const *key, int pid)
 {
 	size_t i;
@@ -331,17 +336,10 @@ static struct row *row_of(struct rows *rs, const char *const *key, int pid)
 	for (i = 0; i < rs->n; i++)
 		if (same_key(&rs->r[i], key, pid))
 			return &rs->r[i];
-	if (rs->n == rs->cap) {
-		size_t cap = rs->cap ? rs->cap * 2 : 64;
-		struct row *n = realloc(rs->r, cap * sizeof(*n));
-
-		if (!n)
-			return NULL;
-		rs->r = n;
-		rs->cap = cap;
-	}
+	if (mt_grow((void **)&rs->r, &rs->cap, rs->n + 1, sizeof(*rs->r), 64))
+		return NULL;
 	memset(&rs->r[rs->n], 0, sizeof(rs->r[0]));
-	for (k = 0; k < MTD_QK_COUNT; k++)
+	for (k = 0; k < MTN_QK_COUNT; k++)
 		snprintf(rs->r[rs->n].key[k], sizeof(rs->r[0].key[k]), "%s",
 			 key[k]);
 	rs->r[rs->n].pid = pid;
@@ -357,26 +355,26 @@ static int row_cmp(const void *x, const void *y)
 
 	if (a->sort != b->sort)
 		return a->sort < b->sort ? 1 : -1;
-	for (k = 0; k < MTD_QK_COUNT && !c; k++)
+	for (k = 0; k < MTN_QK_COUNT && !c; k++)
 		c = strcmp(a->key[k], b->key[k]);
 	return c ? c : (a->pid > b->pid) - (a->pid < b->pid);
 }
 
 /* Each element of a vector into its row (by: the keys that group; pid
  * too if by_pid): field f. */
-static int fold(struct rows *rs, json_t *vec, enum mtd_query_field f,
+static int fold(struct rows *rs, json_t *vec, enum mtn_query_field f,
 		const bool *by, bool by_pid)
 {
 	size_t i;
 	json_t *el;
 
 	json_array_foreach(vec, i, el) {
-		const char *key[MTD_QK_COUNT];
+		const char *key[MTN_QK_COUNT];
 		struct row *r;
 		int k;
 
-		for (k = 0; k < MTD_QK_COUNT; k++)
-			key[k] = by[k] ? label(el, mtd_query_keys[k]) : "";
+		for (k = 0; k < MTN_QK_COUNT; k++)
+			key[k] = by[k] ? label(el, mtn_query_keys[k]) : "";
 		r = row_of(rs, key, by_pid ? atoi(label(el, "pid")) : 0);
 
 		if (!r)
@@ -386,36 +384,36 @@ static int fold(struct rows *rs, json_t *vec, enum mtd_query_field f,
 	return 0;
 }
 
-static int q_sum(struct mtd_prom *p, const struct mtd_query *q, int timeout_ms,
-		 struct mtd_buf *out)
+static int q_sum(struct mtn_prom *p, const struct mtn_query *q, int timeout_ms,
+		 struct mtn_buf *out)
 {
-	static const char *const none[MTD_QK_COUNT] = { "", "", "", "", "" };
+	static const char *const none[MTN_QK_COUNT] = { "", "", "", "", "" };
 	struct rows rs = { 0 };
 	unsigned int k;
 	size_t i;
 	int err = 0, g;
 
 	/* no group at all: one row even when nothing matches */
-	if (!mtd_query_grouped(q) && !row_of(&rs, none, 0))
+	if (!mtn_query_grouped(q) && !row_of(&rs, none, 0))
 		return -ENOMEM;
 	for (k = 0; k < q->nfields && !err; k++) {
-		struct mtd_buf e = { 0 };
+		struct mtn_buf e = { 0 };
 		const char *sep = " by (";
 		json_t *vec;
 		int g;
 
-		mtd_buf_printf(&e, "sum");
-		for (g = 0; g < MTD_QK_COUNT; g++)
+		mtn_buf_printf(&e, "sum");
+		for (g = 0; g < MTN_QK_COUNT; g++)
 			if (q->by[g]) {
-				mtd_buf_printf(&e, "%s%s", sep, mtd_query_keys[g]);
+				mtn_buf_printf(&e, "%s%s", sep, mtn_query_keys[g]);
 				sep = ", ";
 			}
-		mtd_buf_printf(&e, "%s (", mtd_query_grouped(q) ? ")" : "");
+		mtn_buf_printf(&e, "%s (", mtn_query_grouped(q) ? ")" : "");
 		node_open(&e);
 		field_expr(&e, "program", q->fields[k], q);
 		node_close(&e);
 		up_only(&e, p, q);
-		mtd_buf_printf(&e, ")");
+		mtn_buf_printf(&e, ")");
 		vec = e.oom ? NULL : instant(p, e.p, timeout_ms);
 		free(e.p);
 		if (!vec)
@@ -429,18 +427,18 @@ static int q_sum(struct mtd_prom *p, const struct mtd_query *q, int timeout_ms,
 	for (i = 0; i < rs.n; i++)
 		rs.r[i].sort = rs.r[i].v[q->fields[0]];
 	qsort(rs.r, rs.n, sizeof(*rs.r), row_cmp);
-	for (g = 0; g < MTD_QK_COUNT; g++)
+	for (g = 0; g < MTN_QK_COUNT; g++)
 		if (q->by[g])
-			mtd_buf_printf(out, "%s:s\t", mtd_query_keys[g]);
+			mtn_buf_printf(out, "%s:s\t", mtn_query_keys[g]);
 	for (k = 0; k < q->nfields; k++)
-		mtd_buf_printf(out, "%s:n%c", mtd_query_fields[q->fields[k]],
+		mtn_buf_printf(out, "%s:n%c", mtn_query_fields[q->fields[k]],
 			       k + 1 < q->nfields ? '\t' : '\n');
 	for (i = 0; i < rs.n; i++) {
-		for (g = 0; g < MTD_QK_COUNT; g++)
+		for (g = 0; g < MTN_QK_COUNT; g++)
 			if (q->by[g])
-				mtd_result_put_str(out, rs.r[i].key[g], '\t');
+				mtn_result_put_str(out, rs.r[i].key[g], '\t');
 		for (k = 0; k < q->nfields; k++)
-			mtd_buf_printf(out, "%llu%c", rs.r[i].v[q->fields[k]],
+			mtn_buf_printf(out, "%llu%c", rs.r[i].v[q->fields[k]],
 				       k + 1 < q->nfields ? '\t' : '\n');
 	}
 out:
@@ -450,38 +448,38 @@ out:
 
 /* ---- top ---- */
 
-static int q_top(struct mtd_prom *p, const struct mtd_query *q, int timeout_ms,
-		 struct mtd_buf *out)
+static int q_top(struct mtn_prom *p, const struct mtn_query *q, int timeout_ms,
+		 struct mtn_buf *out)
 {
-	static const enum mtd_query_field figs[] = {
-		MTD_QF_ANON, MTD_QF_FILE, MTD_QF_SHMEM, MTD_QF_SWAP
+	static const enum mtn_query_field figs[] = {
+		MTN_QF_ANON, MTN_QF_FILE, MTN_QF_SHMEM, MTN_QF_SWAP
 	};
-	static const bool by_node_comm[MTD_QK_COUNT] = {
-		[MTD_QK_NODE] = true, [MTD_QK_COMM] = true,
+	static const bool by_node_comm[MTN_QK_COUNT] = {
+		[MTN_QK_NODE] = true, [MTN_QK_COMM] = true,
 	};
-	struct mtd_buf sel = { 0 };
+	struct mtn_buf sel = { 0 };
 	struct rows rs = { 0 };
 	unsigned int k;
 	size_t i;
 	int err = 0;
 
 	/* the N largest processes of the nodes that are up */
-	mtd_buf_printf(&sel, "topk(%lu, ", q->n);
+	mtn_buf_printf(&sel, "topk(%lu, ", q->n);
 	node_open(&sel);
 	field_expr(&sel, "process", q->fields[0], q);
 	node_close(&sel);
 	up_only(&sel, p, q);
-	mtd_buf_printf(&sel, ")");
+	mtn_buf_printf(&sel, ")");
 	if (sel.oom)
 		return -ENOMEM;
 	for (k = 0; k < MT_ARRAY_SIZE(figs) && !err; k++) {
-		struct mtd_buf e = { 0 };
+		struct mtn_buf e = { 0 };
 		json_t *vec;
 
 		node_open(&e);
 		field_expr(&e, "process", figs[k], q);
 		node_close(&e);
-		mtd_buf_printf(&e, " and on (node, pid) %s", sel.p);
+		mtn_buf_printf(&e, " and on (node, pid) %s", sel.p);
 		vec = e.oom ? NULL : instant(p, e.p, timeout_ms);
 		free(e.p);
 		if (!vec)
@@ -496,23 +494,23 @@ static int q_top(struct mtd_prom *p, const struct mtd_query *q, int timeout_ms,
 	for (i = 0; i < rs.n; i++) {
 		struct row *r = &rs.r[i];
 
-		r->v[MTD_QF_RSS] = r->v[MTD_QF_ANON] + r->v[MTD_QF_FILE] +
-				   r->v[MTD_QF_SHMEM];
+		r->v[MTN_QF_RSS] = r->v[MTN_QF_ANON] + r->v[MTN_QF_FILE] +
+				   r->v[MTN_QF_SHMEM];
 		r->sort = r->v[q->fields[0]];
 	}
 	/* the aggregator's order: key, node, pid (comm ties with pid) */
 	qsort(rs.r, rs.n, sizeof(*rs.r), row_cmp);
-	mtd_buf_printf(out, "node:s\tpid:n\tcomm:s\trss:n\tanon:n\tfile:n\tshmem:n\tswap:n\n");
+	mtn_buf_printf(out, "node:s\tpid:n\tcomm:s\trss:n\tanon:n\tfile:n\tshmem:n\tswap:n\n");
 	for (i = 0; i < rs.n && i < q->n; i++) {
 		const struct row *r = &rs.r[i];
 
-		mtd_result_put_str(out, r->key[MTD_QK_NODE], '\t');
-		mtd_buf_printf(out, "%d\t", r->pid);
-		mtd_result_put_str(out, r->key[MTD_QK_COMM], '\t');
-		mtd_buf_printf(out, "%llu\t%llu\t%llu\t%llu\t%llu\n",
-			       r->v[MTD_QF_RSS], r->v[MTD_QF_ANON],
-			       r->v[MTD_QF_FILE], r->v[MTD_QF_SHMEM],
-			       r->v[MTD_QF_SWAP]);
+		mtn_result_put_str(out, r->key[MTN_QK_NODE], '\t');
+		mtn_buf_printf(out, "%d\t", r->pid);
+		mtn_result_put_str(out, r->key[MTN_QK_COMM], '\t');
+		mtn_buf_printf(out, "%llu\t%llu\t%llu\t%llu\t%llu\n",
+			       r->v[MTN_QF_RSS], r->v[MTN_QF_ANON],
+			       r->v[MTN_QF_FILE], r->v[MTN_QF_SHMEM],
+			       r->v[MTN_QF_SWAP]);
 	}
 out:
 	free(rs.r);
@@ -522,18 +520,18 @@ out:
 /* ---- nodes ---- */
 
 /* AGG by (node) (NODE(E)) */
-static void by_node(struct mtd_buf *b, const char *agg, const char *e)
+static void by_node(struct mtn_buf *b, const char *agg, const char *e)
 {
-	mtd_buf_printf(b, "%s by (node) (", agg);
+	mtn_buf_printf(b, "%s by (node) (", agg);
 	node_open(b);
-	mtd_buf_printf(b, "%s", e);
+	mtn_buf_printf(b, "%s", e);
 	node_close(b);
-	mtd_buf_printf(b, ")");
+	mtn_buf_printf(b, ")");
 }
 
-static int q_nodes(struct mtd_prom *p, int timeout_ms, struct mtd_buf *out)
+static int q_nodes(struct mtn_prom *p, int timeout_ms, struct mtn_buf *out)
 {
-	struct mtd_buf e = { 0 }, f = { 0 };
+	struct mtn_buf e = { 0 }, f = { 0 };
 	struct rows rs = { 0 };
 	json_t *seen = NULL, *procs = NULL, *el;
 	size_t i;
@@ -553,7 +551,7 @@ static int q_nodes(struct mtd_prom *p, int timeout_ms, struct mtd_buf *out)
 	}
 	json_array_foreach(seen, i, el) {
 		const char *v = json_string_value(json_array_get(json_object_get(el, "value"), 1));
-		const char *key[MTD_QK_COUNT] = { label(el, "node"), "", "", "", "" };
+		const char *key[MTN_QK_COUNT] = { label(el, "node"), "", "", "", "" };
 		struct row *r = row_of(&rs, key, 0);
 
 		if (!r) {
@@ -567,20 +565,20 @@ static int q_nodes(struct mtd_prom *p, int timeout_ms, struct mtd_buf *out)
 		size_t j;
 
 		for (j = 0; j < rs.n; j++)
-			if (!strcmp(rs.r[j].key[MTD_QK_NODE], label(el, "node")))
-				rs.r[j].v[MTD_QF_NPROC] = number(el);
+			if (!strcmp(rs.r[j].key[MTN_QK_NODE], label(el, "node")))
+				rs.r[j].v[MTN_QF_NPROC] = number(el);
 	}
-	mtd_buf_printf(out, "node:s\tstate:s\tlast_seen_ms_ago:n\tlast_seen_unix_ms:n\tprocesses:n\n");
+	mtn_buf_printf(out, "node:s\tstate:s\tlast_seen_ms_ago:n\tlast_seen_unix_ms:n\tprocesses:n\n");
 	for (i = 0; i < rs.n; i++) {
 		const struct row *r = &rs.r[i];
 		long long ago = llround(p->now * 1000) - (long long)r->sort;
 
 		if (ago < 0)
 			ago = 0;
-		mtd_result_put_str(out, r->key[MTD_QK_NODE], '\t');
-		mtd_result_put_str(out, ago <= p->down_after_ms ? "up" : "down", '\t');
-		mtd_buf_printf(out, "%lld\t%llu\t%llu\n", ago, r->sort,
-			       r->v[MTD_QF_NPROC]);
+		mtn_result_put_str(out, r->key[MTN_QK_NODE], '\t');
+		mtn_result_put_str(out, ago <= p->down_after_ms ? "up" : "down", '\t');
+		mtn_buf_printf(out, "%lld\t%llu\t%llu\n", ago, r->sort,
+			       r->v[MTN_QF_NPROC]);
 	}
 out:
 	json_decref(seen);
@@ -591,12 +589,12 @@ out:
 	return err;
 }
 
-int mtd_prom_query(struct mtd_prom *p, const char *query, int timeout_ms,
-		   struct mtd_query_result *res, char *err, size_t errlen)
+int mtn_prom_query(struct mtn_prom *p, const char *query, int timeout_ms,
+		   struct mtn_query_result *res, char *err, size_t errlen)
 {
-	struct mtd_buf out = { 0 };
+	struct mtn_buf out = { 0 };
 	char *text = strdup(query), why[512];
-	struct mtd_query q;
+	struct mtn_query q;
 	struct timespec ts;
 	int r = 0;
 
@@ -605,8 +603,8 @@ int mtd_prom_query(struct mtd_prom *p, const char *query, int timeout_ms,
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	if (mtd_query_parse(text, &q, why, sizeof(why)) ||
-	    (q.kind == MTD_Q_EVENTS &&
+	if (mtn_query_parse(text, &q, why, sizeof(why)) ||
+	    (q.kind == MTN_Q_EVENTS &&
 	     snprintf(why, sizeof(why), "events: a node's records are in the aggregator, not in Prometheus") > 0)) {
 		res->ok = false;
 		snprintf(res->error, sizeof(res->error), "%s", why);
@@ -616,9 +614,9 @@ int mtd_prom_query(struct mtd_prom *p, const char *query, int timeout_ms,
 	clock_gettime(CLOCK_REALTIME, &ts);
 	p->now = ts.tv_sec + ts.tv_nsec / 1e9;
 	p->err[0] = '\0';
-	if (q.kind == MTD_Q_NODES)
+	if (q.kind == MTN_Q_NODES)
 		r = q_nodes(p, timeout_ms, &out);
-	else if (q.kind == MTD_Q_SUM)
+	else if (q.kind == MTN_Q_SUM)
 		r = q_sum(p, &q, timeout_ms, &out);
 	else
 		r = q_top(p, &q, timeout_ms, &out);
@@ -626,7 +624,7 @@ int mtd_prom_query(struct mtd_prom *p, const char *query, int timeout_ms,
 	if (!r && out.oom)
 		r = -ENOMEM;
 	if (!r)
-		r = mtd_query_result_table(out.p, out.len, res);
+		r = mtn_query_result_table(out.p, out.len, res);
 	if (r)
 		snprintf(err, errlen, "%s", p->err[0] ? p->err :
 			 r == -ENOMEM ? "out of memory" : "bad answer");

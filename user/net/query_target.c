@@ -10,24 +10,27 @@
 #include "conn.h"
 #include "query_target.h"
 
-int mtd_query_target(const char *cfgpath, const char *server,
-		     struct mtd_query_target *t, char *err, size_t errlen)
+int mtn_query_target(const char *cfgpath, const char *server,
+		     struct mtn_query_target *t, char *err, size_t errlen)
 {
-	struct mtd_config cfg;
+	struct mtn_config cfg;
 	char why[512];
+	int e;
 
-	mtd_config_defaults(&cfg);
-	if ((cfgpath || access(MTD_DEFAULT_CONFIG, R_OK) == 0) &&
-	    mtd_config_load(cfgpath ? cfgpath : MTD_DEFAULT_CONFIG, &cfg, why,
-			    sizeof(why))) {
-		snprintf(err, errlen, "%s", why);
-		return -2;
+	mtn_config_defaults(&cfg);
+	if (cfgpath || access(MTN_DEFAULT_CONFIG, R_OK) == 0) {
+		e = mtn_config_load(cfgpath ? cfgpath : MTN_DEFAULT_CONFIG,
+				    &cfg, why, sizeof(why));
+		if (e) {
+			snprintf(err, errlen, "%s", why);
+			return e;
+		}
 	}
 	if (server) {
-		if (mtd_parse_hostport(server, t->addr, sizeof(t->addr),
+		if (mtn_parse_hostport(server, t->addr, sizeof(t->addr),
 				     &t->port)) {
 			snprintf(err, errlen, "%s: HOST:PORT expected", server);
-			return -2;
+			return -EINVAL;
 		}
 	} else if (cfg.nr_aggregators) {
 		strcpy(t->addr, cfg.aggregators[0].addr);
@@ -36,10 +39,10 @@ int mtd_query_target(const char *cfgpath, const char *server,
 		strcpy(t->addr, cfg.agg.listen);
 		t->port = cfg.agg.port;
 	}
-	t->creds = mtd_creds_load(&cfg.auth, false, why, sizeof(why));
+	t->creds = mtn_creds_load(&cfg.auth, false, why, sizeof(why));
 	if (!t->creds) {
 		snprintf(err, errlen, "credentials: %s", why);
-		return -1;
+		return -ENOKEY;
 	}
 	return 0;
 }

@@ -35,7 +35,7 @@
  * HELLO first, a QUERY on a node's connection, DATA on a client's) closes
  * the connection.
  *
- * The snapshot (kind MTD_RELAY_SNAPSHOT), text, version 3:
+ * The snapshot (kind MTN_RELAY_SNAPSHOT), text, version 3:
  *
  *   snapshot/3 SOURCE PROGRAMS PROCESSES
  *   p NPROC RSS_ANON RSS_FILE RSS_SHMEM SWAP NS POD CONTAINER COMM
@@ -56,49 +56,49 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define MTD_RELAY_MAGIC		0x4d545231u	/* "MTR1" */
-#define MTD_RELAY_HDR_LEN	12
-#define MTD_RELAY_MAX_BODY	(1U << 20)
-#define MTD_RELAY_MAX_NODE	255
-#define MTD_RELAY_MAX_QUERY	4096
-#define MTD_RELAY_MAX_RESULT	(16U << 20)
-#define MTD_SNAPSHOT_VERSION	3
+#define MTN_RELAY_MAGIC		0x4d545231u	/* "MTR1" */
+#define MTN_RELAY_HDR_LEN	12
+#define MTN_RELAY_MAX_BODY	(1U << 20)
+#define MTN_RELAY_MAX_NODE	255
+#define MTN_RELAY_MAX_QUERY	4096
+#define MTN_RELAY_MAX_RESULT	(16U << 20)
+#define MTN_SNAPSHOT_VERSION	3
 
-enum mtd_relay_type {
-	MTD_RELAY_HELLO = 1,
-	MTD_RELAY_WELCOME,
-	MTD_RELAY_DATA,
-	MTD_RELAY_ACK,
-	MTD_RELAY_HEARTBEAT,
-	MTD_RELAY_QUERY,
-	MTD_RELAY_RESULT,
+enum mtn_relay_type {
+	MTN_RELAY_HELLO = 1,
+	MTN_RELAY_WELCOME,
+	MTN_RELAY_DATA,
+	MTN_RELAY_ACK,
+	MTN_RELAY_HEARTBEAT,
+	MTN_RELAY_QUERY,
+	MTN_RELAY_RESULT,
 };
 
-enum mtd_result_kind {
-	MTD_RESULT_TABLE,
-	MTD_RESULT_RECORDS,
+enum mtn_result_kind {
+	MTN_RESULT_TABLE,
+	MTN_RESULT_RECORDS,
 };
 
-enum mtd_relay_kind {
-	MTD_RELAY_SNAPSHOT = 1,		/* text, version 3 (above, snapshot.c) */
-	MTD_RELAY_RECORDS,		/* module records, whole, as read */
+enum mtn_relay_kind {
+	MTN_RELAY_SNAPSHOT = 1,		/* text, version 3 (above, snapshot.c) */
+	MTN_RELAY_RECORDS,		/* module records, whole, as read */
 };
 
-/* Header into out[MTD_RELAY_HDR_LEN]. */
-void mtd_relay_hdr(uint8_t *out, uint8_t type, uint32_t len);
+/* Header into out[MTN_RELAY_HDR_LEN]. */
+void mtn_relay_hdr(uint8_t *out, uint8_t type, uint32_t len);
 /*
  * Check a received header: 0 and *type, *len, or -EBADMSG (bad magic,
  * reserved bytes, unknown type, length out of range for the type).
  */
-int mtd_relay_parse_hdr(const uint8_t *in, uint8_t *type, uint32_t *len);
+int mtn_relay_parse_hdr(const uint8_t *in, uint8_t *type, uint32_t *len);
 
-struct mtd_buf;
+struct mtn_buf;
 
 /* A table RESULT's string field, escaped, then sep (tab or newline). */
-void mtd_result_put_str(struct mtd_buf *b, const char *s, char sep);
+void mtn_result_put_str(struct mtn_buf *b, const char *s, char sep);
 
-void mtd_put_be64(uint8_t *p, uint64_t v);
-uint64_t mtd_get_be64(const uint8_t *p);
-void mtd_put_be32(uint8_t *p, uint32_t v);
+void mtn_put_be64(uint8_t *p, uint64_t v);
+uint64_t mtn_get_be64(const uint8_t *p);
+void mtn_put_be32(uint8_t *p, uint32_t v);
 
 #endif /* MEMTRACK_NET_RELAY_PROTO_H */

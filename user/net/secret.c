@@ -26,37 +26,48 @@ static int read_file(const char *key, const char *path, bool secret,
 	struct stat st;
 	ssize_t n;
 	char *buf;
-	int fd;
+	int fd, e;
 
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
-		snprintf(err, errlen, "%s %s: %s", key, path, strerror(errno));
-		return -1;
+		e = -errno;
+		snprintf(err, errlen, "%s %s: %s", key, path, strerror(-e));
+		return e;
 	}
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+	if (fstat(fd, &st)) {
+		e = -errno;
+		snprintf(err, errlen, "%s %s: %s", key, path, strerror(-e));
+		goto fail;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		e = -EINVAL;
 		snprintf(err, errlen, "%s %s: not a regular file", key, path);
 		goto fail;
 	}
 	if (secret && (st.st_mode & 077)) {
+		e = -EACCES;
 		snprintf(err, errlen,
 			 "%s %s: permissions %04o are too open: it must be readable by its owner only (chmod 600)",
 			 key, path, (unsigned int)(st.st_mode & 07777));
 		goto fail;
 	}
 	if (st.st_size > max) {
+		e = -EFBIG;
 		snprintf(err, errlen, "%s %s: larger than %ld bytes", key, path,
 			 max);
 		goto fail;
 	}
 	buf = malloc(st.st_size + 1);
 	if (!buf) {
+		e = -ENOMEM;
 		snprintf(err, errlen, "out of memory");
 		goto fail;
 	}
 	n = read(fd, buf, st.st_size);
 	if (n != st.st_size) {
+		e = n < 0 ? -errno : -EIO;
 		snprintf(err, errlen, "%s %s: %s", key, path,
-			 n < 0 ? strerror(errno) : "changed while read");
+			 n < 0 ? strerror(-e) : "changed while read");
 		explicit_bzero(buf, st.st_size);
 		free(buf);
 		goto fail;
@@ -67,22 +78,22 @@ static int read_file(const char *key, const char *path, bool secret,
 	return 0;
 fail:
 	close(fd);
-	return -1;
+	return e;
 }
 
-int mtd_read_secret(const char *key, const char *path, char **out,
+int mtn_read_secret(const char *key, const char *path, char **out,
 		    char *err, size_t errlen)
 {
 	return read_file(key, path, true, out, err, errlen);
 }
 
-int mtd_read_public(const char *key, const char *path, char **out,
+int mtn_read_public(const char *key, const char *path, char **out,
 		    char *err, size_t errlen)
 {
 	return read_file(key, path, false, out, err, errlen);
 }
 
-void mtd_free_secret(char *s)
+void mtn_free_secret(char *s)
 {
 	if (s) {
 		explicit_bzero(s, strlen(s));

@@ -8,12 +8,12 @@
 
 #include "service.h"
 
-void mtd_service_ready(const char *status)
+void mtn_service_ready(const char *status)
 {
 	sd_notifyf(0, "READY=1\nSTATUS=%s", status);
 }
 
-void mtd_service_stopping(void)
+void mtn_service_stopping(void)
 {
 	sd_notify(0, "STOPPING=1");
 }

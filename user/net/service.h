@@ -9,7 +9,7 @@
 #define MEMTRACK_NET_SERVICE_H
 
 /* READY=1 with a STATUS= line for systemctl status. */
-void mtd_service_ready(const char *status);
-void mtd_service_stopping(void);
+void mtn_service_ready(const char *status);
+void mtn_service_stopping(void);
 
 #endif /* MEMTRACK_NET_SERVICE_H */

@@ -24,10 +24,10 @@
 #include <netinet/tcp.h>
 #include <sys/socket.h>
 
-#include "memtrack.h"
+#include "libmemtrack.h"
 #include "tcp.h"
 
-int mtd_set_timeouts(int fd, int ms)
+int mtn_set_timeouts(int fd, int ms)
 {
 	struct timeval tv;
 
@@ -41,9 +41,10 @@ int mtd_set_timeouts(int fd, int ms)
 }
 
 /*
- * The stream addresses of host and port into *res: 0, or -errno with err
- * set if not NULL (-ENXIO: no such name, -ENODATA: the resolver failed for
- * now; errnos no socket call gives, so that a log line can say which).
+ * The stream addresses of host and port into *res: 0, or a negative errno
+ * with "cannot resolve HOST: why" in err: -EHOSTUNREACH for a name (or a
+ * malformed address) that has no address, -EAGAIN if the resolver could not
+ * answer now, -ENOMEM, or the errno of the resolver's system call.
  */
 static int resolve(const char *host, unsigned int port, struct addrinfo **res,
 		   char *err, size_t errlen)
@@ -61,28 +62,18 @@ static int resolve(const char *host, unsigned int port, struct addrinfo **res,
 	if (!e)
 		return 0;
 	saved = errno;
-	if (err)
-		snprintf(err, errlen, "cannot resolve %s: %s", host,
-			 e == EAI_SYSTEM ? strerror(saved) : gai_strerror(e));
+	snprintf(err, errlen, "cannot resolve %s: %s", host,
+		 e == EAI_SYSTEM ? strerror(saved) : gai_strerror(e));
 	switch (e) {
 	case EAI_SYSTEM:
 		return saved ? -saved : -EIO;
 	case EAI_MEMORY:
 		return -ENOMEM;
 	case EAI_AGAIN:
-		return -ENODATA;
+		return -EAGAIN;
 	default:
-		return -ENXIO;
+		return -EHOSTUNREACH;
 	}
-}
-
-const char *mtd_net_strerror(int err)
-{
-	if (err == -ENXIO)
-		return "no such host";
-	if (err == -ENODATA)
-		return "cannot resolve the host name now";
-	return strerror(-err);
 }
 
 static int dial_one(const struct addrinfo *ai, int connect_ms)
@@ -115,13 +106,16 @@ fail:
 	return err;
 }
 
-int mtd_dial(const char *host, unsigned int port, int connect_ms)
+int mtn_dial(const char *host, unsigned int port, int connect_ms,
+	     char *err, size_t errlen)
 {
 	int64_t deadline = mt_mono_ms() + connect_ms;
 	struct addrinfo *res, *ai;
 	int fd;
 
-	fd = resolve(host, port, &res, NULL, 0);
+	if (errlen)
+		err[0] = '\0';
+	fd = resolve(host, port, &res, err, errlen);
 	if (fd)
 		return fd;
 	fd = -ETIMEDOUT;
@@ -180,7 +174,7 @@ static int listen_one(const struct addrinfo *ai, bool v6only)
 	return fd;
 }
 
-int mtd_listen_all(const char *host, unsigned int port, int *fds, int max,
+int mtn_listen_all(const char *host, unsigned int port, int *fds, int max,
 		   char *err, size_t errlen)
 {
 	struct addrinfo *res, *ai;
@@ -210,12 +204,19 @@ int mtd_listen_all(const char *host, unsigned int port, int *fds, int max,
 		break;
 	}
 	freeaddrinfo(res);
-	return n ? n : fd < 0 ? fd : -EADDRNOTAVAIL;
+	if (n)
+		return n;
+	if (fd >= 0) {
+		fd = -EADDRNOTAVAIL;
+		snprintf(err, errlen, "%s port %u: no address to listen on",
+			 host, port);
+	}
+	return fd;
 }
 
-int mtd_listen(const char *host, unsigned int port, char *err, size_t errlen)
+int mtn_listen(const char *host, unsigned int port, char *err, size_t errlen)
 {
-	int fd, n = mtd_listen_all(host, port, &fd, 1, err, errlen);
+	int fd, n = mtn_listen_all(host, port, &fd, 1, err, errlen);
 
 	return n == 1 ? fd : n;
 }

@@ -259,6 +259,33 @@ static inline void mt_regs_call(mt_regs_t *r, uint64_t fn, uint64_t sp,
 #define MT_R_JUMP_SLOT		R_X86_64_JUMP_SLOT
 #define MT_R_GLOB_DAT		R_X86_64_GLOB_DAT
 
+/* ---- where a uprobe goes at a function's entry ------------------------- */
+
+/*
+ * How far past an entry the breakpoint can go (b: the entry's first 16
+ * bytes).  x86 uprobes run most instructions out of line with a second
+ * trap, but emulate jumps; endbr64 and test %rdi,%rdi change no register
+ * or stack slot a handler reads, so a breakpoint on the jump that follows
+ * them sees what the entry would (glibc's free: test %rdi,%rdi; je;
+ * libstdc++'s delete: endbr64; jmp).
+ */
+static inline uint32_t mt_uprobe_entry_skip(const uint8_t *b)
+{
+	static const uint8_t endbr64[] = { 0xf3, 0x0f, 0x1e, 0xfa };
+	static const uint8_t test_rdi[] = { 0x48, 0x85, 0xff };
+	uint32_t at = 0;
+
+	if (!memcmp(b, endbr64, sizeof(endbr64)))
+		at += sizeof(endbr64);
+	if (!memcmp(b + at, test_rdi, sizeof(test_rdi)))
+		at += sizeof(test_rdi);
+	if (b[at] == 0xeb || b[at] == 0xe9 ||			/* jmp */
+	    (b[at] >= 0x70 && b[at] <= 0x7f) ||			/* jcc rel8 */
+	    (b[at] == 0x0f && b[at + 1] >= 0x80 && b[at + 1] <= 0x8f))
+		return at;
+	return 0;
+}
+
 #elif defined(__aarch64__)
 
 /* ---- a stopped thread's registers ------------------------------------------ */
@@ -527,6 +554,16 @@ static inline void mt_regs_call(mt_regs_t *r, uint64_t fn, uint64_t sp,
 /* a PLT slot, and a GOT slot of a function's address (PIC code, -z now) */
 #define MT_R_JUMP_SLOT		R_AARCH64_JUMP_SLOT
 #define MT_R_GLOB_DAT		R_AARCH64_GLOB_DAT
+
+/* ---- where a uprobe goes at a function's entry ------------------------- */
+
+/* At the entry: arm64's uprobes simulate or single-step every instruction
+ * alike, so moving past one saves nothing. */
+static inline uint32_t mt_uprobe_entry_skip(const uint8_t *b)
+{
+	(void)b;
+	return 0;
+}
 
 #else
 #error "no user/preload/arch.h block for this architecture"

@@ -3,6 +3,7 @@
  * memtrack-events: print memtrack.ko's memory event records as they happen.
  */
 #define _GNU_SOURCE
+#include <err.h>
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
@@ -11,10 +12,9 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
 
-#include "memtrack.h"
+#include "libmemtrack.h"
 
 static const char *prog = "memtrack-events";
 static volatile sig_atomic_t stop;
@@ -63,11 +63,10 @@ usage_error(const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "%s: ", prog);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vwarnx(fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "\nTry '%s --help'.\n", prog);
+	fprintf(stderr, "Try '%s --help'.\n", prog);
 	exit(2);
 }
 
@@ -146,8 +145,7 @@ int main(int argc, char **argv)
 	sigset_t block, orig;
 	int c, fd, ret = 0;
 
-	/* getopt's messages name the program, not the path it was run by */
-	argv[0] = (char *)"memtrack-events";
+	mt_set_progname(argv, prog);
 	while ((c = getopt_long(argc, argv, "p:t:c:jNn:hV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
@@ -195,7 +193,7 @@ int main(int argc, char **argv)
 	if (st.netlink) {
 		h = mt_open(0);
 		if (!h || mt_subscribe(h) < 0) {
-			fprintf(stderr, "%s: %s\n", prog, mt_errmsg());
+			warnx("%s", mt_errmsg());
 			mt_close(h);
 			return 1;
 		}
@@ -209,7 +207,7 @@ int main(int argc, char **argv)
 
 		fd = mt_ring_open(&f, true);
 		if (fd < 0) {
-			fprintf(stderr, "%s: %s\n", prog, mt_errmsg());
+			warnx("%s", mt_errmsg());
 			return 1;
 		}
 	}
@@ -223,7 +221,7 @@ int main(int argc, char **argv)
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			fprintf(stderr, "%s: poll: %s\n", prog, strerror(errno));
+			warn("poll");
 			ret = 1;
 			break;
 		}
@@ -235,7 +233,7 @@ int main(int argc, char **argv)
 		if (n == -EINTR)
 			continue;
 		if (n < 0) {
-			fprintf(stderr, "%s: %s\n", prog, mt_errmsg());
+			warnx("%s", mt_errmsg());
 			ret = 1;
 			break;
 		}
@@ -244,18 +242,17 @@ int main(int argc, char **argv)
 	}
 
 	if (st.netlink)
-		fprintf(stderr, "%s: %llu records, %llu lost, %llu netlink receive buffer overruns (records lost: unknown)\n",
-			prog, st.seen, st.lost,
-			(unsigned long long)mt_events_overruns(h));
+		warnx("%llu records, %llu lost, %llu netlink receive buffer overruns (records lost: unknown)",
+		      st.seen, st.lost,
+		      (unsigned long long)mt_events_overruns(h));
 	else
-		fprintf(stderr, "%s: %llu records, %llu lost\n", prog, st.seen,
-			st.lost);
+		warnx("%llu records, %llu lost", st.seen, st.lost);
 	if (st.netlink)
 		mt_close(h);
 	else
 		close(fd);
 	if (fflush(stdout) || ferror(stdout)) {
-		fprintf(stderr, "%s: writing output: %s\n", prog, strerror(errno));
+		warn("writing output");
 		ret = 1;
 	}
 	return ret;

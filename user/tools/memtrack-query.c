@@ -11,6 +11,7 @@
  * connection.  Exit status: 0, 1 (cannot ask: connection, authentication,
  * timeout), 2 (usage, a malformed query, or the aggregator refused it).
  */
+#include <err.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -20,13 +21,15 @@
 
 #include <linux/memtrack.h>
 
-#include "memtrack.h"
+#include "libmemtrack.h"
 #include "conn.h"
 #include "query_client.h"
 #include "query_parse.h"
 #include "query_prom.h"
 #include "query_target.h"
 #include "relay_proto.h"
+
+static const char prog[] = "memtrack-query";
 
 #define DEFAULT_TIMEOUT_MS	10000
 /* remote write every 10 s, a few batches late: down after a minute */
@@ -61,7 +64,7 @@ static void usage(FILE *f)
 		DEFAULT_DOWN_AFTER_MS, DEFAULT_TIMEOUT_MS);
 }
 
-static void print_json(const struct mtd_query_result *r)
+static void print_json(const struct mtn_query_result *r)
 {
 	size_t i, j;
 
@@ -84,7 +87,7 @@ static void print_json(const struct mtd_query_result *r)
 	printf("]\n");
 }
 
-static void print_table(const struct mtd_query_result *r)
+static void print_table(const struct mtn_query_result *r)
 {
 	size_t *w = calloc(r->ncols, sizeof(*w)), i, j;
 
@@ -150,7 +153,7 @@ static int print_record(const struct memtrack_rec_hdr *rec, void *arg)
 	return 0;
 }
 
-static int print_records(const struct mtd_query_result *r, bool json)
+static int print_records(const struct mtn_query_result *r, bool json)
 {
 	struct rec_out o = { json, 0 };
 	int n;
@@ -161,7 +164,7 @@ static int print_records(const struct mtd_query_result *r, bool json)
 	if (json)
 		printf("]\n");
 	if (n < 0) {
-		fprintf(stderr, "memtrack-query: malformed records from the aggregator\n");
+		warnx("malformed records from the aggregator");
 		return 1;
 	}
 	return 0;
@@ -175,14 +178,13 @@ static int parse_ms(const char *opt, const char *arg, long max, long *out)
 	errno = 0;
 	*out = strtol(arg, &end, 10);
 	if (errno || end == arg || *end || *out < 1 || *out > max) {
-		fprintf(stderr, "memtrack-query: %s: milliseconds, 1..%ld: '%s'\n",
-			opt, max, arg);
+		warnx("%s: milliseconds, 1..%ld: '%s'", opt, max, arg);
 		return -1;
 	}
 	return 0;
 }
 
-static int print_result(const struct mtd_query_result *res, bool json)
+static int print_result(const struct mtn_query_result *res, bool json)
 {
 	if (res->records)
 		return print_records(res, json);
@@ -194,26 +196,26 @@ static int print_result(const struct mtd_query_result *res, bool json)
 }
 
 /*
- * What a query got (rc from mtd_query_run or mtd_prom_query), printed; the
+ * What a query got (rc from mtn_query_run or mtn_prom_query), printed; the
  * exit status: 0, 1 (no answer), 2 (the query refused).  res is freed.
  */
-static int answer(int rc, struct mtd_query_result *res, const char *err,
+static int answer(int rc, struct mtn_query_result *res, const char *err,
 		  bool json)
 {
 	int ret = 0;
 
 	if (rc) {
-		fprintf(stderr, "memtrack-query: %s\n", err);
-		mtd_query_result_free(res);
+		warnx("%s", err);
+		mtn_query_result_free(res);
 		return 1;
 	}
 	if (!res->ok) {
-		fprintf(stderr, "memtrack-query: %s\n", res->error);
+		warnx("%s", res->error);
 		ret = 2;
 	} else {
 		ret = print_result(res, json);
 	}
-	mtd_query_result_free(res);
+	mtn_query_result_free(res);
 	return ret;
 }
 
@@ -224,13 +226,13 @@ static int answer(int rc, struct mtd_query_result *res, const char *err,
  */
 static bool query_well_formed(const char *query)
 {
-	char text[MTD_RELAY_MAX_QUERY + 1], why[512];
-	struct mtd_query q;
+	char text[MTN_RELAY_MAX_QUERY + 1], why[512];
+	struct mtn_query q;
 
 	snprintf(text, sizeof(text), "%s", query);
-	if (!mtd_query_parse(text, &q, why, sizeof(why)))
+	if (!mtn_query_parse(text, &q, why, sizeof(why)))
 		return true;
-	fprintf(stderr, "memtrack-query: %s\n", why);
+	warnx("%s", why);
 	return false;
 }
 
@@ -238,19 +240,19 @@ static bool query_well_formed(const char *query)
 static int ask_prometheus(const char *url, long down_after, const char *query,
 			  long timeout, bool json)
 {
-	struct mtd_query_result res;
-	struct mtd_prom *p;
+	struct mtn_query_result res;
+	struct mtn_prom *p;
 	char err[512];
 	int ret;
 
-	p = mtd_prom_new(url, down_after, err, sizeof(err));
+	p = mtn_prom_new(url, down_after, err, sizeof(err));
 	if (!p) {
-		fprintf(stderr, "memtrack-query: --prometheus: %s\n", err);
+		warnx("--prometheus: %s", err);
 		return 2;
 	}
-	ret = answer(mtd_prom_query(p, query, timeout, &res, err, sizeof(err)),
+	ret = answer(mtn_prom_query(p, query, timeout, &res, err, sizeof(err)),
 		     &res, err, json);
-	mtd_prom_free(p);
+	mtn_prom_free(p);
 	return ret;
 }
 
@@ -269,17 +271,16 @@ int main(int argc, char **argv)
 	};
 	const char *cfgpath = NULL, *server = NULL, *prom_url = NULL;
 	long down_after = DEFAULT_DOWN_AFTER_MS;
-	struct mtd_query_result res;
-	struct mtd_query_client *q;
-	struct mtd_query_target t;
-	struct mtd_creds *creds;
-	char err[512], query[MTD_RELAY_MAX_QUERY + 1] = "";
+	struct mtn_query_result res;
+	struct mtn_query_client *q;
+	struct mtn_query_target t;
+	struct mtn_creds *creds;
+	char err[512], query[MTN_RELAY_MAX_QUERY + 1] = "";
 	long timeout = DEFAULT_TIMEOUT_MS;
 	bool json = false;
 	int opt, i, ret;
 
-	/* getopt's messages name the program, not the path it was run by */
-	argv[0] = (char *)"memtrack-query";
+	mt_set_progname(argv, prog);
 	while ((opt = getopt_long(argc, argv, "+c:s:t:jP:hV", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'c':
@@ -306,54 +307,51 @@ int main(int argc, char **argv)
 			usage(stdout);
 			return 0;
 		case 'V':
-			return mt_print_version("memtrack-query");
+			return mt_print_version(prog);
 		default:
-			fprintf(stderr, "Try 'memtrack-query --help'.\n");
+			fprintf(stderr, "Try '%s --help'.\n", prog);
 			return 2;
 		}
 	}
 	if (optind == argc) {
-		fprintf(stderr, "memtrack-query: no query\nTry 'memtrack-query --help'.\n");
+		warnx("no query");
+		fprintf(stderr, "Try '%s --help'.\n", prog);
 		return 2;
 	}
 	for (i = optind; i < argc; i++) {
 		size_t n = strlen(query);
 
 		if (n + strlen(argv[i]) + 2 > sizeof(query)) {
-			fprintf(stderr, "memtrack-query: query too long\n");
+			warnx("query too long");
 			return 2;
 		}
 		snprintf(query + n, sizeof(query) - n, "%s%s", n ? " " : "",
 			 argv[i]);
 	}
 	if (prom_url && server) {
-		fprintf(stderr, "memtrack-query: --server or --prometheus, not both\n");
+		warnx("--server or --prometheus, not both");
 		return 2;
 	}
 	if (prom_url)
 		return ask_prometheus(prom_url, down_after, query, timeout, json);
 	if (!query_well_formed(query))
 		return 2;
-	switch (mtd_query_target(cfgpath, server, &t, err, sizeof(err))) {
-	case 0:
-		break;
-	case -2:
-		fprintf(stderr, "memtrack-query: %s\n", err);
-		return 2;
-	default:
-		fprintf(stderr, "memtrack-query: %s\n", err);
-		return 1;
+	ret = mtn_query_target(cfgpath, server, &t, err, sizeof(err));
+	if (ret) {
+		warnx("%s", err);
+		/* credentials that cannot be read: 1; the config or --server: 2 */
+		return ret == -ENOKEY ? 1 : 2;
 	}
 	creds = t.creds;
-	q = mtd_query_connect(t.addr, t.port, creds, timeout, err, sizeof(err));
+	q = mtn_query_connect(t.addr, t.port, creds, timeout, err, sizeof(err));
 	if (!q) {
-		fprintf(stderr, "memtrack-query: %s\n", err);
-		mtd_creds_free(creds);
+		warnx("%s", err);
+		mtn_creds_free(creds);
 		return 1;
 	}
-	ret = answer(mtd_query_run(q, query, timeout, &res, err, sizeof(err)),
+	ret = answer(mtn_query_run(q, query, timeout, &res, err, sizeof(err)),
 		     &res, err, json);
-	mtd_query_close(q);
-	mtd_creds_free(creds);
+	mtn_query_close(q);
+	mtn_creds_free(creds);
 	return ret;
 }

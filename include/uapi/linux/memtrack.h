@@ -19,7 +19,11 @@
 
 #include "memtrack_unwind.h"
 
-#define MEMTRACK_ABI_VERSION	1
+/*
+ * 2: struct memtrack_task's counters[] moved to its end, so that a counter
+ * appended to memtrack_counters.h grows it at its end.
+ */
+#define MEMTRACK_ABI_VERSION	2
 
 #define MEMTRACK_PROC_DIR	"/proc/memtrack"
 #define MEMTRACK_DEVICE		"/dev/memtrack"
@@ -42,12 +46,20 @@
 
 /* ---- counters -------------------------------------------------------- */
 
-#define MEMTRACK_COUNTER(id, name) MEMTRACK_CTR_##id,
+#define MEMTRACK_COUNTER(id, ...) MEMTRACK_CTR_##id,
 enum memtrack_counter {
 #include "memtrack_counters.h"
 	MEMTRACK_NR_COUNTERS
 };
 #undef MEMTRACK_COUNTER
+
+/* What a counter's number is (memtrack_counters.h's UNIT). */
+enum memtrack_counter_unit {
+	MEMTRACK_UNIT_COUNT,		/* events */
+	MEMTRACK_UNIT_BYTES,
+	MEMTRACK_UNIT_NS,		/* nanoseconds */
+	MEMTRACK_UNIT_NET_BYTES,	/* signed, two's complement: net growth */
+};
 
 #define MEMTRACK_COMM_LEN	16
 
@@ -78,7 +90,6 @@ struct memtrack_task {
 	__u32 fail_gfp;			/* gfp of the last failed page alloc */
 	char comm[MEMTRACK_COMM_LEN];
 	struct memtrack_mm mm;
-	__u64 counters[MEMTRACK_NR_COUNTERS];
 	/* As /proc/PID/stat and /proc/PID/cgroup; 0 for an exited task. */
 	__s32 ppid;			/* tgid of the parent */
 	__u32 pad2;
@@ -86,6 +97,11 @@ struct memtrack_task {
 	__u64 utime_ns;			/* for a process: all threads, dead too */
 	__u64 stime_ns;
 	__u64 start_ns;			/* start, ns since boot (CLOCK_BOOTTIME) */
+	/*
+	 * Last, so that a counter appended grows the structure at its end:
+	 * a reader given fewer bytes has the counters before them.
+	 */
+	__u64 counters[MEMTRACK_NR_COUNTERS];
 };
 
 /* ---- records: read(2) on /dev/memtrack, and netlink "events" ----------- */

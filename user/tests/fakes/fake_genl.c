@@ -15,7 +15,9 @@
  *    logs "stacks tgid=N min_age=N";
  *  - LEAK_ARM: ACK; logs "arm tgid=N";
  *  - LEAK_STATS: a session still running (nothing counted);
- *  - LEAK_DETACH: ACK; logs "detach tgid=N".
+ *  - LEAK_DETACH: ACK; logs "detach tgid=N";
+ *  - GET_SUMMARY: a summary of ABI version $MT_FAKE_ABI, by default
+ *    MEMTRACK_ABI_VERSION (libmemtrack asks it at every open).
  * The log goes to $MT_FAKE_LOG.
  */
 #define _GNU_SOURCE
@@ -219,6 +221,19 @@ static void handle(const struct nlmsghdr *req)
 		return;
 	}
 	switch (g->cmd) {
+	case MEMTRACK_CMD_GET_SUMMARY: {
+		const char *abi = getenv("MT_FAKE_ABI");
+		struct memtrack_summary sum = {
+			.abi_version = abi ? atoi(abi) : MEMTRACK_ABI_VERSION,
+		};
+		struct nlmsghdr *n = put_msg(req, FAKE_FAMILY, 0);
+
+		put_genl(n, MEMTRACK_CMD_GET_SUMMARY);
+		put_attr(n, MEMTRACK_ATTR_SUMMARY, &sum, sizeof(sum));
+		end_msg(n);
+		put_ack(req, 0);
+		return;
+	}
 	case MEMTRACK_CMD_LEAK_ATTACH: {
 		struct nlattr *probes = find_attr(attrs, alen, MEMTRACK_ATTR_LEAK_PROBES);
 		const char *err = getenv("MT_FAKE_ATTACH_ERR");

@@ -105,7 +105,7 @@ static int send_all(int fd, const char *p, size_t len)
  * Echo what c sends (to < 0), or relay both ways between c and to, until
  * either side closes; returns why it ended.
  */
-static const char *shuttle(struct mtd_conn *c, int to)
+static const char *shuttle(struct mtn_conn *c, int to)
 {
 	static char why[128];
 	char buf[16384];
@@ -114,17 +114,17 @@ static const char *shuttle(struct mtd_conn *c, int to)
 
 	for (;;) {
 		struct pollfd pfd[2] = {
-			{ .fd = mtd_conn_fd(c), .events = POLLIN },
+			{ .fd = mtn_conn_fd(c), .events = POLLIN },
 			{ .fd = to, .events = POLLIN },
 		};
 
-		if (!mtd_conn_pending(c) && poll(pfd, to < 0 ? 1 : 2, -1) < 0)
+		if (!mtn_conn_pending(c) && poll(pfd, to < 0 ? 1 : 2, -1) < 0)
 			return strerror(errno);
-		if (mtd_conn_pending(c) || pfd[0].revents) {
-			n = mtd_conn_read_some(c, buf, sizeof(buf));
+		if (mtn_conn_pending(c) || pfd[0].revents) {
+			n = mtn_conn_read_some(c, buf, sizeof(buf));
 			if (n < 0)
 				goto out;
-			err = to < 0 ? mtd_conn_write(c, buf, n) :
+			err = to < 0 ? mtn_conn_write(c, buf, n) :
 			      send_all(to, buf, n);
 			if (err) {
 				n = err;
@@ -135,7 +135,7 @@ static const char *shuttle(struct mtd_conn *c, int to)
 			n = recv(to, buf, sizeof(buf), 0);
 			if (n <= 0)
 				return n ? strerror(errno) : "forward end closed";
-			err = mtd_conn_write(c, buf, n);
+			err = mtn_conn_write(c, buf, n);
 			if (err) {
 				n = err;
 				goto out;
@@ -144,11 +144,11 @@ static const char *shuttle(struct mtd_conn *c, int to)
 	}
 out:
 	snprintf(why, sizeof(why), "%s\t%s", n == -ECONNRESET ?
-		 "end of stream" : strerror(-n), mtd_conn_error(c));
+		 "end of stream" : strerror(-n), mtn_conn_error(c));
 	return why;
 }
 
-static int serve(struct mtd_creds *cr, char **argv, int argc)
+static int serve(struct mtn_creds *cr, char **argv, int argc)
 {
 	struct addrinfo *ai = resolve(argv[0], argv[1]);
 	int lfd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
@@ -165,7 +165,7 @@ static int serve(struct mtd_creds *cr, char **argv, int argc)
 	fflush(stdout);
 	for (; max_conns; max_conns -= max_conns > 0) {
 		int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC), to = -1;
-		struct mtd_conn *c;
+		struct mtn_conn *c;
 		const char *why;
 
 		if (fd < 0) {
@@ -173,27 +173,27 @@ static int serve(struct mtd_creds *cr, char **argv, int argc)
 			return 2;
 		}
 		set_timeouts(fd);
-		c = mtd_conn_open(cr, fd, err, sizeof(err));
+		c = mtn_conn_open(cr, fd, err, sizeof(err));
 		if (!c) {
 			printf("refused\t%s\n", err);
 			fflush(stdout);
 			continue;
 		}
-		printf("accepted\t%s\t%s\n", mtd_conn_peer(c), mtd_conn_desc(c));
+		printf("accepted\t%s\t%s\n", mtn_conn_peer(c), mtn_conn_desc(c));
 		fflush(stdout);
 		if (argc == 4) {
 			to = dial(argv[2], argv[3]);
 			if (to < 0) {
 				printf("closed\tforward: %s\n", strerror(-to));
 				fflush(stdout);
-				mtd_conn_close(c);
+				mtn_conn_close(c);
 				continue;
 			}
 		}
 		why = shuttle(c, to);
 		printf("closed\t%s\n", why);
 		fflush(stdout);
-		mtd_conn_close(c);
+		mtn_conn_close(c);
 		if (to >= 0)
 			close(to);
 	}
@@ -201,11 +201,11 @@ static int serve(struct mtd_creds *cr, char **argv, int argc)
 	return 0;
 }
 
-static int client(struct mtd_creds *cr, char **argv)
+static int client(struct mtn_creds *cr, char **argv)
 {
 	const char *msg = argv[2];
 	size_t len = strlen(msg);
-	struct mtd_conn *c;
+	struct mtn_conn *c;
 	char err[512], *back;
 	int fd = dial(argv[0], argv[1]), ret;
 
@@ -213,32 +213,32 @@ static int client(struct mtd_creds *cr, char **argv)
 		printf("refused\tconnect: %s\n", strerror(-fd));
 		return 1;
 	}
-	c = mtd_conn_open(cr, fd, err, sizeof(err));
+	c = mtn_conn_open(cr, fd, err, sizeof(err));
 	if (!c) {
 		printf("refused\t%s\n", err);
 		return 1;
 	}
-	printf("connected\t%s\t%s\n", mtd_conn_peer(c), mtd_conn_desc(c));
+	printf("connected\t%s\t%s\n", mtn_conn_peer(c), mtn_conn_desc(c));
 	back = calloc(1, len + 1);
 	if (!back)
 		return 2;
-	ret = mtd_conn_write(c, msg, len);
+	ret = mtn_conn_write(c, msg, len);
 	if (!ret)
-		ret = mtd_conn_read(c, back, len);
+		ret = mtn_conn_read(c, back, len);
 	if (ret)
-		printf("closed\t%s\t%s\n", strerror(-ret), mtd_conn_error(c));
+		printf("closed\t%s\t%s\n", strerror(-ret), mtn_conn_error(c));
 	else
 		printf("echo\t%s\n", back);
 	ret = ret || strcmp(back, msg);
-	mtd_conn_close(c);
+	mtn_conn_close(c);
 	free(back);
 	return ret ? 1 : 0;
 }
 
 int main(int argc, char **argv)
 {
-	struct mtd_auth_config a = { .kind = MTD_AUTH_NONE };
-	struct mtd_creds *cr;
+	struct mtn_auth_config a = { .kind = MTN_AUTH_NONE };
+	struct mtn_creds *cr;
 	char err[512];
 	bool server;
 	int opt, ret;
@@ -252,9 +252,9 @@ int main(int argc, char **argv)
 			snprintf(dst, sizeof(a.psk_file), "%s", optarg);
 		} else if (opt == 'a') {
 			if (!strcmp(optarg, "psk"))
-				a.kind = MTD_AUTH_PSK;
+				a.kind = MTN_AUTH_PSK;
 			else if (!strcmp(optarg, "cert"))
-				a.kind = MTD_AUTH_CERT;
+				a.kind = MTN_AUTH_CERT;
 			else if (strcmp(optarg, "none"))
 				usage();
 		} else if (opt == 't') {
@@ -274,12 +274,12 @@ int main(int argc, char **argv)
 	    !(!strcmp(argv[0], "client") && argc == 4))
 		usage();
 	signal(SIGPIPE, SIG_IGN);
-	cr = mtd_creds_load(&a, server, err, sizeof(err));
+	cr = mtn_creds_load(&a, server, err, sizeof(err));
 	if (!cr) {
 		printf("credentials\t%s\n", err);
 		return 1;
 	}
 	ret = server ? serve(cr, argv + 1, argc - 1) : client(cr, argv + 1);
-	mtd_creds_free(cr);
+	mtn_creds_free(cr);
 	return ret;
 }

@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "memtrack.h"
+#include "libmemtrack.h"
 
 int main(int argc, char **argv)
 {

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "memtrack.h"
+#include "libmemtrack.h"
 
 int main(int argc, char **argv)
 {

@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "memtrack.h"
+#include "libmemtrack.h"
 
 static int fail(const char *what, int err)
 {

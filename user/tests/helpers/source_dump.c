@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "memtrack.h"
+#include "libmemtrack.h"
 
 static void print_row(const struct memtrack_task *t)
 {

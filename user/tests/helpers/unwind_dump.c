@@ -11,7 +11,7 @@
  */
 #include <stdio.h>
 
-#include "memtrack.h"
+#include "libmemtrack.h"
 
 int main(int argc, char **argv)
 {

@@ -32,7 +32,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "memtrack.h"
+#include "libmemtrack.h"
 
 static int failures;
 static const char *root;

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "memtrack.h"
+#include "libmemtrack.h"
 
 #define FFFD "\xef\xbf\xbd"
 

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "memtrack.h"
+#include "libmemtrack.h"
 #include "internal.h"
 #include "memtrack_preload.h"
 

@@ -18,7 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "memtrack.h"
+#include "libmemtrack.h"
 #include "memtrack_preload.h"
 
 #define SLOTS	1024	/* the shard's table */

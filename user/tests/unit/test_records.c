@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "memtrack.h"
+#include "libmemtrack.h"
 
 static int failures;
 
@@ -221,6 +221,26 @@ static const char *const want_text[] = {
 
 #define NR_ALL (sizeof(want_text) / sizeof(want_text[0]))
 
+/*
+ * Record i's text: the task_exit's, with the counters appended to the list
+ * after reclaim_ns (counter i is i + 1), so that a new counter is checked
+ * here without this test naming it.
+ */
+static const char *want(unsigned int i)
+{
+	static char buf[2048];
+	size_t k;
+	unsigned int c;
+
+	if (i != 2)
+		return want_text[i];
+	k = snprintf(buf, sizeof(buf), "%s", want_text[2]);
+	for (c = MEMTRACK_CTR_RECLAIM_NS + 1; c < MEMTRACK_NR_COUNTERS; c++)
+		k += snprintf(buf + k, sizeof(buf) - k, " %s=%u",
+			      mt_counter_name(c), c + 1);
+	return buf;
+}
+
 #define J "{\"time\":12.000000345,\"cpu\":3,\"pid\":1234,\"tgid\":1230,"
 
 /* JSON of a few; the shell test checks all of them against the text. */
@@ -284,9 +304,9 @@ static void test_all_types(void)
 		return;
 	}
 	for (i = 0; i < NR_ALL; i++) {
-		if (strcmp(seen.text[i], want_text[i])) {
+		if (strcmp(seen.text[i], want(i))) {
 			FAIL(name, "record %u:\n got  '%s'\n want '%s'", i,
-			     seen.text[i], want_text[i]);
+			     seen.text[i], want(i));
 			return;
 		}
 	}
@@ -312,7 +332,8 @@ static void test_json(void)
 	}
 	if (!strstr(seen.json[2], te_comm) ||
 	    !strstr(seen.json[2], "\"mremap_bytes\":-8192,") ||
-	    !strstr(seen.json[2], "\"reclaim_ns\":22}")) {
+	    !strstr(seen.json[2], "\"reclaim_ns\":22") ||
+	    seen.json[2][strlen(seen.json[2]) - 1] != '}') {
 		FAIL(name, "task_exit: '%s' lacks %s, mremap_bytes or reclaim_ns",
 		     seen.json[2], te_comm);
 		return;
@@ -437,8 +458,8 @@ static void test_stop_and_align(void)
 	name = "walk-unaligned-buffer";
 	memcpy((char *)shifted + 4, b.a, b.len);
 	n = walk((char *)shifted + 4, b.len, 0);
-	if (n != (int)NR_ALL || strcmp(seen.text[2], want_text[2]) ||
-	    strcmp(seen.text[NR_ALL - 2], want_text[NR_ALL - 2]))
+	if (n != (int)NR_ALL || strcmp(seen.text[2], want(2)) ||
+	    strcmp(seen.text[NR_ALL - 2], want(NR_ALL - 2)))
 		FAIL(name, "walk returned %d; '%s'", n, seen.text[2]);
 	else
 		printf("PASS %s\n", name);
@@ -535,13 +556,61 @@ static void test_classes(void)
 	printf("PASS %s\n", name);
 }
 
+static bool ends_with(const char *s, const char *end)
+{
+	size_t n = strlen(s), k = strlen(end);
+
+	return n >= k && !strcmp(s + n - k, end);
+}
+
+/*
+ * The table every program derives its counters from: each entry whole,
+ * names, families and titles each once, a family's name ending in its
+ * unit as Prometheus' naming rules want.
+ */
+static void test_counter_table(void)
+{
+	const char *name = "counter-table-from-the-abi-list";
+	static const char *const suffix[] = {
+		[MEMTRACK_UNIT_COUNT] = "_total",
+		[MEMTRACK_UNIT_BYTES] = "_bytes_total",
+		[MEMTRACK_UNIT_NS] = "_seconds_total",
+		[MEMTRACK_UNIT_NET_BYTES] = "_bytes",
+	};
+	unsigned int i, j;
+
+	for (i = 0; i < MEMTRACK_NR_COUNTERS; i++) {
+		const struct mt_counter *c = &mt_counters[i];
+
+		if (!c->name || !c->metric || !c->title || !c->help ||
+		    !c->name[0] || !c->title[0] || !c->help[0] ||
+		    c->unit > MEMTRACK_UNIT_NET_BYTES ||
+		    !ends_with(c->metric, suffix[c->unit]) ||
+		    (c->unit == MEMTRACK_UNIT_COUNT &&
+		     (ends_with(c->metric, "_bytes_total") ||
+		      ends_with(c->metric, "_seconds_total"))) ||
+		    mt_counter_signed(i) != (c->unit == MEMTRACK_UNIT_NET_BYTES)) {
+			FAIL(name, "%s", c->name ? c->name : "(no name)");
+			return;
+		}
+		for (j = 0; j < i; j++)
+			if (!strcmp(c->name, mt_counters[j].name) ||
+			    !strcmp(c->metric, mt_counters[j].metric) ||
+			    !strcmp(c->title, mt_counters[j].title)) {
+				FAIL(name, "%s", c->name);
+				return;
+			}
+	}
+	printf("PASS %s\n", name);
+}
+
 static void test_names(void)
 {
 	const char *name = "counter-and-type-names";
 
 	if (strcmp(mt_counter_name(0), "min_flt") ||
 	    strcmp(mt_counter_name(MEMTRACK_CTR_MREMAP_BYTES), "mremap_bytes") ||
-	    strcmp(mt_counter_name(MEMTRACK_NR_COUNTERS - 1), "reclaim_ns") ||
+	    strcmp(mt_counter_name(MEMTRACK_CTR_RECLAIM_NS), "reclaim_ns") ||
 	    mt_counter_name(MEMTRACK_NR_COUNTERS) ||
 	    !mt_counter_signed(MEMTRACK_CTR_BRK_BYTES) ||
 	    mt_counter_signed(MEMTRACK_CTR_MMAP_BYTES))
@@ -584,5 +653,6 @@ int main(int argc, char **argv)
 	test_format_truncation();
 	test_classes();
 	test_names();
+	test_counter_table();
 	return failures ? 1 : 0;
 }

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "memtrack.h"
+#include "libmemtrack.h"
 
 #define HEAP	0x10000ull	/* blocks: HEAP + i * 64, 64 bytes each */
 #define DATA	0x80000ull	/* a root region of 8 words */

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "memtrack.h"
+#include "libmemtrack.h"
 #include "internal.h"
 
 static double now(void)
