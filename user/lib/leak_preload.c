@@ -11,6 +11,7 @@
  * scribbled on it: every offset and count is checked before use.
  */
 #define _GNU_SOURCE	/* memfd_create, pipe2 */
+#include <err.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -173,7 +174,7 @@ static __attribute__((noreturn)) void child(struct mt_preload *p,
 		execvp(argv[0], argv);
 		err = errno;
 	}
-	fprintf(stderr, "memtrack-leak: %s: %s\n", argv[0], strerror(err));
+	warnx("%s: %s", argv[0], strerror(err));
 	if (write(ep, &err, sizeof(err)) < 0)
 		err = EIO;
 	_exit(err == ENOENT ? 127 : 126);
