@@ -5,11 +5,12 @@
  * alone, and taken out again.
  *
  * Before anything is stopped, what the injection needs is found from the
- * outside: libc and the dynamic loader in the target's maps (none: a
- * static program), libc's dlopen (__libc_dlopen_mode before glibc 2.34),
- * memfd_create and signal trampoline, the code ranges a thread must not be
- * in, the unwind tables to walk the threads' stacks, and whether the
- * target runs under seccomp.  Then every thread is stopped (stop_world.c),
+ * outside (the survey, inject_survey.c): libc and the dynamic loader in the
+ * target's maps (none: a static program), libc's dlopen
+ * (__libc_dlopen_mode before glibc 2.34), memfd_create and signal
+ * trampoline, the code ranges a thread must not be in; here the unwind
+ * tables to walk the threads' stacks, and whether the target runs under
+ * seccomp.  Then every thread is stopped (stop_world.c),
  * at a safe point or not at all: no thread in the dynamic loader (a
  * dlopen or a lazy binding under way), and one thread, the one the calls
  * run on, in none of libc's allocator, dl* and thread-creation functions
@@ -53,6 +54,7 @@
 #include "internal.h"
 #include "memtrack_preload.h"
 #include "grow.h"
+#include "inject_int.h"
 
 #ifndef MFD_EXEC
 #define MFD_EXEC	0x10U		/* Linux 6.3: executable despite vm.memfd_noexec */
@@ -62,73 +64,13 @@
 #define MAX_FRAMES	128
 #define STACK_ROOM	(128 << 10)	/* a thread's stack the calls may use */
 #define CALL_NS		(10ULL * 1000000000ULL)
-#define LIB_NAME	"/memfd:" MTP_LIB_MEMFD_NAME
-
-/* The functions of libc a thread the calls run on must not be in. */
-static const char *const unsafe[] = {
-	/* the allocator, and its internals (named in libc's debug file) */
-	"malloc", "free", "calloc", "realloc", "reallocarray", "memalign",
-	"aligned_alloc", "posix_memalign", "valloc", "pvalloc", "malloc_trim",
-	"malloc_usable_size", "mallinfo", "mallinfo2", "malloc_stats",
-	"malloc_info", "mallopt", "_int_malloc", "_int_free", "_int_realloc",
-	"_int_memalign", "malloc_consolidate", "sysmalloc", "systrim",
-	"arena_get2", "arena_get_retry", "tcache_init", "ptmalloc_init",
-	"munmap_chunk", "mremap_chunk", "unlink_chunk", "malloc_printerr",
-	"sysmalloc_mmap", "sysmalloc_mmap_fallback",
-	"__malloc_fork_lock_parent", "__malloc_fork_unlock_parent",
-	"__malloc_arena_thread_freeres", "tcache_thread_shutdown",
-	/* the loader's lock */
-	"dl_iterate_phdr", "dlopen", "dlmopen", "dlclose", "dlsym", "dlvsym",
-	"dladdr", "dladdr1", "dlinfo", "dlerror", "__libc_dlopen_mode",
-	"__libc_dlsym", "__libc_dlclose", "_dl_find_object",
-	/* the stack cache's lock, fork's, exit's */
-	"pthread_create", "allocate_stack", "__nptl_deallocate_stack",
-	"__nptl_free_stacks", "fork", "_Fork", "__libc_fork", "vfork",
-	"__run_fork_handlers", "__register_atfork", "exit",
-	"__run_exit_handlers",
-};
-
-/* The libc symbols the calls use (index constants below). */
-static const char *const used[] = {
-	"dlopen", "__libc_dlopen_mode", "memfd_create", "close", "pipe2",
-};
-enum { U_DLOPEN, U_LIBC_DLOPEN, U_MEMFD, U_CLOSE, U_PIPE2, NR_USED };
 
 static const char *const lib_syms[] = {
 	MTP_INJECT_ATTACH, MTP_INJECT_DETACH, MTP_INJECT_INFO,
 };
-enum { L_ATTACH, L_DETACH, L_INFO, NR_LIB };
-
-struct range {
-	uint64_t lo, hi;
-};
-
-struct ranges {
-	struct range *v;
-	size_t n, cap;
-};
-
-struct mt_inject {
-	pid_t pid;
-	int pidfd;			/* inject_wait.c's */
-	char lib[PATH_MAX];
-	struct mt_preload *pre;
-	int watch_fd;			/* the tool's end of the pipe */
-	/* in the target */
-	uint64_t lib_off[NR_LIB];	/* the library's symbols (st_value) */
-	uint64_t lib_base;		/* its load bias; 0: not loaded */
-	uint64_t fn[NR_USED];		/* libc's, runtime addresses */
-	uint64_t restore_rt;
-	struct ranges loader;		/* ld.so's code */
-	struct ranges unsafe;		/* unsafe[]'s, the library's code */
-	int seccomp;			/* /proc/PID/status Seccomp: 0, 1, 2 */
-	uint64_t image;			/* its code mappings when surveyed */
-	struct mt_unwinder *unw;
-	struct mt_walker *walker;
-};
 
 /* MEMTRACK_INJECT_DEBUG=1: when each step ended, on stderr. */
-static void dbg(const char *what)
+void mt_inject_dbg(const char *what)
 {
 	static uint64_t t0;
 	uint64_t now = mt_mono_ns();
@@ -138,252 +80,6 @@ static void dbg(const char *what)
 	if (!t0)
 		t0 = now;
 	fprintf(stderr, "inject: %8.3f ms %s\n", (now - t0) / 1e6, what);
-}
-
-static int add_range(struct ranges *r, uint64_t lo, uint64_t hi)
-{
-	if (mt_grow((void **)&r->v, &r->cap, r->n + 1, sizeof(*r->v), 64))
-		return mt_seterr(-ENOMEM, "out of memory");
-	r->v[r->n++] = (struct range){ lo, hi };
-	return 0;
-}
-
-static bool in_ranges(const struct ranges *r, uint64_t pc)
-{
-	size_t i;
-
-	for (i = 0; i < r->n; i++)
-		if (pc >= r->v[i].lo && pc < r->v[i].hi)
-			return true;
-	return false;
-}
-
-static const char *base_name(const char *path)
-{
-	const char *s = strrchr(path, '/');
-
-	return s ? s + 1 : path;
-}
-
-static bool is_libc(const char *path)
-{
-	const char *b = base_name(path);
-
-	return !strncmp(b, "libc.so", 7) || !strncmp(b, "libc-2.", 7);
-}
-
-static bool is_loader(const char *path)
-{
-	const char *b = base_name(path);
-
-	return !strncmp(b, "ld-linux", 8) || !strncmp(b, "ld-2.", 5) ||
-	       !strncmp(b, "ld64.so", 7);
-}
-
-/* The seccomp mode of /proc/PID/status (0 none, 1 strict, 2 filter). */
-static int seccomp_mode(pid_t pid)
-{
-	char path[64], line[256];
-	int mode = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "Seccomp: %d", &mode) == 1)
-			break;
-	fclose(f);
-	return mode;
-}
-
-/* A file of the target's, as the target sees it (its mount namespace). */
-static void target_path(pid_t pid, const char *path, char *buf, size_t len)
-{
-	snprintf(buf, len, "/proc/%d/root%s", (int)pid, path);
-}
-
-/* The signal trampoline in the target's vDSO (arm64's): a page or two. */
-static int find_restore_rt_vdso(struct mt_inject *in,
-				const struct mt_procmap *m)
-{
-	size_t len = m->end - m->start;
-	unsigned char *buf = malloc(len);
-	const unsigned char *hit;
-	int err;
-
-	if (!buf)
-		return mt_seterr(-ENOMEM, "out of memory");
-	err = mt_remote_peek(in->pid, m->start, buf, len);
-	hit = err ? NULL : memmem(buf, len, MT_RESTORE_RT_BYTES,
-				  MT_RESTORE_RT_LEN);
-	if (hit)
-		in->restore_rt = m->start + (uint64_t)(hit - buf);
-	free(buf);
-	return err;
-}
-
-/*
- * libc's signal trampoline: its bytes in libc's code, read from the file
- * (as the target sees it): reading them in the target's memory would map
- * every page of libc's code into it, a megabyte more of its RSS.
- */
-static int find_restore_rt(struct mt_inject *in, const struct mt_procmap *m)
-{
-	size_t len = m->end - m->start, chunk = 1 << 20, off;
-	unsigned char *buf = malloc(chunk + MT_RESTORE_RT_LEN);
-	const unsigned char *hit;
-	char file[PATH_MAX];
-	ssize_t n;
-	int fd, err = 0;
-
-	if (!buf)
-		return mt_seterr(-ENOMEM, "out of memory");
-	target_path(in->pid, m->path, file, sizeof(file));
-	fd = open(file, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		err = mt_seterr(-errno, "%s: %s", file, strerror(errno));
-	for (off = 0; !err && off < len && !in->restore_rt; off += chunk) {
-		n = pread(fd, buf, len - off < chunk + MT_RESTORE_RT_LEN ?
-			  len - off : chunk + MT_RESTORE_RT_LEN,
-			  (off_t)(m->offset + off));
-		if (n <= 0)
-			break;
-		hit = memmem(buf, (size_t)n, MT_RESTORE_RT_BYTES,
-			     MT_RESTORE_RT_LEN);
-		if (hit)
-			in->restore_rt = m->start + off + (uint64_t)(hit - buf);
-	}
-	if (fd >= 0)
-		close(fd);
-	free(buf);
-	return err;
-}
-
-/* libc's symbols and the unsafe ranges in it. */
-static int libc_syms(struct mt_inject *in, const char *path, uint64_t start)
-{
-	size_t nun = MT_ARRAY_SIZE(unsafe), i;
-	struct mt_elf_sym u[MT_ARRAY_SIZE(unsafe)], f[NR_USED];
-	char file[PATH_MAX];
-	uint64_t vaddr;
-	int err;
-
-	target_path(in->pid, path, file, sizeof(file));
-	err = mt_elf_syms(file, used, NR_USED, f, &vaddr);
-	if (!err)
-		err = mt_elf_syms(file, unsafe, nun, u, &vaddr);
-	if (err)
-		return err;
-	for (i = 0; i < NR_USED; i++)
-		in->fn[i] = f[i].value ? start - vaddr + f[i].value : 0;
-	for (i = 0; i < nun && !err; i++)
-		if (u[i].value && u[i].size)
-			err = add_range(&in->unsafe, start - vaddr + u[i].value,
-					start - vaddr + u[i].value + u[i].size);
-	return err;
-}
-
-/*
- * A hash of the process's code mappings (address, file, offset): what the
- * survey found is stale once it changes (an exec, a dlopen, between the
- * survey and the stop).
- */
-static uint64_t image_of(const struct mt_procmap *maps, size_t n)
-{
-	uint64_t h = 1469598103934665603ULL;
-	const char *c;
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		if (maps[i].perms[2] != 'x')
-			continue;
-		h = (h ^ maps[i].start) * 1099511628211ULL;
-		h = (h ^ maps[i].offset) * 1099511628211ULL;
-		h = (h ^ maps[i].inode) * 1099511628211ULL;
-		for (c = maps[i].path; *c; c++)
-			h = (h ^ (unsigned char)*c) * 1099511628211ULL;
-	}
-	return h;
-}
-
-static bool image_changed(const struct mt_inject *in)
-{
-	struct mt_procmap *maps;
-	uint64_t h;
-	size_t n;
-
-	if (mt_procmaps_read(in->pid, &maps, &n))
-		return true;
-	h = image_of(maps, n);
-	mt_procmaps_free(maps, n);
-	return h != in->image;
-}
-
-/* What the injection needs from the target's maps and objects. */
-static int survey(struct mt_inject *in)
-{
-	const struct mt_procmap *libc = NULL, *libc_x = NULL, *vdso = NULL;
-	bool loader = false;
-	struct mt_procmap *maps;
-	uint64_t lib = 0;
-	size_t n, i;
-	int err;
-
-	err = mt_procmaps_read(in->pid, &maps, &n);
-	if (err == -ESRCH)
-		return mt_seterr(err, "no such process: %d", (int)in->pid);
-	if (err == -EACCES || err == -EPERM)
-		return mt_seterr(-EPERM, "permission denied: tracing %d needs the rights of ptrace on it",
-				 (int)in->pid);
-	if (err)
-		return err;
-	for (i = 0; i < n && !err; i++) {
-		const struct mt_procmap *m = &maps[i];
-
-		if (!strcmp(base_name(m->path), "libmemtrack-preload.so")) {
-			err = mt_seterr(-EBUSY, "%d runs with libmemtrack-preload.so preloaded: it is traced by a memtrack-leak -- COMMAND already",
-					(int)in->pid);
-		} else if (!strcmp(m->path, LIB_NAME)) {
-			if (!m->offset)
-				lib = m->start;
-			if (m->perms[2] == 'x')
-				err = add_range(&in->unsafe, m->start, m->end);
-		} else if (is_loader(m->path)) {
-			loader = true;
-			if (m->perms[2] == 'x')
-				err = add_range(&in->loader, m->start, m->end);
-		} else if (!strcmp(m->path, "[vdso]")) {
-			vdso = m;
-		} else if (is_libc(m->path)) {
-			if (!m->offset && !libc)
-				libc = m;
-			if (m->perms[2] == 'x' && !libc_x)
-				libc_x = m;
-		}
-	}
-	if (!err && (!loader || !libc || !libc_x))
-		err = mt_seterr(-ENOEXEC, loader ?
-				"%d has no glibc mapped (another C library?): the library cannot be injected" :
-				"%d is statically linked: no dynamic loader to load a library",
-				(int)in->pid);
-	if (!err)
-		err = libc_syms(in, libc->path, libc->start);
-	if (!err && MT_RESTORE_RT_IN_VDSO && vdso)
-		err = find_restore_rt_vdso(in, vdso);
-	else if (!err && !MT_RESTORE_RT_IN_VDSO)
-		err = find_restore_rt(in, libc_x);
-	if (!err && (!in->restore_rt || !in->fn[U_MEMFD] || !in->fn[U_CLOSE] ||
-		     !in->fn[U_PIPE2] ||
-		     (!in->fn[U_DLOPEN] && !in->fn[U_LIBC_DLOPEN])))
-		err = mt_seterr(-ENOEXEC, "%d's libc (%s) lacks what the injection calls",
-				(int)in->pid, libc->path);
-	/* the library of an earlier session: its load bias */
-	in->lib_base = lib ? lib : 0;
-	in->image = image_of(maps, n);
-	mt_procmaps_free(maps, n);
-	return err;
 }
 
 /* ---- a safe point ----------------------------------------------------------- */
@@ -427,12 +123,12 @@ static void pick(struct mt_inject *in, struct mt_world *w, struct pick *p)
 		n = mt_walker_stack(in->walker, &t->regs, pcs, sps, MAX_FRAMES);
 		for (k = 0; k < n; k++) {
 			/* the loader at work: none may be stopped there */
-			if (in_ranges(&in->loader, pcs[k])) {
+			if (mt_inject_in_ranges(&in->loader, pcs[k])) {
 				p->t = NULL;
 				p->why = "a thread was in the dynamic loader";
 				return;
 			}
-			if (in_ranges(&in->unsafe, pcs[k]) ||
+			if (mt_inject_in_ranges(&in->unsafe, pcs[k]) ||
 			    (k && pcs[k] == in->restore_rt))
 				ok = false;
 		}
@@ -468,7 +164,7 @@ static int call(struct mt_remote *rc, uint64_t fn, const uint64_t *args,
 
 	memcpy(a.args, args, (size_t)nargs * sizeof(*args));
 	err = mt_remote_call(rc, &a, ret);
-	dbg(rc->let_go ? "called (threads let go)" : "called");
+	mt_inject_dbg(rc->let_go ? "called (threads let go)" : "called");
 	return err;
 }
 
@@ -584,7 +280,7 @@ static int watch_pipe(struct mt_inject *in, struct mt_remote *rc, int *rd)
 
 	memcpy(a.args, args, sizeof(args));
 	err = mt_remote_call(rc, &a, &r);
-	dbg("called");
+	mt_inject_dbg("called");
 	/* the ints are still below the thread's stack pointer */
 	if (!err && !r)
 		err = mt_remote_peek(in->pid, rc->data, fds, sizeof(fds));
@@ -633,7 +329,7 @@ static int attach_lib(struct mt_inject *in, struct mt_remote *rc, int lib_fd,
 				 "the library in %d refused the attach: %s",
 				 (int)in->pid, strerror(-after.err));
 	*slots = after.nr_slots;
-	dbg("answered");
+	mt_inject_dbg("answered");
 	state = open_theirs(in->pid, after.state_fd, O_RDWR);
 	in->pre = state < 0 ? NULL : mt_preload_open_fd(state, in->pid, flags);
 	if (!in->pre) {
@@ -784,11 +480,11 @@ static int prepare(pid_t pid, const char *lib, struct mt_inject **out)
 			err = mt_seterr(-ENOEXEC, "%s has no %s", lib, lib_syms[i]);
 		in->lib_off[i] = s[i].value;
 	}
-	dbg("preparing");
+	mt_inject_dbg("preparing");
 	if (!err)
-		err = survey(in);
-	dbg("surveyed");
-	in->seccomp = seccomp_mode(pid);
+		err = mt_inject_survey(in);
+	mt_inject_dbg("surveyed");
+	in->seccomp = mt_inject_seccomp_mode(pid);
 	if (!err) {
 		in->unw = mt_unwinder_new(pid);
 		if (in->unw)
@@ -796,7 +492,7 @@ static int prepare(pid_t pid, const char *lib, struct mt_inject **out)
 		err = in->unw ? mt_walker_open(in->unw, pid, &in->walker) :
 				-ENOMEM;
 	}
-	dbg("walker ready");
+	mt_inject_dbg("walker ready");
 	if (err) {
 		inject_free(in);
 		return err;
@@ -819,12 +515,12 @@ struct attach_run {
 static int safe_point(struct mt_inject *in, struct mt_world *w, struct pick *p)
 {
 	/* an exec (or a dlopen) since the survey: the addresses are stale */
-	if (image_changed(in)) {
-		dbg("changed since the survey");
+	if (mt_inject_image_changed(in)) {
+		mt_inject_dbg("changed since the survey");
 		return -ESTALE;
 	}
 	pick(in, w, p);
-	dbg(p->t ? "picked" : p->why);
+	mt_inject_dbg(p->t ? "picked" : p->why);
 	return p->t ? 0 : -EAGAIN;
 }
 
@@ -836,7 +532,7 @@ static int attach_stopped(struct mt_world *w, void *arg)
 	struct held h;
 	int err, lib_fd = -1;
 
-	dbg("stopped");
+	mt_inject_dbg("stopped");
 	a->stopped = true;
 	a->st->threads = (unsigned int)w->n;
 	err = safe_point(in, w, &a->p);
@@ -881,7 +577,7 @@ int mt_inject_attach(pid_t pid, const char *lib, uint32_t flags,
 	hold_target(&self);
 	for (tries = 1;; tries++) {
 		a.stopped = false;
-		dbg("stopping");
+		mt_inject_dbg("stopping");
 		err = mt_world_run(pid, PTRACE_O_TRACESYSGOOD, attach_stopped,
 				   &a);
 		if (err == -EPERM && !a.stopped)
@@ -911,7 +607,7 @@ int mt_inject_attach(pid_t pid, const char *lib, uint32_t flags,
 				(int)pid, tries);
 	st->tries = (unsigned int)tries;
 	st->stop_ns = a.stopped ? a.stop_ns : 0;
-	dbg("released");
+	mt_inject_dbg("released");
 	let_target(&self);
 	if (err && ended(pid))
 		err = mt_seterr(-ESRCH, "process %d exited during the attach; nothing to trace",
@@ -984,7 +680,7 @@ static int detach_stopped(struct mt_world *w, void *arg)
 	struct held h;
 	int err = 0;
 
-	dbg("detach: stopped");
+	mt_inject_dbg("detach: stopped");
 	d->st->threads = (unsigned int)w->n;
 	/* an exec meanwhile: the library went with the old program */
 	if (lib_loaded(in->pid) != in->lib_base)
@@ -1019,10 +715,10 @@ int mt_inject_detach(struct mt_inject *in, struct mt_inject_stats *st)
 	if (ended == MTP_INJECT_DETACHED || ended == MTP_INJECT_RELEASED)
 		goto out;		/* the watchdog ended it already */
 	hold_target(&self);
-	dbg("detach: stopping");
+	mt_inject_dbg("detach: stopping");
 	err = mt_world_run(in->pid, PTRACE_O_TRACESYSGOOD, detach_stopped, &d);
 	st->stop_ns = d.stop_ns;
-	dbg("detach: released");
+	mt_inject_dbg("detach: released");
 	let_target(&self);
 	if (err == -ESRCH)
 		err = 0;		/* it ended: nothing is left to undo */
@@ -1033,11 +729,11 @@ out:
 	/* the watchdog's end: it releases the state if a thread held it */
 	close(in->watch_fd);
 	in->watch_fd = -1;
-	dbg("detach: pipe closed");
+	mt_inject_dbg("detach: pipe closed");
 	if (!wait_released(in, watch))
 		return mt_seterr(-EBUSY, "%d: the library's state is not released yet (a thread is inside a hook)",
 				 (int)in->pid);
-	dbg("detach: released in the target");
+	mt_inject_dbg("detach: released in the target");
 	return 0;
 }
 

@@ -1,9 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * /metrics in the Prometheus text exposition format 0.0.4: every family
- * with its HELP and TYPE lines, label values escaped.  Families a source
- * cannot give (the /proc source has no kmalloc counts) are left out rather
- * than shown as zero.
+ * What memtrackd exports on /metrics (and remote writes): the families of
+ * the state, per program, per process, per container and the system's,
+ * with the node's build and identity.  Families a source cannot give (the
+ * /proc source has no kmalloc counts) are left out rather than shown as
+ * zero.
+ *
+ * Apart from the exposition writer (expo.c), which knows the text format
+ * and the sink and nothing of the state: a family is added here, the
+ * format changed there, and the relay and remote write, which write their
+ * own figures with the writer, need none of this.
  *
  * Names follow Prometheus's rules and node_exporter's and
  * process-exporter's habits: base units in the name (_bytes, _seconds),
@@ -29,248 +35,6 @@
 #include "metrics.h"
 #include "state.h"
 
-/*
- * s as valid UTF-8 (U+FFFD for each bad sequence) into b, with \ " and
- * newline escaped for the text format if escape.
- */
-static void put_utf8(struct mtn_buf *b, const char *str, size_t n, bool escape)
-{
-	const unsigned char *s = (const unsigned char *)str;
-	size_t i = 0, run;
-
-	while (i < n && s[i]) {
-		int len;
-
-		/* a run of ASCII with nothing to escape at once: most of it */
-		for (run = i; run < n && s[run] && s[run] < 0x80 &&
-		     !(escape && (s[run] == '\\' || s[run] == '"' ||
-				  s[run] == '\n')); run++)
-			;
-		if (run > i) {
-			mtn_buf_append(b, s + i, run - i);
-			i = run;
-			continue;
-		}
-		len = mt_utf8_seq(s + i, n - i);
-		if (len < 0) {
-			mtn_buf_append(b, "\xef\xbf\xbd", 3);	/* U+FFFD */
-			i -= len;
-		} else if (escape && s[i] == '\\') {
-			mtn_buf_append(b, "\\\\", 2);
-			i++;
-		} else if (escape && s[i] == '"') {
-			mtn_buf_append(b, "\\\"", 2);
-			i++;
-		} else if (escape && s[i] == '\n') {
-			mtn_buf_append(b, "\\n", 2);
-			i++;
-		} else {
-			mtn_buf_append(b, s + i, len);
-			i += len;
-		}
-	}
-}
-
-void mtd_buf_label(struct mtn_buf *b, const char *s, size_t n)
-{
-	put_utf8(b, s, n, true);
-}
-
-void mtd_family(struct mtn_buf *b, const char *name, const char *type,
-		const char *help)
-{
-	mtn_buf_printf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name,
-		       type);
-}
-
-void mtd_peer_families(struct mtn_buf *b, const struct mtd_expo_opts *o,
-		       const struct mtd_family_doc *fam, unsigned int nfam,
-		       const char *key, unsigned int npeers,
-		       mtd_peer_value peer, const void *arg)
-{
-	struct mtd_series s;
-	unsigned int f, i;
-
-	for (f = 0; f < nfam; f++) {
-		mtd_family(b, fam[f].name, fam[f].type, fam[f].help);
-		for (i = 0; i < npeers; i++) {
-			const char *name;
-			uint64_t v = peer(arg, i, f, &name);
-
-			mtd_series_begin(&s, b, fam[f].name, o);
-			mtd_series_label(&s, key, name, strlen(name));
-			mtd_series_value(&s, v, false);
-		}
-	}
-}
-
-void mtd_series_begin(struct mtd_series *s, struct mtn_buf *b,
-		      const char *name, const struct mtd_expo_opts *o)
-{
-	s->b = b;
-	s->labels = false;
-	s->sink = o->sink;
-	s->nlab = 0;
-	s->vlen = 0;
-	if (s->sink)
-		mtd_series_label(s, "__name__", name, strlen(name));
-	else
-		mtn_buf_append(b, name, strlen(name));
-	if (o->node)
-		mtd_series_label(s, "node", o->node, strlen(o->node));
-}
-
-/*
- * A label for the sink: its value made valid UTF-8 in s->vals.  Our label
- * values are short (comm, pid, version, an address or URL); one that
- * does not fit, or a label past the limit, is a bug: caught in the tests.
- */
-static void sink_label(struct mtd_series *s, const char *key, const char *v,
-		       size_t len)
-{
-	struct mtn_buf tmp = { 0 };
-	size_t i;
-
-	/* ASCII, the usual case, as it is */
-	for (i = 0; i < len && v[i] && !(v[i] & 0x80); i++)
-		;
-	if (i == len || !v[i])
-		mtn_buf_append(&tmp, v, i);
-	else
-		put_utf8(&tmp, v, len, false);
-	if (s->nlab < MTD_SERIES_MAX_LABELS && !tmp.oom &&
-	    s->vlen + tmp.len < sizeof(s->vals)) {
-		memcpy(s->vals + s->vlen, tmp.p ? tmp.p : "", tmp.len);
-		s->vals[s->vlen + tmp.len] = '\0';
-		s->lab[s->nlab].name = key;
-		s->voff[s->nlab++] = s->vlen;
-		s->vlen += tmp.len + 1;
-	}
-	free(tmp.p);
-}
-
-void mtd_series_label(struct mtd_series *s, const char *key, const char *v,
-		      size_t len)
-{
-	if (s->sink) {
-		sink_label(s, key, v, len);
-		return;
-	}
-	mtn_buf_append(s->b, s->labels ? "," : "{", 1);
-	mtn_buf_append(s->b, key, strlen(key));
-	mtn_buf_append(s->b, "=\"", 2);
-	mtd_buf_label(s->b, v, len);
-	mtn_buf_append(s->b, "\"", 1);
-	s->labels = true;
-}
-
-/*
- * The value and the line's end.  Digits by hand: a scrape of a node of pods
- * writes thousands of lines, and vsnprintf() was a good part of each.
- */
-static void series_put(struct mtd_series *s, uint64_t v, bool ns, bool neg)
-{
-	char line[48];
-	size_t i, k = 0;
-
-	if (s->sink) {
-		for (i = 0; i < s->nlab; i++)
-			s->lab[i].value = s->vals + s->voff[i];
-		s->sink->put(s->sink, s->lab, s->nlab,
-			     (neg ? -1 : 1) * (ns ? (double)v / 1e9 : (double)v));
-		return;
-	}
-	if (s->labels)
-		line[k++] = '}';
-	line[k++] = ' ';
-	if (neg)
-		line[k++] = '-';
-	if (ns) {
-		k += mt_fmt_u64(line + k, v / 1000000000ULL);
-		line[k++] = '.';
-		v %= 1000000000ULL;
-		for (i = 9; i-- > 0; v /= 10)
-			line[k + i] = '0' + v % 10;
-		k += 9;
-	} else {
-		k += mt_fmt_u64(line + k, v);
-	}
-	line[k++] = '\n';
-	mtn_buf_append(s->b, line, k);
-}
-
-void mtd_series_value(struct mtd_series *s, uint64_t v, bool ns)
-{
-	series_put(s, v, ns, false);
-}
-
-/* A value that may be negative (two's complement: a net growth). */
-void mtd_series_signed(struct mtd_series *s, int64_t v)
-{
-	series_put(s, v < 0 ? -(uint64_t)v : (uint64_t)v, false, v < 0);
-}
-
-/*
- * Labels written once a scrape for series that repeat them: a program has
- * a series in every family (28 with the module), a container in 5, with
- * the same labels each time, and escaping them anew for each series was
- * most of a scrape of a node of pods (200 containers: 4,200 series).
- * Entry i is ",k=\"v\",..." from off[i] to off[i + 1] of text.  Text output
- * only (off NULL with a sink, which takes labels one by one, or when
- * memory ran out: then each series writes its own).
- */
-struct label_texts {
-	struct mtn_buf text;
-	size_t *off;
-};
-
-/* A series on text, its labels added as they come: the entries' start. */
-static bool texts_begin(struct label_texts *lt, size_t n,
-			const struct mtd_expo_opts *o, struct mtd_series *s)
-{
-	memset(lt, 0, sizeof(*lt));
-	memset(s, 0, sizeof(*s));
-	s->b = &lt->text;
-	s->labels = true;		/* each label after a comma */
-	if (o->sink)
-		return false;
-	lt->off = malloc((n + 1) * sizeof(*lt->off));
-	return lt->off;
-}
-
-static void texts_end(struct label_texts *lt, size_t n)
-{
-	lt->off[n] = lt->text.len;
-	if (lt->text.oom) {
-		free(lt->off);
-		lt->off = NULL;
-	}
-}
-
-static void texts_free(struct label_texts *lt)
-{
-	free(lt->off);
-	free(lt->text.p);
-}
-
-/* Entry i's labels into s. */
-static void series_texts(struct mtd_series *s, const struct label_texts *lt,
-			 size_t i)
-{
-	const char *t = lt->text.p + lt->off[i];
-	size_t len = lt->off[i + 1] - lt->off[i];
-
-	if (!len)
-		return;
-	if (!s->labels) {
-		mtn_buf_append(s->b, "{", 1);
-		t++;			/* the comma */
-		len--;
-	}
-	mtn_buf_append(s->b, t, len);
-	s->labels = true;
-}
-
 static void comm_label(struct mtd_series *s, const char *comm)
 {
 	mtd_series_label(s, "comm", comm, strnlen(comm, MEMTRACK_COMM_LEN));
@@ -294,28 +58,28 @@ static void prog_labels(struct mtd_series *s, const struct mtd_program *pr)
 	where_labels(s, pr->where.container, pr->where.pod, pr->where.ns);
 }
 
-/* Every program's labels, once (struct label_texts). */
-static void prog_texts(struct label_texts *lt, const struct mtd_state *st,
+/* Every program's labels, once (struct mtd_label_texts). */
+static void prog_texts(struct mtd_label_texts *lt, const struct mtd_state *st,
 		       const struct mtd_expo_opts *o)
 {
 	struct mtd_series s;
 	size_t i;
 
-	if (!texts_begin(lt, st->nprogs, o, &s))
+	if (!mtd_texts_begin(lt, st->nprogs, o, &s))
 		return;
 	for (i = 0; i < st->nprogs; i++) {
 		lt->off[i] = lt->text.len;
 		prog_labels(&s, &st->progs[i]);
 	}
-	texts_end(lt, st->nprogs);
+	mtd_texts_end(lt, st->nprogs);
 }
 
 /* The labels of program i into s. */
 static void prog_series(struct mtd_series *s, const struct mtd_state *st,
-			const struct label_texts *lt, uint32_t i)
+			const struct mtd_label_texts *lt, uint32_t i)
 {
 	if (lt->off)
-		series_texts(s, lt, i);
+		mtd_series_texts(s, lt, i);
 	else
 		prog_labels(s, &st->progs[i]);
 }
@@ -456,7 +220,7 @@ static const struct {
 };
 
 static void programs(const struct mtd_state *st, const struct mtd_expo_opts *o,
-		     const struct label_texts *lt, struct mtn_buf *b)
+		     const struct mtd_label_texts *lt, struct mtn_buf *b)
 {
 	struct mtd_series s;
 	char name[64], help[160];
@@ -659,7 +423,7 @@ static void container_labels(struct mtd_series *s, const struct mt_container *c)
 static int containers(const struct mtd_state *st,
 		      const struct mtd_expo_opts *o, struct mtn_buf *b)
 {
-	struct label_texts lt;
+	struct mtd_label_texts lt;
 	struct mtd_series s;
 	struct ct_sum *v;
 	char name[64], help[160];
@@ -669,12 +433,12 @@ static int containers(const struct mtd_state *st,
 	n = container_sums(st, &v);
 	if (!v)
 		return -ENOMEM;
-	if (texts_begin(&lt, n, o, &s)) {
+	if (mtd_texts_begin(&lt, n, o, &s)) {
 		for (i = 0; i < n; i++) {
 			lt.off[i] = lt.text.len;
 			container_labels(&s, v[i].c);
 		}
-		texts_end(&lt, n);
+		mtd_texts_end(&lt, n);
 	}
 	/* the families even without a container: a dashboard's queries of
 	 * them stay valid on any node */
@@ -697,13 +461,13 @@ static int containers(const struct mtd_state *st,
 		for (i = 0; i < n; i++) {
 			mtd_series_begin(&s, b, name, o);
 			if (lt.off)
-				series_texts(&s, &lt, i);
+				mtd_series_texts(&s, &lt, i);
 			else
 				container_labels(&s, v[i].c);
 			mtd_series_value(&s, v[i].v[k], false);
 		}
 	}
-	texts_free(&lt);
+	mtd_texts_free(&lt);
 	free(v);
 	return 0;
 }
@@ -737,7 +501,7 @@ int mtd_metrics_format(const struct mtd_state *st,
 		       const struct mtd_expo_opts *o, struct mtn_buf *b)
 {
 	const struct mtd_sample *smp = &st->cur;
-	struct label_texts lt;
+	struct mtd_label_texts lt;
 	struct mtd_series s;
 	size_t i;
 	int k;
@@ -753,7 +517,7 @@ int mtd_metrics_format(const struct mtd_state *st,
 	prog_texts(&lt, st, o);
 	programs(st, o, &lt, b);
 	if (o->containers && containers(st, o, b)) {
-		texts_free(&lt);
+		mtd_texts_free(&lt);
 		return -ENOMEM;
 	}
 
@@ -790,7 +554,7 @@ int mtd_metrics_format(const struct mtd_state *st,
 		plain(b, "memtrack_event_overruns_total", o, st->overruns,
 		      false);
 	}
-	texts_free(&lt);
+	mtd_texts_free(&lt);
 	if (o->top_pids && top_pids(st, o, b))
 		return -ENOMEM;
 	return b->oom ? -ENOMEM : 0;

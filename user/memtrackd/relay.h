@@ -14,7 +14,7 @@
 
 #include "buf.h"
 #include "config.h"
-#include "metrics.h"
+#include "expo.h"
 
 struct mtd_relay;
 struct mtn_creds;

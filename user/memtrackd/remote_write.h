@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 #include "config.h"
-#include "metrics.h"
+#include "expo.h"
 
 struct mtd_rw;
 
@@ -23,7 +23,7 @@ struct mtd_rw *mtd_rw_new(const struct mtn_config *c, char *err,
 /* Start the senders (after the privileges went): 0, or -errno. */
 int mtd_rw_start(struct mtd_rw *rw);
 /*
- * One sample: a sink for its series (metrics.h), stamped ts_ms (wall
+ * One sample: a sink for its series (expo.h), stamped ts_ms (wall
  * clock), then commit, which queues them on every endpoint, or drops them
  * (counted) where they do not fit.
  */
