@@ -148,6 +148,18 @@ static uint32_t get_u32(void *p, int len, int type, uint32_t dflt)
 }
 
 /* mis: for a stack named by a mismatched free (0 for the others). */
+/* A reply of one struct in attribute attr, then the ACK. */
+static void put_reply(const struct nlmsghdr *req, int cmd, int attr,
+		      const void *data, size_t len)
+{
+	struct nlmsghdr *n = put_msg(req, FAKE_FAMILY, 0);
+
+	put_genl(n, cmd);
+	put_attr(n, attr, data, len);
+	end_msg(n);
+	put_ack(req, 0);
+}
+
 static void put_stack_mis(const struct nlmsghdr *req, uint32_t id,
 			  uint64_t bytes, uint64_t blocks, uint32_t api,
 			  const char *frames, uint32_t mismatched,
@@ -226,12 +238,9 @@ static void handle(const struct nlmsghdr *req)
 		struct memtrack_summary sum = {
 			.abi_version = abi ? atoi(abi) : MEMTRACK_ABI_VERSION,
 		};
-		struct nlmsghdr *n = put_msg(req, FAKE_FAMILY, 0);
 
-		put_genl(n, MEMTRACK_CMD_GET_SUMMARY);
-		put_attr(n, MEMTRACK_ATTR_SUMMARY, &sum, sizeof(sum));
-		end_msg(n);
-		put_ack(req, 0);
+		put_reply(req, MEMTRACK_CMD_GET_SUMMARY, MEMTRACK_ATTR_SUMMARY,
+			  &sum, sizeof(sum));
 		return;
 	}
 	case MEMTRACK_CMD_LEAK_ATTACH: {
@@ -273,12 +282,9 @@ static void handle(const struct nlmsghdr *req)
 		return;
 	case MEMTRACK_CMD_LEAK_STATS: {
 		struct memtrack_leak_stats st = { .nr_probes = 1 };
-		struct nlmsghdr *n = put_msg(req, FAKE_FAMILY, 0);
 
-		put_genl(n, MEMTRACK_CMD_LEAK_STATS);
-		put_attr(n, MEMTRACK_ATTR_LEAK_STATS, &st, sizeof(st));
-		end_msg(n);
-		put_ack(req, 0);
+		put_reply(req, MEMTRACK_CMD_LEAK_STATS, MEMTRACK_ATTR_LEAK_STATS,
+			  &st, sizeof(st));
 		return;
 	}
 	case MEMTRACK_CMD_LEAK_DETACH:
