@@ -448,6 +448,15 @@ class TraceCount:
         if exc[0] is None:
             check(overrun == 0, f"trace buffer overran by {overrun} events")
         self.counts = {e: len(re.findall(rf" {e}: ", text)) for _, e, _ in self.events}
+        self.text = text
+
+    def task_pages(self, event):
+        """Pages in the hits of a page event (order=N: 2^N pages each) in
+        task context: the third of the latency flags (hardirq/softirq/NMI)
+        is '.', as in both the four flags of 5.10 and the five since."""
+        hits = re.findall(rf"^.*?\[\d+\]\s+\S(\S)(\S)\S+\s+[\d.]+: {event}: .*?order=(\d+)",
+                          self.text, re.M)
+        return sum(1 << int(order) for _, ctx, order in hits if ctx == ".")
 
 
 # ---- runner -----------------------------------------------------------------
