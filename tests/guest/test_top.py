@@ -564,7 +564,9 @@ def options_pid_user_filter_and_every_sort_key():
                   f"{want}: -F")
             check(sorted(rows("-p", pids, "--filter", "memload")) == sorted([a.pid, b.pid]),
                   f"{want}: --filter")
-            for key in SORT_KEYS:
+            for key, title in SORT_KEYS.items():
+                if not shown_here(next(c for c in COLUMNS if c[0] == title), want):
+                    continue  # refused: every_abi_counter_has_a_column
                 got = rows("-p", f"{a.pid},{b.pid}", "-o", key)
                 check(sorted(got) == sorted([a.pid, b.pid]), f"{want}: -o {key}: {got}")
             check(rows("-p", f"{a.pid},{b.pid}", "-o", "anon") == [b.pid, a.pid] and
@@ -639,12 +641,26 @@ def text_titles(out):
     return lines[lines.index("") + 1].split()
 
 
+def refused(key, flags, want, pid):
+    """-o key of a counter only the module counts, on /proc: exit 2, the
+    reason on stderr, nothing printed (it sorted by nothing, silently)."""
+    for args in (["-b", "-n", "1"], ["-b", "--json", "-n", "1"]):
+        out = subprocess.run([TOP] + args + ["-o", key, "-p", str(pid)] + flags,
+                             capture_output=True, text=True, timeout=60)
+        why = "--proc reads /proc" if "--proc" in flags else "it is not loaded"
+        check(out.returncode == 2 and not out.stdout and
+              f"-o {key}: counted by the memtrack module only, and {why}" in out.stderr,
+              f"{want}: {args} -o {key}: rc {out.returncode} {out.stderr!r} "
+              f"stdout {out.stdout[:80]!r}")
+
+
 @test
 def every_abi_counter_has_a_column():
     """Each counter of include/uapi/linux/memtrack_counters.h is a column
     titled as the list says, that -o sorts by (its title, any case, "/s"
     left off) and shows then, in the text and in -b --json by its name;
-    the module's counters only with the module.  With the module, a
+    the module's counters only with the module (on /proc -o refuses
+    them).  With the module, a
     memload doing 400 mmap/munmap pairs in the interval sorts before one
     doing 40 by MMAP/s and MUNMAP/s; on both paths, one touching 1000 new
     pages before one touching 100 by MINFLT/s.  The old memtrack-top had
@@ -654,10 +670,15 @@ def every_abi_counter_has_a_column():
             for c in COUNTER_INFO:
                 col = next(x for x in COLUMNS if x[0] == c["title"])
                 for key in (c["title"], c["title"].lower().removesuffix("/s")):
+                    if not shown_here(col, want):
+                        refused(key, flags, want, a.pid)
+                        continue
                     out = top_run(["-b", "-n", "1", "-o", key, "-p", str(a.pid)] + flags)
                     titles = text_titles(out)
                     check((c["title"] in titles) == shown_here(col, want),
                           f"{want}: -o {key}: titles {titles}")
+                if not shown_here(col, want):
+                    continue
                 out = top_run(["-b", "--json", "-n", "1", "-o", key, "-p", str(a.pid)] + flags)
                 task = [json.loads(x) for x in out.splitlines()][1]
                 check((col[1] in task) == shown_here(col, want),
@@ -686,6 +707,30 @@ def json_value(col, task):
     if v is None:
         return 0
     return -v if col[1] == "pid" else v
+
+
+@test
+def sort_help_lists_every_key():
+    """-o help (as htop's --sort-key help): a header, then a line per
+    column that sorts, in the table's order, and time: its key (the title
+    in lower case, "%" and "/s" left off), its title, "needs the memtrack
+    module" for the module's counters; exit 0, nothing on stderr, on
+    either path (it reads no process)."""
+    want = [(title.lstrip("%").lower().removesuffix("/s"), title,
+             "needs the memtrack module" if needs == "module" else
+             "the default" if title == "RSS" else "")
+            for title, _, _, needs, sorts in COLUMNS if sorts]
+    want.append(("time", "-", "CPU time, in no column"))
+    for flags, path in PATHS:
+        out = subprocess.run([TOP, "-o", "help"] + flags, capture_output=True, text=True,
+                             timeout=60)
+        check(out.returncode == 0 and not out.stderr, f"{path}: rc {out.returncode} "
+              f"{out.stderr!r}")
+        lines = out.stdout.splitlines()
+        check(lines[0].split() == ["KEY", "COLUMN", "NOTE"], f"{path}: header {lines[0]!r}")
+        got = [tuple(line.split(None, 2)) + ("",) * (3 - len(line.split(None, 2)))
+               for line in lines[1:]]
+        check(got == want, f"{path}: -o help {got}, want {want}")
 
 
 @test

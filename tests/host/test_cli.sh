@@ -6,7 +6,8 @@
 # (scdoc) render at 80 columns without a warning and document every long
 # option the program's --help lists; the bash completions complete those
 # options, the arguments with a fixed set of values and memtrack-leak's
-# command after --, each once and with the programs off PATH.  usage:
+# command after --, each once and with the programs off PATH (memtrack-top's
+# sort keys from the program itself).  usage:
 # test_cli.sh [TEST...] (and --list; tests/host/prelude.sh has the
 # conventions)
 . "$(dirname "$0")/prelude.sh"
@@ -141,9 +142,21 @@ completions_options() {
 	expect "--group --growth-min-rate --growth-window" memtrack-top --gr
 }
 
+# -o's keys: the columns' that sort and time, each counter's title in lower
+# case without its "/s" (from the ABI's list, tests/guest/uapi.py).
+sort_keys() {
+	{
+		printf '%s\n' anon cpu file growth pid rss shmem swap time virt
+		python3 -c 'import sys; sys.path.insert(0, "tests/guest"); import uapi
+for c in uapi.COUNTER_INFO: print(c["title"].lower().removesuffix("/s"))'
+	} | sort | paste -sd' '
+}
+
 completions_arguments() {
-	expect "anon cpu file growth kmalloc majflt minflt pgalloc pid rss shmem swap time virt" \
-		memtrack-top --sort "" || return 1
+	# -o's keys are the program's (-o help, which reads no process): the
+	# program completed, here from PATH
+	PATH="$PWD/build/bin:$PATH" expect "$(sort_keys)" memtrack-top --sort "" || return 1
+	PATH="$PWD/build/bin:$PATH" expect "pgalloc pgfail pgfree pid" memtrack-top -o p || return 1
 	expect "root" memtrack-top -u roo || return 1
 	expect "inject preload uprobe" memtrack-leak --engine ""
 	expect "task,mmap" memtrack-events -c task,m

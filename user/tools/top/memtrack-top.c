@@ -52,6 +52,25 @@ static int load_toprc(const struct top_opts *o, struct top_ui_opts *uo)
 	return 0;
 }
 
+/*
+ * -o KEY of a column the module counts, on /proc: no row has a value
+ * there, so the sort would order nothing; refused as a key that is no
+ * column is (toprc's sort, a saved choice, is kept for when it can show).
+ */
+static int check_sort_source(const struct top_opts *o,
+			     const struct mt_source *src)
+{
+	const struct top_column *c = &top_columns[o->sort];
+
+	if (!o->sort_set || o->cluster || !(c->needs & TOP_SHOW_MODULE) ||
+	    mt_source_is_module(src))
+		return 0;
+	warnx("-o %s: counted by the memtrack module only, and %s", o->sort_key,
+	      o->proc ? "--proc reads /proc" :
+	      "it is not loaded (modprobe memtrack)");
+	return 2;
+}
+
 int main(int argc, char **argv)
 {
 	struct mt_source *src;
@@ -99,6 +118,12 @@ int main(int argc, char **argv)
 	if (!src) {
 		warnx("%s", mt_errmsg());
 		return 1;
+	}
+	rc = check_sort_source(&o, src);
+	if (rc) {
+		mt_source_close(src);
+		free(o.pids);
+		return rc;
 	}
 	if (o.batch)
 		rc = top_run_batch(src, &o, &uo.layout);

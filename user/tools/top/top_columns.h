@@ -72,6 +72,17 @@ int top_column_find(const char *s);
 int top_column_sort_find(const char *s);
 /* The index of the column named name (exactly); -1 if none. */
 int top_column_index(const char *name);
+/*
+ * A column's key for -o: its title in lower case, its leading "%" and
+ * trailing "/s" left off (PGALLOC/s: pgalloc), which top_column_find()
+ * finds it by.
+ */
+void top_column_key(const struct top_column *c, char *buf, size_t len);
+/*
+ * -o help: every key that sorts, its column and a note, a line each after
+ * a header (as htop's --sort-key help; the bash completion reads it).
+ */
+void top_sort_keys_print(FILE *f);
 
 /*
  * Sets of columns, bit i for top_columns[i]: all of those show allows

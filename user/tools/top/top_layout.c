@@ -4,6 +4,7 @@
  * show allows, what fits a terminal's width, a layout's order, a column
  * found by its name or title; the header and a row as a line.
  */
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -137,6 +138,41 @@ int top_column_sort_find(const char *s)
 	int i = top_column_find(s);
 
 	return i >= 0 && top_columns[i].sort ? i : -1;
+}
+
+void top_column_key(const struct top_column *c, char *buf, size_t len)
+{
+	const char *t = c->title + (c->title[0] == '%');
+	size_t n = strlen(t), i;
+
+	if (n > 2 && !strcmp(t + n - 2, "/s"))
+		n -= 2;
+	for (i = 0; i < n && i + 1 < len; i++)
+		buf[i] = (char)tolower((unsigned char)t[i]);
+	if (len)
+		buf[i] = '\0';
+}
+
+void top_sort_keys_print(FILE *f)
+{
+	char key[32];
+	const char *note;
+	size_t i;
+
+	fprintf(f, "%-12s %-13s %s\n", "KEY", "COLUMN", "NOTE");
+	for (i = 0; i < top_nr_columns; i++) {
+		const struct top_column *c = &top_columns[i];
+
+		if (!c->sort)
+			continue;
+		top_column_key(c, key, sizeof(key));
+		note = c->needs & TOP_SHOW_NEVER ? "CPU time, in no column" :
+		       c->needs & TOP_SHOW_MODULE ? "needs the memtrack module" :
+		       !strcmp(c->name, "rss") ? "the default" : "";
+		/* no trailing blanks where there is no note */
+		fprintf(f, "%-12s %-*s%s\n", key, *note ? 14 : 0,
+			c->needs & TOP_SHOW_NEVER ? "-" : c->title, note);
+	}
 }
 
 void top_layout_default(struct top_layout *l)

@@ -38,7 +38,7 @@ static void usage(FILE *f)
 		"                     any case, %% and /s may go, or its JSON name):\n"
 		"                     rss (default), pid, cpu, anon, file, shmem, swap,\n"
 		"                     virt, minflt, majflt, pgalloc, kmalloc, growth, a\n"
-		"                     counter's (F2 lists them); or time (CPU time)\n"
+		"                     counter's; or time (CPU time); -o help lists them\n"
 		"      --top ROWS     print only the first ROWS processes of each sample\n"
 		"  -F, --filter TEXT  only commands holding TEXT (any case); pod=TEXT,\n"
 		"                     namespace=TEXT, container=TEXT: those names (keys\n"
@@ -228,11 +228,16 @@ int top_opts_parse(int argc, char **argv, struct top_opts *o)
 			o->json = true;
 			break;
 		case 'o':
+			if (!strcmp(optarg, "help")) {
+				top_sort_keys_print(stdout);
+				exit(fflush(stdout) ? 1 : 0);
+			}
 			o->sort = top_column_sort_find(optarg);
 			if (o->sort < 0) {
 				warnx("-o: not a column that sorts: %s", optarg);
 				return 2;
 			}
+			o->sort_key = optarg;
 			o->sort_set = true;
 			break;
 		case 'P':

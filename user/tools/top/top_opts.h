@@ -16,6 +16,7 @@ struct top_opts {
 	long rows;			/* --top; 0: all */
 	double delay;
 	int sort;			/* a column of top_columns.h */
+	const char *sort_key;		/* -o's text, as typed */
 	const char *cluster;		/* --cluster */
 	struct top_growth growth;	/* --growth-window, --growth-min-rate */
 	const char *filter;		/* -F */
