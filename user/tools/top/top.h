@@ -89,6 +89,7 @@ struct top_table {
 	struct top_cgroups cgroups;
 	struct mt_containers *containers;	/* NULL: no memory for it */
 	bool any_container;		/* a row of this sample is in one */
+	uint64_t ctr_signed;		/* bit i: counter i is net growth */
 };
 
 /* growth: NULL for TOP_GROWTH_WINDOW and TOP_GROWTH_MIN_RATE */
