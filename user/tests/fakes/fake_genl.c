@@ -147,7 +147,6 @@ static uint32_t get_u32(void *p, int len, int type, uint32_t dflt)
 	return v;
 }
 
-/* mis: for a stack named by a mismatched free (0 for the others). */
 /* A reply of one struct in attribute attr, then the ACK. */
 static void put_reply(const struct nlmsghdr *req, int cmd, int attr,
 		      const void *data, size_t len)
@@ -160,6 +159,7 @@ static void put_reply(const struct nlmsghdr *req, int cmd, int attr,
 	put_ack(req, 0);
 }
 
+/* mis: for a stack named by a mismatched free (0 for the others). */
 static void put_stack_mis(const struct nlmsghdr *req, uint32_t id,
 			  uint64_t bytes, uint64_t blocks, uint32_t api,
 			  const char *frames, uint32_t mismatched,
