@@ -120,14 +120,9 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	rc = check_sort_source(&o, src);
-	if (rc) {
-		mt_source_close(src);
-		free(o.pids);
-		return rc;
-	}
-	if (o.batch)
+	if (!rc && o.batch)
 		rc = top_run_batch(src, &o, &uo.layout);
-	else
+	else if (!rc)
 		rc = top_ui_run(src, &uo);
 	mt_source_close(src);
 	free(o.pids);
